@@ -1,0 +1,39 @@
+import type { KaosKind } from './kinds.ts';
+
+/** The part of any Kubernetes object that admission and the controller read generically. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    [key: string]: unknown;
+  };
+  spec?: unknown;
+  status?: unknown;
+  [key: string]: unknown;
+}
+
+/**
+ * How admission (and later the controller) sees existing objects. Implementations answer from
+ * an in-memory cache; a cache miss may fall back to one live read before reporting "absent",
+ * so the methods that can miss are async. Returned objects are shared: never mutate them.
+ */
+export interface ObjectLookup {
+  /** The object, or undefined when it does not exist. */
+  get(kind: KaosKind, namespace: string, name: string): Promise<KubeObject | undefined>;
+  exists(kind: KaosKind, namespace: string, name: string): Promise<boolean>;
+  /**
+   * Names of the Agents in `namespace` that reference the named object: through `spec.modelAPI`
+   * (ModelAPI), `spec.mcpServers` (MCPServer) or `spec.agentNetwork.access` (Agent). Sorted.
+   * Answered from the cache only (used for warnings, never for denials).
+   */
+  referencedBy(kind: KaosKind, namespace: string, name: string): string[];
+  /** The namespace's labels, or undefined when the namespace is unknown. */
+  namespaceLabels(namespace: string): Promise<Record<string, string> | undefined>;
+}

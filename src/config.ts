@@ -1,0 +1,134 @@
+// Every setting of the operator process, parsed and validated in one place (api.md §6).
+// Each variable is documented in README.md's configuration table.
+import { REFERENCE_POLICIES, type ReferencePolicy } from './api/kinds.ts';
+
+export interface ImageDefaults {
+  agent: string;
+  mcpServer: string;
+  mcpPython: string;
+  mcpNode: string;
+  litellm: string;
+  ollama: string;
+}
+
+export interface GatewayConfig {
+  enabled: boolean;
+  name: string;
+  namespace: string;
+  defaultTimeouts: { agent: string; modelAPI: string; mcpServer: string };
+}
+
+export interface Config {
+  images: ImageDefaults;
+  defaultModelName: string;
+  gateway: GatewayConfig;
+  /** Operator-wide reference policy; a namespace label or object annotation may override it. */
+  referencePolicy: ReferencePolicy;
+  webhook: {
+    host: string;
+    port: number;
+    /** Directory holding tls.crt and tls.key (the layout of a kubernetes.io/tls Secret mount). */
+    certDir: string;
+    /** Seconds between periodic certificate checks (a file watch also triggers a reload). */
+    certCheckIntervalSeconds: number;
+  };
+  /** Plain-HTTP port for /healthz, /readyz and /metrics. */
+  metricsPort: number;
+  metricsHost: string;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+  /** Path to a kubeconfig; empty means in-cluster configuration. */
+  kubeconfig: string;
+}
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+const DURATION = /^([0-9]+(h|m|s|ms)){1,4}$/;
+
+/** Parses the environment. Throws ConfigError listing every problem at once. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): Config {
+  const problems: string[] = [];
+  const str = (name: string, fallback: string): string => {
+    const v = env[name];
+    return v === undefined || v === '' ? fallback : v;
+  };
+  const port = (name: string, fallback: number): number => {
+    const raw = str(name, String(fallback));
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 0 || n > 65535) {
+      problems.push(`${name}: must be a port number 0-65535, got "${raw}"`);
+      return fallback;
+    }
+    return n;
+  };
+  const positive = (name: string, fallback: number): number => {
+    const raw = str(name, String(fallback));
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n <= 0) {
+      problems.push(`${name}: must be a positive number, got "${raw}"`);
+      return fallback;
+    }
+    return n;
+  };
+  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+    const raw = str(name, fallback);
+    if (!(allowed as readonly string[]).includes(raw)) {
+      problems.push(`${name}: must be one of ${allowed.join(', ')}, got "${raw}"`);
+      return fallback;
+    }
+    return raw as T;
+  };
+  const duration = (name: string, fallback: string): string => {
+    const raw = str(name, fallback);
+    if (!DURATION.test(raw)) {
+      problems.push(`${name}: must be a duration such as 30s or 2m, got "${raw}"`);
+      return fallback;
+    }
+    return raw;
+  };
+
+  const config: Config = {
+    images: {
+      agent: str('DEFAULT_AGENT_IMAGE', 'axsauze/kaos-agent:latest'),
+      mcpServer: str('DEFAULT_MCP_SERVER_IMAGE', 'axsauze/kaos-agent:latest'),
+      mcpPython: str('DEFAULT_MCP_PYTHON_IMAGE', 'python:3.12-slim'),
+      mcpNode: str('DEFAULT_MCP_NODE_IMAGE', 'node:22-slim'),
+      litellm: str('DEFAULT_LITELLM_IMAGE', 'ghcr.io/berriai/litellm:main-latest'),
+      ollama: str('DEFAULT_OLLAMA_IMAGE', 'alpine/ollama:latest'),
+    },
+    defaultModelName: str('DEFAULT_MODEL_NAME', 'smollm2:135m'),
+    gateway: {
+      enabled: str('GATEWAY_API_ENABLED', 'false') === 'true',
+      name: str('GATEWAY_NAME', ''),
+      namespace: str('GATEWAY_NAMESPACE', ''),
+      defaultTimeouts: {
+        agent: duration('GATEWAY_DEFAULT_AGENT_TIMEOUT', '120s'),
+        modelAPI: duration('GATEWAY_DEFAULT_MODELAPI_TIMEOUT', '120s'),
+        mcpServer: duration('GATEWAY_DEFAULT_MCP_TIMEOUT', '30s'),
+      },
+    },
+    referencePolicy: oneOf('REFERENCE_POLICY', REFERENCE_POLICIES, 'Enforce'),
+    webhook: {
+      host: str('WEBHOOK_HOST', '0.0.0.0'),
+      port: port('WEBHOOK_PORT', 9443),
+      certDir: str('WEBHOOK_CERT_DIR', '/tmp/k8s-webhook-server/serving-certs'),
+      certCheckIntervalSeconds: positive('WEBHOOK_CERT_CHECK_INTERVAL_SECONDS', 10),
+    },
+    metricsPort: port('METRICS_PORT', 8080),
+    metricsHost: str('METRICS_HOST', '0.0.0.0'),
+    logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    kubeconfig: str('KUBECONFIG', ''),
+  };
+  if (config.gateway.enabled && (config.gateway.name === '' || config.gateway.namespace === '')) {
+    problems.push('GATEWAY_NAME and GATEWAY_NAMESPACE: required when GATEWAY_API_ENABLED is "true"');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
