@@ -46,8 +46,11 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 
 reports() { # reports BIN EXPECTED ARGS... : does BIN print EXPECTED when asked its version?
-  local b=$1 want=$2; shift 2
-  [ -x "$bin/$b" ] && "$bin/$b" "$@" 2>/dev/null | grep -qF -- "$want"
+  local b=$1 want=$2 out; shift 2
+  [ -x "$bin/$b" ] || return 1
+  # Capture first: with pipefail, grep -q closing the pipe early would fail the check.
+  out=$("$bin/$b" "$@" 2>/dev/null) || return 1
+  grep -qF -- "$want" <<<"$out"
 }
 
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
