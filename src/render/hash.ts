@@ -1,0 +1,43 @@
+// Content hashes for pod template annotations (api.md §1). A hash must change exactly when
+// the content changes: canonical JSON (keys sorted at every level) makes it independent of the
+// key order in which the spec happened to be written or rendered.
+import { createHash } from 'node:crypto';
+
+export const POD_SPEC_HASH_ANNOTATION = 'kaos.tools/pod-spec-hash';
+export const CONFIG_HASH_ANNOTATION = 'kaos.tools/config-hash';
+
+/**
+ * JSON with object keys sorted recursively. Array order is kept (it is meaningful: env order,
+ * container order). Like JSON.stringify, undefined-valued keys are dropped, so `{a: undefined}`
+ * and `{}` hash alike, as they serialise alike on the wire.
+ */
+export function canonicalJSON(value: unknown): string {
+  return JSON.stringify(sortKeys(value)) ?? 'null';
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      out[key] = sortKeys((value as Record<string, unknown>)[key]);
+    }
+    return out;
+  }
+  return value;
+}
+
+/** First 16 hex characters of SHA-256. */
+export function shortHash(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16);
+}
+
+/** `kaos.tools/pod-spec-hash` of a final (merged) pod spec. */
+export function podSpecHash(podSpec: unknown): string {
+  return shortHash(canonicalJSON(podSpec));
+}
+
+/** `kaos.tools/config-hash` of a config file's content (ConfigMap data or Secret key). */
+export function configHash(content: string): string {
+  return shortHash(content);
+}

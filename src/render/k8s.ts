@@ -1,0 +1,145 @@
+// The subset of core/v1, apps/v1 and gateway.networking.k8s.io/v1 that render emits.
+// Plain JSON shapes (not @kubernetes/client-node classes) so that rendered objects can be
+// hashed, compared and sent with server-side apply as they are. Where user content passes
+// through verbatim (valueFrom, resources, anything merged in from spec.podSpec), the type is
+// deliberately loose: the API server validates it, render only carries it.
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller: boolean;
+  blockOwnerDeletion: boolean;
+}
+
+export interface ObjectMeta {
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+  ownerReferences: OwnerReference[];
+}
+
+export interface SecretKeySelector {
+  name?: string;
+  key: string;
+  optional?: boolean;
+}
+
+export interface EnvVar {
+  name: string;
+  value?: string;
+  /** EnvVarSource, passed through from the user (or a generated secretKeyRef). */
+  valueFrom?: object;
+}
+
+export interface ContainerPort {
+  name: string;
+  containerPort: number;
+  protocol: 'TCP';
+}
+
+export interface VolumeMount {
+  name: string;
+  mountPath: string;
+  [key: string]: unknown;
+}
+
+export interface Probe {
+  httpGet?: { path: string; port: number; scheme: 'HTTP' };
+  tcpSocket?: { port: number };
+  initialDelaySeconds: number;
+  periodSeconds: number;
+  timeoutSeconds?: number;
+  failureThreshold?: number;
+}
+
+export interface Container {
+  name: string;
+  image: string;
+  imagePullPolicy: 'IfNotPresent';
+  command?: string[];
+  args?: string[];
+  env?: EnvVar[];
+  ports?: ContainerPort[];
+  volumeMounts?: VolumeMount[];
+  resources?: object;
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
+  /** spec.podSpec may add any container field. */
+  [key: string]: unknown;
+}
+
+export interface Volume {
+  name: string;
+  configMap?: { name: string };
+  secret?: { secretName: string; items: { key: string; path: string }[]; optional?: boolean };
+  emptyDir?: Record<string, never>;
+  [key: string]: unknown;
+}
+
+export interface PodSpec {
+  containers: Container[];
+  initContainers?: Container[];
+  volumes?: Volume[];
+  /** spec.podSpec may add any pod field (nodeSelector, tolerations, securityContext, ...). */
+  [key: string]: unknown;
+}
+
+export interface Deployment {
+  apiVersion: 'apps/v1';
+  kind: 'Deployment';
+  metadata: ObjectMeta;
+  spec: {
+    replicas: number;
+    selector: { matchLabels: Record<string, string> };
+    template: {
+      metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+      spec: PodSpec;
+    };
+  };
+}
+
+export interface ServicePort {
+  name: 'http';
+  port: number;
+  targetPort: number;
+  protocol: 'TCP';
+}
+
+export interface Service {
+  apiVersion: 'v1';
+  kind: 'Service';
+  metadata: ObjectMeta;
+  spec: { type: 'ClusterIP'; selector: Record<string, string>; ports: ServicePort[] };
+}
+
+export interface ConfigMap {
+  apiVersion: 'v1';
+  kind: 'ConfigMap';
+  metadata: ObjectMeta;
+  data: Record<string, string>;
+}
+
+export interface HTTPRouteRule {
+  matches: { path: { type: 'PathPrefix'; value: string } }[];
+  filters: {
+    type: 'URLRewrite';
+    urlRewrite: { path: { type: 'ReplacePrefixMatch'; replacePrefixMatch: string } };
+  }[];
+  backendRefs: { name: string; port: number }[];
+  timeouts?: { request: string };
+}
+
+export interface HTTPRoute {
+  apiVersion: 'gateway.networking.k8s.io/v1';
+  kind: 'HTTPRoute';
+  metadata: ObjectMeta;
+  spec: {
+    parentRefs: { name: string; namespace: string }[];
+    rules: HTTPRouteRule[];
+  };
+}
+
+/** Every child kind render can emit. */
+export type Child = Deployment | Service | ConfigMap | HTTPRoute;

@@ -1,0 +1,84 @@
+// Child names, ports and endpoints (api.md §1–§4, §6). Existing KAOS manifests, agent images
+// and dashboards depend on these exact strings, so they are written once, here.
+import type { KaosKind } from '../api/kinds.ts';
+
+/** The value of the `app` label and the key of the per-object selector label. */
+export const APP_LABEL: Readonly<Record<KaosKind, string>> = {
+  Agent: 'agent',
+  ModelAPI: 'modelapi',
+  MCPServer: 'mcpserver',
+};
+
+/** Prefix of the Deployment and Service names. */
+const CHILD_PREFIX: Readonly<Record<KaosKind, string>> = {
+  Agent: 'agent',
+  ModelAPI: 'modelapi',
+  MCPServer: 'mcpserver',
+};
+
+/** Segment used by HTTPRoute names and gateway paths (MCPServer is `mcp`, not `mcpserver`). */
+export const ROUTE_SEGMENT: Readonly<Record<KaosKind, string>> = {
+  Agent: 'agent',
+  ModelAPI: 'modelapi',
+  MCPServer: 'mcp',
+};
+
+/** Generated main container names; spec.podSpec addresses them by these names. */
+export const CONTAINER_NAME: Readonly<Record<KaosKind, string>> = {
+  Agent: 'agent',
+  ModelAPI: 'model-api',
+  MCPServer: 'mcp-server',
+};
+
+export const AGENT_PORT = 8000;
+export const MCP_PORT = 8000;
+export const LITELLM_PORT = 8000;
+export const OLLAMA_PORT = 11434;
+
+export type ModelAPIMode = 'Proxy' | 'Hosted';
+
+/**
+ * Normalises spec.mode: only the exact string `Hosted` selects Ollama; anything else renders
+ * as Proxy (the schema allows nothing else, so this only matters for hand-made input).
+ */
+export function modelAPIMode(mode: string): ModelAPIMode {
+  return mode === 'Hosted' ? 'Hosted' : 'Proxy';
+}
+
+/** The port a ModelAPI serves on, which depends on its mode. */
+export function modelAPIPort(mode: string): number {
+  return modelAPIMode(mode) === 'Hosted' ? OLLAMA_PORT : LITELLM_PORT;
+}
+
+/** Name of the Deployment and the Service: `agent-<name>`, `modelapi-<name>`, `mcpserver-<name>`. */
+export function workloadName(kind: KaosKind, name: string): string {
+  return `${CHILD_PREFIX[kind]}-${name}`;
+}
+
+/** Name of the HTTPRoute: `agent-<name>`, `modelapi-<name>`, `mcp-<name>`. */
+export function routeName(kind: KaosKind, name: string): string {
+  return `${ROUTE_SEGMENT[kind]}-${name}`;
+}
+
+/** Name of the LiteLLM ConfigMap of a Proxy ModelAPI. */
+export function configMapName(modelAPIName: string): string {
+  return `litellm-config-${modelAPIName}`;
+}
+
+/** In-cluster base URL of a child Service. */
+export function serviceURL(serviceName: string, namespace: string, port: number): string {
+  return `http://${serviceName}.${namespace}.svc.cluster.local:${port}`;
+}
+
+/**
+ * The endpoint a parent publishes in status.endpoint. A ModelAPI's port depends on its mode,
+ * so for ModelAPI the mode is required.
+ */
+export function endpointFor(kind: 'Agent' | 'MCPServer', name: string, namespace: string): string;
+export function endpointFor(kind: 'ModelAPI', name: string, namespace: string, mode: string): string;
+export function endpointFor(kind: KaosKind, name: string, namespace: string, mode?: string): string;
+export function endpointFor(kind: KaosKind, name: string, namespace: string, mode?: string): string {
+  const port =
+    kind === 'Agent' ? AGENT_PORT : kind === 'MCPServer' ? MCP_PORT : modelAPIPort(mode ?? 'Proxy');
+  return serviceURL(workloadName(kind, name), namespace, port);
+}
