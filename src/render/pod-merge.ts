@@ -1,0 +1,162 @@
+// Strategic merge of a user's spec.podSpec fragment onto the generated pod spec (api.md §1).
+//
+// Follows Kubernetes' strategic-merge-patch for core/v1 PodSpec, restricted to what a pod spec
+// needs and implemented without I/O so render stays pure:
+// - lists with a merge key merge item by item (containers by name, env by name, ports by
+//   containerPort, volumeMounts by mountPath, ...); new items are appended in patch order;
+// - every other list replaces the generated one; scalars override; objects merge recursively;
+// - `null` deletes a key; `$patch: delete` on a keyed list item removes that item;
+//   `$patch: replace` on an object replaces it, and a `{$patch: replace}` list item replaces
+//   the whole list; any other `$...` directive key is dropped from the result.
+// Deliberate difference: volumes and env items are "one-of" objects (configMap vs secret vs
+// emptyDir; value vs valueFrom), so a patched item keeps only the fields the patch gives
+// (Kubernetes' retainKeys strategy, which it applies to volumes only when kubectl asks).
+// Without that, overriding the `litellm-config` volume with a Secret would yield a volume
+// with two sources, which the API server refuses.
+//
+// The result is only as valid as the fragment; the validating webhook dry-runs it (§5).
+import type { PodSpec } from './k8s.ts';
+
+type JsonObject = Record<string, unknown>;
+
+interface ListRule {
+  /** Field identifying an item. */
+  readonly key: string;
+  /** Rules for merging the fields of a matched item. */
+  readonly item?: MergeRules;
+  /** A matched item keeps only the fields present in the patch item. */
+  readonly retainKeys?: boolean;
+}
+
+interface MergeRules {
+  readonly lists: Readonly<Record<string, ListRule>>;
+}
+
+const NO_RULES: MergeRules = { lists: {} };
+
+/** patchMergeKey tags of core/v1 Container. */
+const CONTAINER_RULES: MergeRules = {
+  lists: {
+    env: { key: 'name', retainKeys: true },
+    ports: { key: 'containerPort' },
+    volumeMounts: { key: 'mountPath' },
+    volumeDevices: { key: 'devicePath' },
+  },
+};
+
+/** patchMergeKey tags of core/v1 PodSpec. */
+const POD_SPEC_RULES: MergeRules = {
+  lists: {
+    containers: { key: 'name', item: CONTAINER_RULES },
+    initContainers: { key: 'name', item: CONTAINER_RULES },
+    ephemeralContainers: { key: 'name', item: CONTAINER_RULES },
+    volumes: { key: 'name', retainKeys: true },
+    imagePullSecrets: { key: 'name' },
+    hostAliases: { key: 'ip' },
+    resourceClaims: { key: 'name', retainKeys: true },
+    schedulingGates: { key: 'name' },
+    topologySpreadConstraints: { key: 'topologyKey' },
+  },
+};
+
+const PATCH = '$patch';
+
+function isObject(value: unknown): value is JsonObject {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function isDirectiveKey(key: string): boolean {
+  return key.startsWith('$');
+}
+
+/**
+ * Merges `patch` onto `base` and returns a new pod spec; neither input is modified.
+ * A patch that is not an object (absent, null, a string) leaves the pod spec unchanged.
+ */
+export function mergePodSpec(base: PodSpec, patch: unknown): PodSpec {
+  if (!isObject(patch)) return structuredClone(base);
+  const merged = mergeObject(base, patch, POD_SPEC_RULES);
+  // `$patch: delete` at the top would delete the whole pod spec; that is never meaningful,
+  // so the generated spec stands (the webhook reports nothing wrong: there is nothing left
+  // to validate).
+  return (merged ?? structuredClone(base)) as PodSpec;
+}
+
+/** Returns undefined when the patch deletes the object. */
+function mergeObject(base: JsonObject, patch: JsonObject, rules: MergeRules): JsonObject | undefined {
+  const directive = patch[PATCH];
+  if (directive === 'delete') return undefined;
+  if (directive === 'replace') return mergeObject({}, withoutKey(patch, PATCH), rules);
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(base)) {
+    if (value !== undefined) out[key] = structuredClone(value);
+  }
+  for (const [key, patchValue] of Object.entries(patch)) {
+    if (isDirectiveKey(key) || patchValue === undefined) continue;
+    if (patchValue === null) {
+      delete out[key];
+      continue;
+    }
+    const merged = mergeValue(out[key], patchValue, rules.lists[key]);
+    if (merged === undefined) delete out[key];
+    else out[key] = merged;
+  }
+  return out;
+}
+
+function mergeValue(base: unknown, patch: unknown, listRule: ListRule | undefined): unknown {
+  if (Array.isArray(patch)) {
+    if (listRule !== undefined) return mergeList(Array.isArray(base) ? base : [], patch, listRule);
+    // Unkeyed lists replace; their items may still carry directives to drop.
+    return patch.flatMap((item) => {
+      if (!isObject(item)) return [item];
+      const materialized = mergeObject({}, item, NO_RULES);
+      return materialized === undefined ? [] : [materialized];
+    });
+  }
+  if (isObject(patch)) return mergeObject(isObject(base) ? base : {}, patch, NO_RULES);
+  return patch;
+}
+
+function mergeList(base: readonly unknown[], patch: readonly unknown[], rule: ListRule): unknown[] {
+  const itemRules = rule.item ?? NO_RULES;
+  const replaceAll = patch.some((item) => isObject(item) && item[PATCH] === 'replace' && !(rule.key in item));
+  const out: unknown[] = replaceAll ? [] : base.map((item) => structuredClone(item));
+  for (const item of patch) {
+    if (!isObject(item)) {
+      out.push(item);
+      continue;
+    }
+    if (!(rule.key in item)) {
+      // A `{$patch: replace}` marker, or an item the API server will reject for lacking its
+      // key: keep the latter so the webhook's dry-run reports it instead of hiding it.
+      if (item[PATCH] !== 'replace') out.push(mergeObject({}, item, itemRules) ?? {});
+      continue;
+    }
+    const index = out.findIndex((existing) => isObject(existing) && existing[rule.key] === item[rule.key]);
+    if (index < 0) {
+      const created = mergeObject({}, item, itemRules);
+      if (created !== undefined) out.push(created);
+      continue;
+    }
+    const existing = out[index] as JsonObject;
+    const merged = mergeObject(rule.retainKeys ? retain(existing, item) : existing, item, itemRules);
+    if (merged === undefined) out.splice(index, 1);
+    else out[index] = merged;
+  }
+  return out;
+}
+
+/** The fields of `base` that `patch` also names (retainKeys). */
+function retain(base: JsonObject, patch: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const key of Object.keys(patch)) {
+    if (!isDirectiveKey(key) && key in base) out[key] = base[key];
+  }
+  return out;
+}
+
+function withoutKey(object: JsonObject, key: string): JsonObject {
+  const { [key]: _dropped, ...rest } = object;
+  return rest;
+}
