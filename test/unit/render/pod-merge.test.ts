@@ -1,0 +1,194 @@
+import t from 'tap';
+import type { PodSpec } from '../../../src/render/k8s.ts';
+import { mergePodSpec } from '../../../src/render/pod-merge.ts';
+
+function base(): PodSpec {
+  return {
+    containers: [
+      {
+        name: 'model-api',
+        image: 'litellm',
+        imagePullPolicy: 'IfNotPresent',
+        args: ['--config', '/etc/litellm/config.yaml', '--port', '8000'],
+        ports: [{ name: 'http', containerPort: 8000, protocol: 'TCP' }],
+        env: [
+          { name: 'A', value: '1' },
+          { name: 'B', value: '2' },
+        ],
+        volumeMounts: [{ name: 'litellm-config', mountPath: '/etc/litellm' }],
+      },
+    ],
+    volumes: [{ name: 'litellm-config', configMap: { name: 'litellm-config-m' } }],
+  };
+}
+
+t.test('no or non-object patch: unchanged copy', async (t) => {
+  const b = base();
+  for (const patch of [undefined, null, 'x', 42, []]) {
+    const out = mergePodSpec(b, patch);
+    t.strictSame(out, base());
+    t.not(out, b, 'a copy');
+  }
+});
+
+t.test('inputs are never modified', async (t) => {
+  const b = base();
+  const patch = { containers: [{ name: 'model-api', env: [{ name: 'A', value: 'x' }] }], volumes: null };
+  const before = structuredClone(patch);
+  const out = mergePodSpec(b, patch);
+  t.strictSame(b, base());
+  t.strictSame(patch, before);
+  (out.containers[0]?.env ?? []).push({ name: 'Z', value: 'z' });
+  t.strictSame(b, base(), 'the result shares nothing with the base');
+});
+
+t.test('containers merge by name; scalars override; new fields added', async (t) => {
+  const out = mergePodSpec(base(), {
+    containers: [{ name: 'model-api', image: 'custom:1', resources: { limits: { memory: '1Gi' } } }],
+  });
+  const c = out.containers[0];
+  t.equal(out.containers.length, 1);
+  t.equal(c?.image, 'custom:1');
+  t.strictSame(c?.resources, { limits: { memory: '1Gi' } });
+  t.strictSame(c?.args, ['--config', '/etc/litellm/config.yaml', '--port', '8000'], 'untouched fields kept');
+});
+
+t.test('a container with a new name is appended (sidecar)', async (t) => {
+  const out = mergePodSpec(base(), { containers: [{ name: 'sidecar', image: 'envoy' }] });
+  t.same(
+    out.containers.map((c) => c.name),
+    ['model-api', 'sidecar'],
+  );
+  t.strictSame(out.containers[1], { name: 'sidecar', image: 'envoy' });
+});
+
+t.test('env merges by name: replaced in place (value vs valueFrom is one-of), new appended', async (t) => {
+  const out = mergePodSpec(base(), {
+    containers: [
+      {
+        name: 'model-api',
+        env: [
+          { name: 'B', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } },
+          { name: 'C', value: '3' },
+        ],
+      },
+    ],
+  });
+  t.strictSame(out.containers[0]?.env, [
+    { name: 'A', value: '1' },
+    { name: 'B', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } },
+    { name: 'C', value: '3' },
+  ]);
+});
+
+t.test('ports merge by containerPort, volumeMounts by mountPath', async (t) => {
+  const out = mergePodSpec(base(), {
+    containers: [
+      {
+        name: 'model-api',
+        ports: [
+          { containerPort: 8000, hostPort: 18000 },
+          { containerPort: 9090, name: 'metrics' },
+        ],
+        volumeMounts: [
+          { mountPath: '/etc/litellm', readOnly: true },
+          { name: 'tmp', mountPath: '/tmp' },
+        ],
+      },
+    ],
+  });
+  const c = out.containers[0];
+  t.strictSame(c?.ports, [
+    { name: 'http', containerPort: 8000, protocol: 'TCP', hostPort: 18000 },
+    { containerPort: 9090, name: 'metrics' },
+  ]);
+  t.strictSame(c?.volumeMounts, [
+    { name: 'litellm-config', mountPath: '/etc/litellm', readOnly: true },
+    { name: 'tmp', mountPath: '/tmp' },
+  ]);
+});
+
+t.test('volumes merge by name, and a patched volume takes the patch source only', async (t) => {
+  const out = mergePodSpec(base(), {
+    volumes: [
+      { name: 'litellm-config', secret: { secretName: 's' } },
+      { name: 'tmp', emptyDir: {} },
+    ],
+  });
+  t.strictSame(out.volumes, [
+    { name: 'litellm-config', secret: { secretName: 's' } },
+    { name: 'tmp', emptyDir: {} },
+  ]);
+});
+
+t.test('initContainers merge by name', async (t) => {
+  const b: PodSpec = { ...base(), initContainers: [{ name: 'pull-model', image: 'ollama', imagePullPolicy: 'IfNotPresent' }] };
+  const out = mergePodSpec(b, { initContainers: [{ name: 'pull-model', resources: { requests: { cpu: '1' } } }, { name: 'wait', image: 'busybox' }] });
+  t.strictSame(out.initContainers, [
+    { name: 'pull-model', image: 'ollama', imagePullPolicy: 'IfNotPresent', resources: { requests: { cpu: '1' } } },
+    { name: 'wait', image: 'busybox' },
+  ]);
+});
+
+t.test('other lists replace; objects merge recursively', async (t) => {
+  const b: PodSpec = {
+    ...base(),
+    tolerations: [{ key: 'a', operator: 'Exists' }],
+    securityContext: { runAsNonRoot: true, fsGroup: 1000 },
+  };
+  const out = mergePodSpec(b, {
+    tolerations: [{ key: 'b', operator: 'Exists' }],
+    securityContext: { fsGroup: 2000 },
+    containers: [{ name: 'model-api', args: ['--port', '8000'] }],
+    nodeSelector: { gpu: 'true' },
+  });
+  t.strictSame(out.tolerations, [{ key: 'b', operator: 'Exists' }]);
+  t.strictSame(out.securityContext, { runAsNonRoot: true, fsGroup: 2000 });
+  t.strictSame(out.containers[0]?.args, ['--port', '8000'], 'args is an unkeyed list: replaced');
+  t.strictSame(out.nodeSelector, { gpu: 'true' });
+});
+
+t.test('null deletes a field', async (t) => {
+  const out = mergePodSpec(base(), { containers: [{ name: 'model-api', args: null }], volumes: null });
+  t.notOk('args' in (out.containers[0] ?? {}));
+  t.notOk('volumes' in out);
+});
+
+t.test('$patch: delete removes a keyed item', async (t) => {
+  const out = mergePodSpec(base(), {
+    containers: [{ name: 'model-api', env: [{ name: 'A', $patch: 'delete' }], volumeMounts: [{ mountPath: '/etc/litellm', $patch: 'delete' }] }],
+    volumes: [{ name: 'litellm-config', $patch: 'delete' }, { name: 'absent', $patch: 'delete' }],
+  });
+  t.strictSame(out.containers[0]?.env, [{ name: 'B', value: '2' }]);
+  t.strictSame(out.containers[0]?.volumeMounts, []);
+  t.strictSame(out.volumes, [], 'deleting an absent item is a no-op');
+});
+
+t.test('$patch: replace on a list and on an object', async (t) => {
+  const out = mergePodSpec(base(), {
+    containers: [{ name: 'model-api', env: [{ $patch: 'replace' }, { name: 'ONLY', value: 'x' }] }],
+    securityContext: { $patch: 'replace', runAsUser: 1 },
+  });
+  t.strictSame(out.containers[0]?.env, [{ name: 'ONLY', value: 'x' }]);
+  t.strictSame(out.securityContext, { runAsUser: 1 });
+});
+
+t.test('directive keys never reach the result', async (t) => {
+  const out = mergePodSpec(base(), {
+    $setElementOrder: { containers: [{ name: 'model-api' }] },
+    containers: [{ name: 'new', $patch: 'merge', securityContext: { $patch: 'merge', privileged: false } }],
+  });
+  t.notOk(JSON.stringify(out).includes('$'));
+  t.strictSame(out.containers[1], { name: 'new', securityContext: { privileged: false } });
+});
+
+t.test('items without their merge key are kept for the API server to reject', async (t) => {
+  const out = mergePodSpec(base(), { containers: [{ image: 'nameless' }] });
+  t.equal(out.containers.length, 2);
+  t.strictSame(out.containers[1], { image: 'nameless' });
+});
+
+t.test('a type mismatch replaces (the webhook dry-run reports it)', async (t) => {
+  const out = mergePodSpec(base(), { containers: 'oops' });
+  t.equal(out.containers as unknown, 'oops');
+});
