@@ -1,0 +1,50 @@
+// Default images per kind, mode and tools source (api.md §2–§4, §6). The mutating webhook
+// writes the result into spec.container.image; render falls back to it when that is unset,
+// so both agree by construction.
+import type { KaosKind } from '../api/kinds.ts';
+import type { AgentSpecInput, MCPServerSpecInput, ModelAPISpecInput, RenderConfig } from './inputs.ts';
+import { modelAPIMode } from './names.ts';
+import { mcpRuntime, mcpToolsSource } from './sources.ts';
+
+export function defaultAgentImage(config: RenderConfig): string {
+  return config.images.agent;
+}
+
+export function defaultModelAPIImage(spec: ModelAPISpecInput, config: RenderConfig): string {
+  return modelAPIMode(spec.mode) === 'Hosted' ? config.images.ollama : config.images.litellm;
+}
+
+export function defaultMCPServerImage(spec: MCPServerSpecInput, config: RenderConfig): string {
+  if (mcpToolsSource(spec) !== 'fromPackage') return config.images.mcpServer;
+  return mcpRuntime(spec) === 'node' ? config.images.mcpNode : config.images.mcpPython;
+}
+
+/** The image the webhook defaults spec.container.image to. */
+export function defaultImageFor(kind: 'Agent', spec: AgentSpecInput, config: RenderConfig): string;
+export function defaultImageFor(kind: 'ModelAPI', spec: ModelAPISpecInput, config: RenderConfig): string;
+export function defaultImageFor(kind: 'MCPServer', spec: MCPServerSpecInput, config: RenderConfig): string;
+export function defaultImageFor(
+  kind: KaosKind,
+  spec: AgentSpecInput | ModelAPISpecInput | MCPServerSpecInput,
+  config: RenderConfig,
+): string;
+export function defaultImageFor(
+  kind: KaosKind,
+  spec: AgentSpecInput | ModelAPISpecInput | MCPServerSpecInput,
+  config: RenderConfig,
+): string {
+  switch (kind) {
+    case 'Agent':
+      return defaultAgentImage(config);
+    case 'ModelAPI':
+      return defaultModelAPIImage(spec as ModelAPISpecInput, config);
+    case 'MCPServer':
+      return defaultMCPServerImage(spec as MCPServerSpecInput, config);
+  }
+}
+
+/** spec.container.image when set, else the default. */
+export function imageOf(spec: { readonly container?: { readonly image?: string } }, fallback: string): string {
+  const image = spec.container?.image;
+  return image !== undefined && image !== '' ? image : fallback;
+}

@@ -1,0 +1,23 @@
+// The result of rendering one parent: every child it should own right now. A child that is
+// absent here (Service after `expose: false`, ConfigMap outside Proxy-with-ConfigMap, HTTPRoute
+// with the gateway off) is one the reconciler deletes if it exists (api.md §1).
+import type { Child, ConfigMap, Deployment, HTTPRoute, Service } from './k8s.ts';
+
+export interface Rendered {
+  readonly deployment: Deployment;
+  readonly service?: Service;
+  readonly configMap?: ConfigMap;
+  readonly httpRoute?: HTTPRoute;
+  /** The parent's status.endpoint; undefined when it has no Service. */
+  readonly endpoint?: string;
+}
+
+/** The desired children in apply order: config first, so pods never start without it. */
+export function childrenOf(rendered: Rendered): Child[] {
+  const out: Child[] = [];
+  if (rendered.configMap !== undefined) out.push(rendered.configMap);
+  out.push(rendered.deployment);
+  if (rendered.service !== undefined) out.push(rendered.service);
+  if (rendered.httpRoute !== undefined) out.push(rendered.httpRoute);
+  return out;
+}

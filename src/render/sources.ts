@@ -1,0 +1,41 @@
+// Which branch of api.md §3/§4 an object selects. The webhook refuses objects where more than
+// one source is set; for such input render still picks one, in the order below, so it stays
+// total and deterministic.
+import type { MCPServerSpecInput, ModelAPISpecInput } from './inputs.ts';
+
+/**
+ * Where a Proxy ModelAPI's LiteLLM config comes from: a whole config (fromString, then
+ * fromSecretKeyRef: `configYaml` is the user's complete config, so it beats the shorthands),
+ * else the wildcard (apiBase), else a single model. `none` only for input the webhook refuses.
+ */
+export type LiteLLMConfigSource = 'fromString' | 'fromSecretKeyRef' | 'apiBase' | 'model' | 'none';
+
+export function liteLLMConfigSource(spec: ModelAPISpecInput): LiteLLMConfigSource {
+  const proxy = spec.proxyConfig;
+  if (proxy?.configYaml?.fromString !== undefined) return 'fromString';
+  if (proxy?.configYaml?.fromSecretKeyRef !== undefined) return 'fromSecretKeyRef';
+  if (proxy?.apiBase !== undefined && proxy.apiBase !== '') return 'apiBase';
+  if (proxy?.model !== undefined && proxy.model !== '') return 'model';
+  return 'none';
+}
+
+/**
+ * Where an MCPServer's tools come from, in KAOS's order. `none` (refused by the webhook)
+ * renders like fromString without a source.
+ */
+export type MCPToolsSource = 'fromString' | 'fromSecretKeyRef' | 'fromPackage' | 'none';
+
+export function mcpToolsSource(spec: MCPServerSpecInput): MCPToolsSource {
+  const tools = spec.config?.tools;
+  if (tools?.fromString !== undefined) return 'fromString';
+  if (tools?.fromSecretKeyRef !== undefined) return 'fromSecretKeyRef';
+  if (tools?.fromPackage !== undefined && tools.fromPackage !== '') return 'fromPackage';
+  return 'none';
+}
+
+export type MCPRuntime = 'python' | 'node';
+
+/** Only `node-runtime` selects Node; anything else is Python (KAOS's default). */
+export function mcpRuntime(spec: MCPServerSpecInput): MCPRuntime {
+  return spec.type === 'node-runtime' ? 'node' : 'python';
+}

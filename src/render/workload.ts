@@ -1,0 +1,64 @@
+// The Deployment and Service every kind owns (api.md §1): one replica at creation, selector =
+// the two selector labels, the user's spec.podSpec merged last, then the hashes that roll the
+// pods whenever the pod spec or the config file content changes.
+import { childMeta, selectorLabels, type ParentIdentity } from './labels.ts';
+import type { Deployment, PodSpec, Service } from './k8s.ts';
+import { CONFIG_HASH_ANNOTATION, POD_SPEC_HASH_ANNOTATION, configHash, podSpecHash } from './hash.ts';
+import { workloadName } from './names.ts';
+import { mergePodSpec } from './pod-merge.ts';
+
+export interface WorkloadInput {
+  readonly parent: ParentIdentity;
+  /** The generated pod spec, spec.container already applied. */
+  readonly podSpec: PodSpec;
+  /** spec.podSpec, merged onto podSpec. */
+  readonly podSpecPatch: unknown;
+  /**
+   * Content of the config file a ConfigMap or Secret mounts into the pod. Its hash goes into
+   * the pod template because a changed ConfigMap/Secret alone does not restart pods.
+   * Undefined: no such file, or its content is unknown (annotation omitted).
+   */
+  readonly configContent?: string | undefined;
+}
+
+/**
+ * replicas is 1 here; api.md §1 says it is never reconciled afterwards, so the reconciler
+ * should leave spec.replicas out of what it applies to an existing Deployment (with
+ * server-side apply and force, applying it would fight `kubectl scale` and HPAs).
+ */
+export function buildDeployment(input: WorkloadInput): Deployment {
+  const { parent } = input;
+  const podSpec = mergePodSpec(input.podSpec, input.podSpecPatch);
+  const annotations: Record<string, string> = { [POD_SPEC_HASH_ANNOTATION]: podSpecHash(podSpec) };
+  if (input.configContent !== undefined) annotations[CONFIG_HASH_ANNOTATION] = configHash(input.configContent);
+  const selector = selectorLabels(parent.kind, parent.name);
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: childMeta(parent, workloadName(parent.kind, parent.name)),
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: selector },
+      template: {
+        // Pods carry only the selector labels: managed-by describes the operator's own
+        // children, and pods belong to their ReplicaSet.
+        metadata: { labels: { ...selector }, annotations },
+        spec: podSpec,
+      },
+    },
+  };
+}
+
+/** ClusterIP Service with one TCP port named http, port = targetPort. */
+export function buildService(parent: ParentIdentity, port: number): Service {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: childMeta(parent, workloadName(parent.kind, parent.name)),
+    spec: {
+      type: 'ClusterIP',
+      selector: selectorLabels(parent.kind, parent.name),
+      ports: [{ name: 'http', port, targetPort: port, protocol: 'TCP' }],
+    },
+  };
+}
