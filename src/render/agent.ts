@@ -1,0 +1,117 @@
+// Agent → Deployment `agent-<name>`, Service and HTTPRoute when exposed (api.md §2).
+import { applyContainerOverride, copyEnv, env, hasEnv, httpGetProbe, httpPort, uniqueEnv } from './container.ts';
+import { renderHTTPRoute } from './gateway.ts';
+import { defaultAgentImage } from './images.ts';
+import type { AgentDeps, AgentInput, AgentMemoryInput, RenderConfig } from './inputs.ts';
+import type { Container, EnvVar, PodSpec } from './k8s.ts';
+import { parentIdentity } from './labels.ts';
+import { AGENT_PORT, CONTAINER_NAME, serviceURL, workloadName } from './names.ts';
+import type { Rendered } from './rendered.ts';
+import { buildDeployment, buildService } from './workload.ts';
+
+/** Schema defaults of spec.config.memory (api.md §2), for input the webhook has not seen. */
+export const MEMORY_DEFAULTS = {
+  enabled: true,
+  type: 'local',
+  contextLimit: 6,
+  maxSessions: 1000,
+  maxSessionEvents: 500,
+} as const;
+
+/** The `<NAME>` of PEER_AGENT_<NAME>_CARD_URL: upper case, `-` → `_`. */
+export function peerEnvName(name: string): string {
+  return `PEER_AGENT_${name.toUpperCase().replaceAll('-', '_')}_CARD_URL`;
+}
+
+/** MCP_SERVER_<name>_URL keeps the raw resource name: agent images read exactly that. */
+export function mcpServerEnvName(name: string): string {
+  return `MCP_SERVER_${name}_URL`;
+}
+
+/**
+ * The generated env of the `agent` container, in the order of api.md §2 steps 1–9 (step 10,
+ * spec.container.env, is applied by applyContainerOverride). Names are unique: a config.env
+ * entry that repeats a generated name resolves as the kubelet would (last one wins).
+ */
+export function agentEnv(agent: AgentInput, deps: AgentDeps, config: RenderConfig): EnvVar[] {
+  const spec = agent.spec;
+  const cfg = spec.config;
+  const out: EnvVar[] = [env('AGENT_NAME', agent.metadata?.name ?? '')];
+  if (cfg?.description) out.push(env('AGENT_DESCRIPTION', cfg.description));
+  if (cfg?.instructions) out.push(env('AGENT_INSTRUCTIONS', cfg.instructions));
+  out.push(...copyEnv(cfg?.env));
+  out.push(env('MODEL_API_URL', deps.modelAPI.endpoint));
+  if (!hasEnv(cfg?.env, 'MODEL_NAME')) {
+    // The webhook normally wrote MODEL_NAME into config.env; this is the same choice it makes.
+    out.push(env('MODEL_NAME', deps.modelAPI.model || config.defaultModelName));
+  }
+  if (cfg?.reasoningLoopMaxSteps !== undefined) {
+    out.push(env('AGENTIC_LOOP_MAX_STEPS', String(cfg.reasoningLoopMaxSteps)));
+  }
+  if (cfg?.memory !== undefined) out.push(...memoryEnv(cfg.memory));
+  out.push(...namedEndpointsEnv('MCP_SERVERS', deps.mcpServers, mcpServerEnvName));
+  const peers = deps.peers.filter((p) => p.endpoint !== '');
+  out.push(...namedEndpointsEnv('PEER_AGENTS', peers, peerEnvName));
+  return uniqueEnv(out);
+}
+
+function memoryEnv(memory: AgentMemoryInput): EnvVar[] {
+  return [
+    env('MEMORY_ENABLED', String(memory.enabled ?? MEMORY_DEFAULTS.enabled)),
+    env('MEMORY_TYPE', memory.type || MEMORY_DEFAULTS.type),
+    env('MEMORY_CONTEXT_LIMIT', String(memory.contextLimit ?? MEMORY_DEFAULTS.contextLimit)),
+    env('MEMORY_MAX_SESSIONS', String(memory.maxSessions ?? MEMORY_DEFAULTS.maxSessions)),
+    env('MEMORY_MAX_SESSION_EVENTS', String(memory.maxSessionEvents ?? MEMORY_DEFAULTS.maxSessionEvents)),
+  ];
+}
+
+/**
+ * `<LIST>` = names sorted and comma-joined, then one URL entry per name in that order. Sorted
+ * so that the order of spec lists or cache iteration never changes the pod spec.
+ */
+function namedEndpointsEnv(
+  listName: string,
+  entries: readonly { readonly name: string; readonly endpoint: string }[],
+  entryName: (name: string) => string,
+): EnvVar[] {
+  if (entries.length === 0) return [];
+  const byName = new Map<string, string>();
+  for (const e of entries) byName.set(e.name, e.endpoint);
+  const names = [...byName.keys()].sort(compareCodeUnits);
+  return [env(listName, names.join(',')), ...names.map((n) => env(entryName(n), byName.get(n) ?? ''))];
+}
+
+/** Plain code-unit order (Go's sort.Strings for ASCII names), independent of locale. */
+function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function agentContainer(agent: AgentInput, deps: AgentDeps, config: RenderConfig): Container {
+  const generated: Container = {
+    name: CONTAINER_NAME.Agent,
+    image: defaultAgentImage(config),
+    imagePullPolicy: 'IfNotPresent',
+    ports: [httpPort(AGENT_PORT)],
+    env: agentEnv(agent, deps, config),
+    livenessProbe: httpGetProbe('/health', AGENT_PORT, { initialDelaySeconds: 30, periodSeconds: 10 }),
+    readinessProbe: httpGetProbe('/ready', AGENT_PORT, { initialDelaySeconds: 10, periodSeconds: 5 }),
+  };
+  return applyContainerOverride(generated, agent.spec.container);
+}
+
+/** expose defaults to true. */
+export function agentExposed(agent: AgentInput): boolean {
+  return agent.spec.agentNetwork?.expose !== false;
+}
+
+export function renderAgent(agent: AgentInput, deps: AgentDeps, config: RenderConfig): Rendered {
+  const parent = parentIdentity('Agent', agent.metadata);
+  const podSpec: PodSpec = { containers: [agentContainer(agent, deps, config)] };
+  const deployment = buildDeployment({ parent, podSpec, podSpecPatch: agent.spec.podSpec });
+  if (!agentExposed(agent)) return { deployment };
+  // The HTTPRoute's backend is the Service, so an unexposed Agent has neither.
+  const service = buildService(parent, AGENT_PORT);
+  const httpRoute = renderHTTPRoute(parent, { name: service.metadata.name, port: AGENT_PORT }, agent.spec.gatewayRoute, config);
+  const endpoint = serviceURL(workloadName('Agent', parent.name), parent.namespace, AGENT_PORT);
+  return httpRoute === undefined ? { deployment, service, endpoint } : { deployment, service, httpRoute, endpoint };
+}
