@@ -1,0 +1,156 @@
+// ModelAPI → Deployment and Service `modelapi-<name>`, the LiteLLM ConfigMap in Proxy mode,
+// and the HTTPRoute (api.md §3).
+import {
+  applyContainerOverride,
+  copyEnv,
+  copySecretKeySelector,
+  env,
+  hasEnv,
+  httpGetProbe,
+  httpPort,
+  uniqueEnv,
+  type ProbeTiming,
+} from './container.ts';
+import { renderHTTPRoute } from './gateway.ts';
+import { defaultModelAPIImage, imageOf } from './images.ts';
+import type { ModelAPIInput, RenderConfig, SecretDeps } from './inputs.ts';
+import type { ConfigMap, Container, PodSpec, Volume } from './k8s.ts';
+import { childMeta, parentIdentity, type ParentIdentity } from './labels.ts';
+import { liteLLMConfigMapContent } from './litellm.ts';
+import { liteLLMConfigSource } from './sources.ts';
+import { CONTAINER_NAME, LITELLM_PORT, OLLAMA_PORT, configMapName, modelAPIMode, serviceURL, workloadName } from './names.ts';
+import type { Rendered } from './rendered.ts';
+import { buildDeployment, buildService } from './workload.ts';
+
+export const LITELLM_CONFIG_VOLUME = 'litellm-config';
+export const LITELLM_CONFIG_DIR = '/etc/litellm';
+export const LITELLM_CONFIG_KEY = 'config.yaml';
+export const OLLAMA_DATA_VOLUME = 'ollama-data';
+export const OLLAMA_DATA_DIR = '/root/.ollama';
+/** The env var that carries the model into the pull script; see PULL_MODEL_SCRIPT. */
+export const OLLAMA_MODEL_ENV = 'OLLAMA_MODEL';
+/**
+ * Starts a temporary server, pulls the model into the shared volume, stops the server. The model
+ * name is read from $OLLAMA_MODEL, double-quoted, never spliced into the script: whatever
+ * characters it holds reach `ollama pull` as one argument and are never parsed by the shell.
+ */
+export const PULL_MODEL_SCRIPT = `ollama serve & OLLAMA_PID=$! && sleep 5 && ollama pull "$${OLLAMA_MODEL_ENV}" && kill $OLLAMA_PID`;
+
+const LIVENESS: ProbeTiming = { initialDelaySeconds: 30, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3 };
+const READINESS: ProbeTiming = { initialDelaySeconds: 15, periodSeconds: 5, timeoutSeconds: 5, failureThreshold: 3 };
+
+interface ModelAPIPod {
+  podSpec: PodSpec;
+  configMap?: ConfigMap;
+  /** Content of the mounted config file, when known (for the config hash). */
+  configContent: string | undefined;
+  port: number;
+}
+
+function proxyPod(modelAPI: ModelAPIInput, parent: ParentIdentity, deps: SecretDeps, config: RenderConfig): ModelAPIPod {
+  const proxy = modelAPI.spec.proxyConfig;
+  const envList = copyEnv(proxy?.env);
+  if (!hasEnv(proxy?.env, 'LITELLM_LOG')) envList.push(env('LITELLM_LOG', 'INFO'));
+  const container: Container = {
+    name: CONTAINER_NAME.ModelAPI,
+    image: defaultModelAPIImage(modelAPI.spec, config),
+    imagePullPolicy: 'IfNotPresent',
+    args: ['--config', `${LITELLM_CONFIG_DIR}/${LITELLM_CONFIG_KEY}`, '--port', String(LITELLM_PORT)],
+    ports: [httpPort(LITELLM_PORT)],
+    env: uniqueEnv(envList),
+    volumeMounts: [{ name: LITELLM_CONFIG_VOLUME, mountPath: LITELLM_CONFIG_DIR }],
+    livenessProbe: httpGetProbe('/health/liveliness', LITELLM_PORT, LIVENESS),
+    readinessProbe: httpGetProbe('/health/liveliness', LITELLM_PORT, READINESS),
+  };
+  const podSpec = (volume: Volume): PodSpec => ({
+    containers: [applyContainerOverride(container, modelAPI.spec.container)],
+    volumes: [volume],
+  });
+
+  const secretRef = proxy?.configYaml?.fromSecretKeyRef;
+  if (liteLLMConfigSource(modelAPI.spec) === 'fromSecretKeyRef' && secretRef !== undefined) {
+    // The Secret's key becomes config.yaml in the same directory the ConfigMap would use.
+    const selector = copySecretKeySelector(secretRef);
+    const volume: Volume = {
+      name: LITELLM_CONFIG_VOLUME,
+      secret: {
+        secretName: selector.name ?? '',
+        items: [{ key: selector.key, path: LITELLM_CONFIG_KEY }],
+        ...(selector.optional !== undefined ? { optional: selector.optional } : {}),
+      },
+    };
+    return { podSpec: podSpec(volume), configContent: deps.secretContent, port: LITELLM_PORT };
+  }
+
+  const content = liteLLMConfigMapContent(modelAPI.spec) ?? '';
+  const name = configMapName(parent.name);
+  const configMap: ConfigMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: childMeta(parent, name),
+    data: { [LITELLM_CONFIG_KEY]: content },
+  };
+  return { podSpec: podSpec({ name: LITELLM_CONFIG_VOLUME, configMap: { name } }), configMap, configContent: content, port: LITELLM_PORT };
+}
+
+function hostedPod(modelAPI: ModelAPIInput, config: RenderConfig): ModelAPIPod {
+  const hosted = modelAPI.spec.hostedConfig;
+  const dataMount = { name: OLLAMA_DATA_VOLUME, mountPath: OLLAMA_DATA_DIR };
+  const main: Container = {
+    name: CONTAINER_NAME.ModelAPI,
+    image: defaultModelAPIImage(modelAPI.spec, config),
+    imagePullPolicy: 'IfNotPresent',
+    ports: [httpPort(OLLAMA_PORT)],
+    env: uniqueEnv(copyEnv(hosted?.env)),
+    volumeMounts: [{ ...dataMount }],
+    livenessProbe: httpGetProbe('/', OLLAMA_PORT, LIVENESS),
+    readinessProbe: httpGetProbe('/', OLLAMA_PORT, READINESS),
+  };
+  const pull: Container = {
+    name: 'pull-model',
+    // "Same image" as the main container, including a spec.container.image override.
+    image: imageOf(modelAPI.spec, main.image),
+    imagePullPolicy: 'IfNotPresent',
+    command: ['/bin/sh', '-c'],
+    args: [PULL_MODEL_SCRIPT],
+    // hostedConfig.env too: the pull is what needs proxy settings or OLLAMA_* tuning; the
+    // model comes last so no user entry can replace it.
+    env: uniqueEnv([...copyEnv(hosted?.env), env(OLLAMA_MODEL_ENV, hosted?.model ?? '')]),
+    volumeMounts: [{ ...dataMount }],
+  };
+  return {
+    podSpec: {
+      initContainers: [pull],
+      containers: [applyContainerOverride(main, modelAPI.spec.container)],
+      volumes: [{ name: OLLAMA_DATA_VOLUME, emptyDir: {} }],
+    },
+    configContent: undefined,
+    port: OLLAMA_PORT,
+  };
+}
+
+/**
+ * deps.secretContent: the content of the Secret key named by configYaml.fromSecretKeyRef, when
+ * the reconciler could read it; it only feeds the config hash (omitted when unknown).
+ */
+export function renderModelAPI(modelAPI: ModelAPIInput, deps: SecretDeps, config: RenderConfig): Rendered {
+  const parent = parentIdentity('ModelAPI', modelAPI.metadata);
+  const pod =
+    modelAPIMode(modelAPI.spec.mode) === 'Hosted' ? hostedPod(modelAPI, config) : proxyPod(modelAPI, parent, deps, config);
+  const deployment = buildDeployment({
+    parent,
+    podSpec: pod.podSpec,
+    podSpecPatch: modelAPI.spec.podSpec,
+    configContent: pod.configContent,
+  });
+  const service = buildService(parent, pod.port);
+  const httpRoute = renderHTTPRoute(parent, { name: service.metadata.name, port: pod.port }, modelAPI.spec.gatewayRoute, config);
+  const endpoint = serviceURL(workloadName('ModelAPI', parent.name), parent.namespace, pod.port);
+  return {
+    deployment,
+    service,
+    endpoint,
+    ...(pod.configMap !== undefined ? { configMap: pod.configMap } : {}),
+    ...(httpRoute !== undefined ? { httpRoute } : {}),
+  };
+}
