@@ -1,0 +1,153 @@
+// The operator's one cache: a reflector per watched type (the three KAOS kinds and Namespaces;
+// the controller registers the children it owns), the "who references X" index, and the
+// ObjectLookup that admission reads through.
+import type { KaosKind } from '../api/kinds.ts';
+import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
+import type { KubeClient } from './client.ts';
+import { isNotFound } from './errors.ts';
+import { silentLogger, type Logger } from './logger.ts';
+import { KAOS_TYPES, NAMESPACE, kaosPath, resourcePath, type ResourceType } from './paths.ts';
+import { ReferenceIndex } from './references.ts';
+import { Reflector, type ReflectorOptions } from './reflector.ts';
+
+export type CacheClient = Pick<KubeClient, 'list' | 'watch' | 'get'>;
+
+export interface KaosCacheOptions {
+  client: CacheClient;
+  logger?: Logger;
+  /** Deadline of the one live read made on a cache miss (admission has ~10 s in all). */
+  liveReadTimeoutMs?: number;
+  /** Passed to every reflector (timeouts, backoff): for tests. */
+  reflector?: Pick<ReflectorOptions, 'pageSize' | 'watchTimeoutSeconds' | 'watchIdleTimeoutMs' | 'backoff' | 'random'>;
+}
+
+export interface RegisterOptions {
+  /** Watch one namespace only. */
+  namespace?: string;
+  /** E.g. `app.kubernetes.io/managed-by=kaos-operator` for owned children. */
+  labelSelector?: string;
+}
+
+export class KaosCache implements ObjectLookup {
+  readonly agents: Reflector;
+  readonly modelAPIs: Reflector;
+  readonly mcpServers: Reflector;
+  readonly namespaces: Reflector;
+  readonly references = new ReferenceIndex();
+  readonly #client: CacheClient;
+  readonly #log: Logger;
+  readonly #liveReadTimeoutMs: number;
+  readonly #reflectorOptions: KaosCacheOptions['reflector'];
+  readonly #reflectors: Reflector[] = [];
+  #started = false;
+  #liveReads = 0;
+
+  constructor(options: KaosCacheOptions) {
+    this.#client = options.client;
+    this.#log = options.logger ?? silentLogger;
+    this.#liveReadTimeoutMs = options.liveReadTimeoutMs ?? 5000;
+    this.#reflectorOptions = options.reflector;
+    this.agents = this.register(KAOS_TYPES.Agent);
+    this.modelAPIs = this.register(KAOS_TYPES.ModelAPI);
+    this.mcpServers = this.register(KAOS_TYPES.MCPServer);
+    this.namespaces = this.register(NAMESPACE);
+    // Registered before start(), so the index sees every event from the first list on,
+    // including the deletes and updates a relist produces.
+    this.agents.on((event) => {
+      if (event.type === 'delete') this.references.remove(event.object);
+      else this.references.upsert(event.object);
+    });
+  }
+
+  /**
+   * Adds a reflector for another type (the controller's owned children). Part of isSynced() and
+   * waitForSync(); started at once when the cache already runs.
+   */
+  register<T extends KubeObject = KubeObject>(type: ResourceType, options: RegisterOptions = {}): Reflector<T> {
+    const reflector = new Reflector<T>({
+      ...this.#reflectorOptions,
+      client: this.#client,
+      type,
+      ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
+      ...(options.labelSelector === undefined ? {} : { labelSelector: options.labelSelector }),
+      logger: this.#log,
+    });
+    this.#reflectors.push(reflector as unknown as Reflector);
+    if (this.#started) reflector.start();
+    return reflector;
+  }
+
+  /** The reflector of a KAOS kind. */
+  reflector(kind: KaosKind): Reflector {
+    switch (kind) {
+      case 'Agent': return this.agents;
+      case 'ModelAPI': return this.modelAPIs;
+      case 'MCPServer': return this.mcpServers;
+    }
+  }
+
+  start(): void {
+    this.#started = true;
+    for (const reflector of this.#reflectors) reflector.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.#reflectors.map((r) => r.stop()));
+  }
+
+  /** True when every reflector has completed its first list (for /readyz). */
+  isSynced(): boolean {
+    return this.#reflectors.every((r) => r.isSynced());
+  }
+
+  /** Resolves when every reflector has synced; rejects if `signal` aborts first or the cache stops. */
+  async waitForSync(signal?: AbortSignal): Promise<void> {
+    await Promise.all(this.#reflectors.map((r) => r.waitForSync(signal)));
+  }
+
+  /** Live reads made on cache misses so far (for tests and metrics). */
+  get liveReads(): number {
+    return this.#liveReads;
+  }
+
+  async get(kind: KaosKind, namespace: string, name: string): Promise<KubeObject | undefined> {
+    const reflector = this.reflector(kind);
+    if (reflector.isSynced()) {
+      const cached = reflector.getByName(namespace, name);
+      if (cached !== undefined) return cached;
+    }
+    if (namespace === '' || name === '') return undefined;
+    // A miss may be an object created a moment ago that the watch has not delivered yet: one
+    // live read settles it. Errors other than 404 propagate: "could not check" is not "absent".
+    return this.#liveGet<KubeObject>(kaosPath(kind, { namespace, name }), { kind, namespace, name });
+  }
+
+  async exists(kind: KaosKind, namespace: string, name: string): Promise<boolean> {
+    return (await this.get(kind, namespace, name)) !== undefined;
+  }
+
+  referencedBy(kind: KaosKind, namespace: string, name: string): string[] {
+    return this.references.referencedBy(kind, namespace, name);
+  }
+
+  async namespaceLabels(namespace: string): Promise<Record<string, string> | undefined> {
+    let ns: KubeObject | undefined;
+    if (this.namespaces.isSynced()) ns = this.namespaces.getByName(undefined, namespace);
+    if (ns === undefined) {
+      if (namespace === '') return undefined;
+      ns = await this.#liveGet<KubeObject>(resourcePath(NAMESPACE, { name: namespace }), { kind: 'Namespace', name: namespace });
+    }
+    return ns === undefined ? undefined : (ns.metadata?.labels ?? {});
+  }
+
+  async #liveGet<T>(path: string, logFields: Record<string, unknown>): Promise<T | undefined> {
+    this.#liveReads++;
+    this.#log.debug(logFields, 'cache miss, reading live');
+    try {
+      return await this.#client.get<T>(path, { timeoutMs: this.#liveReadTimeoutMs });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+}
