@@ -1,0 +1,420 @@
+// A real Kubernetes control plane on loopback (etcd, kube-apiserver, kube-controller-manager
+// with only the garbage collector and the namespace controller), for e2e tests and local runs.
+// Everything lives in one temporary directory; stop() removes it and every process started.
+//
+// Standalone: `node test/cluster/control-plane.ts` starts one, prints the kubeconfig path and
+// keeps running until Ctrl-C.
+//
+// Cleanup guarantees: stop() on success; stop() of what was started when start fails; SIGINT and
+// SIGTERM of this process stop every running control plane, then re-raise the signal; a plain
+// process exit kills the children synchronously; and if this process is killed outright
+// (SIGKILL), a reaper shell notices its stdin pipe closing and stops the children and removes the
+// directory (see processes.ts for its limit).
+import { spawn } from 'node:child_process';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify as toYaml } from 'yaml';
+import { startProcess, startReaper, tailFile, type ManagedProcess, type Reaper } from './processes.ts';
+
+export interface ExtraToken {
+  token: string;
+  user: string;
+  uid: string;
+  groups?: readonly string[];
+}
+
+export interface ControlPlaneOptions {
+  /** Where etcd, kube-apiserver, kube-controller-manager and kubectl are; built by build.sh when omitted. */
+  binDir?: string;
+  /** Progress lines (build output, startup steps). Default: stderr. */
+  log?: (line: string) => void;
+  /** More static-token identities, e.g. the operator's service account for RBAC tests. */
+  extraTokens?: readonly ExtraToken[];
+  /** Deadline for the apiserver's /readyz. */
+  readyTimeoutMs?: number;
+  /** Parent of the temporary directory (default: the OS temp dir). */
+  tmpRoot?: string;
+}
+
+export interface KubectlResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface ControlPlane {
+  /** The temporary directory holding state, keys, kubeconfig and logs. */
+  readonly dir: string;
+  readonly binDir: string;
+  /** Admin kubeconfig (token auth, CA embedded). */
+  readonly kubeconfigPath: string;
+  /** https://127.0.0.1:<port> */
+  readonly server: string;
+  /** The apiserver's serving certificate and its CA (the kubeconfig's certificate authority). */
+  readonly caFile: string;
+  /** The admin bearer token (group system:masters). */
+  readonly token: string;
+  readonly etcdUrl: string;
+  /** Pids of the processes started (the apiserver's changes on restartApiServer()). */
+  pids(): { etcd: number; apiserver: number; controllerManager: number; reaper: number };
+  readonly logs: { etcd: string; apiserver: string; controllerManager: string };
+  /** Runs kubectl from binDir against this control plane. Never throws on a non-zero exit. */
+  kubectl(args: readonly string[], options?: { input?: string; timeoutMs?: number }): Promise<KubectlResult>;
+  /** Stops the apiserver and starts it again on the same port and etcd (every watch breaks). */
+  restartApiServer(): Promise<void>;
+  /** Stops every process (by pid), then removes the directory. Idempotent. */
+  stop(): Promise<void>;
+}
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const STOP_GRACE_MS = 5000;
+
+/** Finds (building if needed) the binaries with build.sh, streaming its progress. */
+export async function buildBinaries(log: (line: string) => void = defaultLog): Promise<string> {
+  const script = join(HERE, 'build.sh');
+  return new Promise<string>((resolvePromise, reject) => {
+    const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderrTail = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
+    let partial = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      partial += chunk;
+      const lines = partial.split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) log(line);
+      stderrTail = (stderrTail + chunk).slice(-4000);
+    });
+    child.once('error', reject);
+    child.once('close', (code) => {
+      if (partial !== '') log(partial);
+      const binDir = stdout.trim().split('\n').pop() ?? '';
+      if (code !== 0 || binDir === '') {
+        reject(new Error(`test/cluster/build.sh failed (exit ${code}); it is what builds the control plane:\n${stderrTail}`));
+      } else {
+        resolvePromise(binDir);
+      }
+    });
+  });
+}
+
+export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const log = options.log ?? defaultLog;
+  const binDir = options.binDir ?? process.env.KAOS_K8S_BIN_DIR ?? (await buildBinaries(log));
+  for (const bin of ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kubectl']) {
+    if (!existsSync(join(binDir, bin))) throw new Error(`control plane: ${join(binDir, bin)} is missing (run test/cluster/build.sh)`);
+  }
+  const started = Date.now();
+  const dir = await mkdtemp(join(options.tmpRoot ?? tmpdir(), 'kaos-cp-'));
+  const plane = new RunningPlane(dir, binDir, log, options);
+  active.add(plane);
+  installHandlers();
+  try {
+    await plane.start(options.readyTimeoutMs ?? 90_000);
+  } catch (err) {
+    await plane.stop();
+    throw err;
+  }
+  log(`[control-plane] ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${plane.server} (kubeconfig ${plane.kubeconfigPath})`);
+  return plane;
+}
+
+class RunningPlane implements ControlPlane {
+  readonly dir: string;
+  readonly binDir: string;
+  readonly kubeconfigPath: string;
+  readonly caFile: string;
+  readonly token = randomBytes(24).toString('hex');
+  readonly logs: ControlPlane['logs'];
+  server = '';
+  etcdUrl = '';
+  readonly #log: (line: string) => void;
+  readonly #extraTokens: readonly ExtraToken[];
+  #reaper: Reaper | undefined;
+  #etcd: ManagedProcess | undefined;
+  #apiserver: ManagedProcess | undefined;
+  #controllerManager: ManagedProcess | undefined;
+  #apiserverArgs: string[] = [];
+  #stopping: Promise<void> | undefined;
+
+  constructor(dir: string, binDir: string, log: (line: string) => void, options: ControlPlaneOptions) {
+    this.dir = dir;
+    this.binDir = binDir;
+    this.#log = log;
+    this.#extraTokens = options.extraTokens ?? [];
+    this.kubeconfigPath = join(dir, 'kubeconfig');
+    this.caFile = join(dir, 'pki', 'apiserver.crt');
+    this.logs = { etcd: join(dir, 'etcd.log'), apiserver: join(dir, 'kube-apiserver.log'), controllerManager: join(dir, 'kube-controller-manager.log') };
+  }
+
+  pids(): ReturnType<ControlPlane['pids']> {
+    return {
+      etcd: this.#etcd?.pid ?? 0,
+      apiserver: this.#apiserver?.pid ?? 0,
+      controllerManager: this.#controllerManager?.pid ?? 0,
+      reaper: this.#reaper?.pid ?? 0,
+    };
+  }
+
+  async start(readyTimeoutMs: number): Promise<void> {
+    const dir = this.dir;
+    this.#reaper = startReaper(dir);
+    const [etcdPort, etcdPeerPort, apiPort] = await freePorts(3);
+    this.etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    this.server = `https://127.0.0.1:${apiPort}`;
+
+    await mkdir(join(dir, 'pki'), { recursive: true });
+    const tokenLines = [`${this.token},admin,admin-uid,"system:masters"`];
+    for (const t of this.#extraTokens) tokenLines.push(`${t.token},${t.user},${t.uid},"${(t.groups ?? []).join(',')}"`);
+    await writeFile(join(dir, 'tokens.csv'), tokenLines.join('\n') + '\n', { mode: 0o600 });
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    await writeFile(join(dir, 'pki', 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    await writeFile(join(dir, 'pki', 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
+
+    this.#log('[control-plane] starting etcd');
+    this.#etcd = this.#spawn('etcd', [
+      '--name=default',
+      `--data-dir=${join(dir, 'etcd-data')}`,
+      `--listen-client-urls=${this.etcdUrl}`,
+      `--advertise-client-urls=${this.etcdUrl}`,
+      `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+      `--initial-cluster=default=http://127.0.0.1:${etcdPeerPort}`,
+      '--unsafe-no-fsync=true',
+      '--log-level=warn',
+    ], this.logs.etcd);
+    await waitFor('etcd /health', this.#etcd, 30_000, async () => (await httpGet(`${this.etcdUrl}/health`)).status === 200);
+
+    this.#apiserverArgs = [
+      `--etcd-servers=${this.etcdUrl}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${apiPort}`,
+      '--advertise-address=127.0.0.1',
+      // Newer apiservers refuse a loopback advertise address unless nothing reconciles endpoints.
+      '--endpoint-reconciler-type=none',
+      `--cert-dir=${join(dir, 'pki')}`,
+      `--token-auth-file=${join(dir, 'tokens.csv')}`,
+      '--authorization-mode=RBAC',
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${join(dir, 'pki', 'sa.pub')}`,
+      `--service-account-signing-key-file=${join(dir, 'pki', 'sa.key')}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+      // No ServiceAccount admission: there is no token controller to create the default accounts.
+      '--disable-admission-plugins=ServiceAccount',
+      '--allow-privileged=true',
+    ];
+    await this.#startApiServer(readyTimeoutMs);
+
+    const ca = readFileSync(this.caFile, 'utf8');
+    await writeFile(this.kubeconfigPath, toYaml({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'kaos-test', cluster: { server: this.server, 'certificate-authority-data': Buffer.from(ca).toString('base64') } }],
+      users: [{ name: 'admin', user: { token: this.token } }],
+      contexts: [{ name: 'kaos-test', context: { cluster: 'kaos-test', user: 'admin' } }],
+      'current-context': 'kaos-test',
+    }), { mode: 0o600 });
+
+    this.#log('[control-plane] starting kube-controller-manager (garbage collector, namespace controller)');
+    this.#controllerManager = this.#spawn('kube-controller-manager', [
+      `--kubeconfig=${this.kubeconfigPath}`,
+      '--controllers=garbage-collector-controller,namespace-controller',
+      '--leader-elect=false',
+      '--secure-port=0',
+    ], this.logs.controllerManager);
+    // It serves nothing to probe; make sure at least that it did not die on its flags.
+    await new Promise((r) => setTimeout(r, 500));
+    if (this.#controllerManager.hasExited()) {
+      throw new Error(`kube-controller-manager exited at start; log:\n${this.#controllerManager.tail()}`);
+    }
+  }
+
+  async #startApiServer(readyTimeoutMs: number): Promise<void> {
+    const started = Date.now();
+    this.#log('[control-plane] starting kube-apiserver');
+    const apiserver = this.#spawn('kube-apiserver', this.#apiserverArgs, this.logs.apiserver);
+    this.#apiserver = apiserver;
+    // Anonymous /readyz: allowed by the system:public-info-viewer role once RBAC is bootstrapped.
+    await waitFor('kube-apiserver /readyz', apiserver, readyTimeoutMs, async () => {
+      if (!existsSync(this.caFile)) return false;
+      return (await httpGet(`${this.server}/readyz`, readFileSync(this.caFile))).status === 200;
+    });
+    this.#log(`[control-plane] kube-apiserver ready after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+
+  async restartApiServer(): Promise<void> {
+    await this.#apiserver?.stop(STOP_GRACE_MS);
+    await this.#startApiServer(90_000);
+  }
+
+  #spawn(bin: string, args: string[], logFile: string): ManagedProcess {
+    const proc = startProcess(bin, join(this.binDir, bin), args, { logFile });
+    this.#reaper?.watch(proc.pid);
+    return proc;
+  }
+
+  async kubectl(args: readonly string[], options: { input?: string; timeoutMs?: number } = {}): Promise<KubectlResult> {
+    return runCommand(join(this.binDir, 'kubectl'), ['--kubeconfig', this.kubeconfigPath, ...args], options);
+  }
+
+  stop(): Promise<void> {
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  async #stop(): Promise<void> {
+    // Reverse order of start: clients before the apiserver, the apiserver before its storage.
+    for (const proc of [this.#controllerManager, this.#apiserver, this.#etcd]) {
+      if (proc !== undefined) await proc.stop(STOP_GRACE_MS);
+    }
+    await rm(this.dir, { recursive: true, force: true });
+    await this.#reaper?.release();
+    active.delete(this);
+    if (active.size === 0) removeHandlers();
+  }
+
+  /** Last resort when the process exits without stop(): synchronous, so it works in 'exit'. */
+  killNow(): void {
+    for (const proc of [this.#controllerManager, this.#apiserver, this.#etcd]) {
+      if (proc !== undefined && !proc.hasExited()) {
+        try {
+          process.kill(proc.pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+// ---- process-wide cleanup -------------------------------------------------------------------
+
+const active = new Set<RunningPlane>();
+let handlersInstalled = false;
+
+function onSignal(signal: NodeJS.Signals): void {
+  defaultLog(`[control-plane] ${signal}: stopping ${active.size} control plane(s)`);
+  void Promise.allSettled([...active].map((p) => p.stop())).then(() => {
+    removeHandlers();
+    // Re-raise so that the process ends the way it would have without us (exit code 128+n), or
+    // other handlers see the signal.
+    process.kill(process.pid, signal);
+  });
+}
+
+function onExit(): void {
+  for (const plane of active) plane.killNow();
+}
+
+function installHandlers(): void {
+  if (handlersInstalled) return;
+  handlersInstalled = true;
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  process.on('exit', onExit);
+}
+
+function removeHandlers(): void {
+  if (!handlersInstalled) return;
+  handlersInstalled = false;
+  process.removeListener('SIGINT', onSignal);
+  process.removeListener('SIGTERM', onSignal);
+  process.removeListener('exit', onExit);
+}
+
+// ---- helpers --------------------------------------------------------------------------------
+
+function defaultLog(line: string): void {
+  process.stderr.write(line + '\n');
+}
+
+/** Distinct free loopback ports: all held open together, then released. */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers: net.Server[] = [];
+  try {
+    const ports: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const server = net.createServer();
+      servers.push(server);
+      await new Promise<void>((res, rej) => {
+        server.once('error', rej);
+        server.listen(0, '127.0.0.1', () => res());
+      });
+      const address = server.address();
+      if (address === null || typeof address === 'string') throw new Error('no port');
+      ports.push(address.port);
+    }
+    return ports;
+  } finally {
+    await Promise.all(servers.map((s) => new Promise<void>((res) => s.close(() => res()))));
+  }
+}
+
+async function waitFor(what: string, proc: ManagedProcess, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (proc.hasExited()) {
+      const status = await proc.exited;
+      throw new Error(`${proc.name} exited (code ${status.code}, signal ${status.signal}) before ${what} was ready; last lines of ${proc.logFile}:\n${proc.tail(40)}`);
+    }
+    try {
+      if (await probe()) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`${what} not ready after ${timeoutMs / 1000} s; last lines of ${proc.logFile}:\n${tailFile(proc.logFile, 40)}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+function httpGet(url: string, ca?: Buffer): Promise<{ status: number; body: string }> {
+  return new Promise((res, rej) => {
+    const u = new URL(url);
+    const get = u.protocol === 'https:' ? https.get : http.get;
+    const req = get(u, { ...(ca === undefined ? {} : { ca }), timeout: 5000, agent: false }, (response) => {
+      let body = '';
+      response.setEncoding('utf8').on('data', (c: string) => { body += c; });
+      response.on('end', () => res({ status: response.statusCode ?? 0, body }));
+      response.on('error', rej);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', rej);
+  });
+}
+
+export function runCommand(bin: string, args: readonly string[], options: { input?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<KubectlResult> {
+  return new Promise((res, rej) => {
+    const child = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'], env: options.env ?? process.env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => { stdout += c; });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => { stderr += c; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+    child.once('error', (err) => { clearTimeout(timer); rej(err); });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      res({ code: code ?? (signal === null ? -1 : 128), stdout, stderr });
+    });
+    child.stdin.on('error', () => {});
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+// ---- standalone -----------------------------------------------------------------------------
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const plane = await startControlPlane();
+  process.stdout.write(`KUBECONFIG=${plane.kubeconfigPath}\n`);
+  process.stdout.write(`kubectl: ${join(plane.binDir, 'kubectl')}\nlogs: ${plane.dir}\nCtrl-C to stop.\n`);
+  // The handlers installed by startControlPlane stop it on Ctrl-C; the children keep us alive.
+}
