@@ -1,0 +1,131 @@
+// MCPServer → Deployment and Service `mcpserver-<name>`, HTTPRoute `mcp-<name>` (api.md §4).
+import {
+  applyContainerOverride,
+  copyEnv,
+  copySecretKeySelector,
+  env,
+  httpPort,
+  tcpSocketProbe,
+  uniqueEnv,
+} from './container.ts';
+import { renderHTTPRoute } from './gateway.ts';
+import { defaultMCPServerImage } from './images.ts';
+import type { MCPServerInput, RenderConfig, SecretDeps } from './inputs.ts';
+import type { Container, EnvVar, PodSpec } from './k8s.ts';
+import { parentIdentity } from './labels.ts';
+import { CONTAINER_NAME, MCP_PORT, serviceURL, workloadName } from './names.ts';
+import type { Rendered } from './rendered.ts';
+import { mcpRuntime, mcpToolsSource } from './sources.ts';
+import { buildDeployment, buildService } from './workload.ts';
+
+export const MCP_TOOLS_STRING_ENV = 'MCP_TOOLS_STRING';
+/** The package spec as the user wrote it (name, optionally with a version pin). */
+export const MCP_PACKAGE_ENV = 'MCP_PACKAGE';
+/** Console script to run after pip install (the distribution name). */
+export const MCP_ENTRYPOINT_ENV = 'MCP_ENTRYPOINT';
+/** Module for `python -m` when there is no console script (name with `-` → `_`). */
+export const MCP_MODULE_ENV = 'MCP_MODULE';
+
+/**
+ * Shell programs for fromPackage. They only ever read the package through the env vars above,
+ * double-quoted, so no character of it is parsed by the shell: the validating webhook refuses
+ * shell characters, and this makes them harmless even if one gets through. `exec` makes the
+ * server PID 1's direct successor so it receives SIGTERM; `"$@"` forwards spec.container.args.
+ */
+export const PYTHON_PACKAGE_SCRIPT =
+  `pip install --no-cache-dir "$${MCP_PACKAGE_ENV}" && ` +
+  `if command -v "$${MCP_ENTRYPOINT_ENV}" >/dev/null 2>&1; ` +
+  `then exec "$${MCP_ENTRYPOINT_ENV}" "$@"; ` +
+  `else exec python -m "$${MCP_MODULE_ENV}" "$@"; fi`;
+export const NODE_PACKAGE_SCRIPT = `exec npx -y "$${MCP_PACKAGE_ENV}" "$@"`;
+/** $0 of the `sh -c` programs (shows in ps and in shell error messages). */
+const SCRIPT_NAME = 'mcp-server';
+
+export const MCP_TOOLS_COMMAND = ['python', '-m', 'mcptools.server'] as const;
+
+/**
+ * The distribution name of a pip requirement: `foo-bar==1.2` and `foo-bar[extra]>=1` → `foo-bar`
+ * (PEP 508 names start and end with a letter or digit). Falls back to the whole spec.
+ */
+export function pythonDistributionName(requirement: string): string {
+  const match = /^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)/.exec(requirement);
+  return match?.[1] ?? requirement.trim();
+}
+
+/** `python -m` module of a distribution: `-` → `_` (api.md §4). */
+export function pythonModuleName(requirement: string): string {
+  return pythonDistributionName(requirement).replaceAll('-', '_');
+}
+
+interface ToolsContainer {
+  readonly command: string[];
+  readonly env: EnvVar[];
+}
+
+function toolsContainer(mcp: MCPServerInput): ToolsContainer {
+  const tools = mcp.spec.config?.tools;
+  switch (mcpToolsSource(mcp.spec)) {
+    case 'fromString':
+      return { command: [...MCP_TOOLS_COMMAND], env: [env(MCP_TOOLS_STRING_ENV, tools?.fromString ?? '')] };
+    case 'fromSecretKeyRef': {
+      const ref = tools?.fromSecretKeyRef;
+      const valueFrom = ref === undefined ? {} : { secretKeyRef: copySecretKeySelector(ref) };
+      return { command: [...MCP_TOOLS_COMMAND], env: [{ name: MCP_TOOLS_STRING_ENV, valueFrom }] };
+    }
+    case 'fromPackage': {
+      const pkg = tools?.fromPackage ?? '';
+      if (mcpRuntime(mcp.spec) === 'node') {
+        return { command: ['/bin/sh', '-c', NODE_PACKAGE_SCRIPT, SCRIPT_NAME], env: [env(MCP_PACKAGE_ENV, pkg)] };
+      }
+      return {
+        command: ['/bin/sh', '-c', PYTHON_PACKAGE_SCRIPT, SCRIPT_NAME],
+        env: [
+          env(MCP_PACKAGE_ENV, pkg),
+          env(MCP_ENTRYPOINT_ENV, pythonDistributionName(pkg)),
+          env(MCP_MODULE_ENV, pythonModuleName(pkg)),
+        ],
+      };
+    }
+    case 'none':
+      return { command: [...MCP_TOOLS_COMMAND], env: [] };
+  }
+}
+
+export function mcpServerContainer(mcp: MCPServerInput, config: RenderConfig): Container {
+  const tools = toolsContainer(mcp);
+  const generated: Container = {
+    name: CONTAINER_NAME.MCPServer,
+    image: defaultMCPServerImage(mcp.spec, config),
+    imagePullPolicy: 'IfNotPresent',
+    command: tools.command,
+    ports: [httpPort(MCP_PORT)],
+    // config.env first, then the generated entries, which win a clash (they are what makes
+    // the server run at all).
+    env: uniqueEnv([...copyEnv(mcp.spec.config?.env), ...tools.env]),
+    livenessProbe: tcpSocketProbe(MCP_PORT, { initialDelaySeconds: 20, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 3 }),
+    readinessProbe: tcpSocketProbe(MCP_PORT, { initialDelaySeconds: 15, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 }),
+  };
+  return applyContainerOverride(generated, mcp.spec.container);
+}
+
+/**
+ * deps.secretContent (optional, an extension of api.md): the content of the Secret key named
+ * by tools.fromSecretKeyRef when the reconciler could read it. An env var from a Secret is
+ * read only at container start, so its hash in the pod template is what rolls the pods when
+ * the tools change.
+ */
+export function renderMCPServer(mcp: MCPServerInput, config: RenderConfig, deps: SecretDeps = {}): Rendered {
+  const parent = parentIdentity('MCPServer', mcp.metadata);
+  const podSpec: PodSpec = { containers: [mcpServerContainer(mcp, config)] };
+  const fromSecret = mcpToolsSource(mcp.spec) === 'fromSecretKeyRef';
+  const deployment = buildDeployment({
+    parent,
+    podSpec,
+    podSpecPatch: mcp.spec.podSpec,
+    configContent: fromSecret ? deps.secretContent : undefined,
+  });
+  const service = buildService(parent, MCP_PORT);
+  const httpRoute = renderHTTPRoute(parent, { name: service.metadata.name, port: MCP_PORT }, mcp.spec.gatewayRoute, config);
+  const endpoint = serviceURL(workloadName('MCPServer', parent.name), parent.namespace, MCP_PORT);
+  return httpRoute === undefined ? { deployment, service, endpoint } : { deployment, service, httpRoute, endpoint };
+}
