@@ -1,0 +1,84 @@
+// render: pure `(parent, resolved dependencies, operator config) → desired children`
+// (design.md). The reconcilers call renderAgent/renderModelAPI/renderMCPServer; the webhooks
+// call defaultImageFor (mutating) and renderPodSpec (validating dry-run of spec.podSpec).
+import type { KaosKind } from '../api/kinds.ts';
+import { renderAgent } from './agent.ts';
+import type { AgentDeps, AgentInput, MCPServerInput, ModelAPIInput, RenderConfig } from './inputs.ts';
+import type { Deployment, PodSpec } from './k8s.ts';
+import { renderMCPServer } from './mcpserver.ts';
+import { renderModelAPI } from './modelapi.ts';
+import { endpointFor } from './names.ts';
+
+export { renderAgent, agentEnv, MEMORY_DEFAULTS } from './agent.ts';
+export { renderModelAPI } from './modelapi.ts';
+export { renderMCPServer } from './mcpserver.ts';
+export { mergePodSpec } from './pod-merge.ts';
+export { canonicalJSON, podSpecHash, configHash, POD_SPEC_HASH_ANNOTATION, CONFIG_HASH_ANNOTATION } from './hash.ts';
+export { defaultImageFor } from './images.ts';
+export { childrenOf, type Rendered } from './rendered.ts';
+export {
+  endpointFor,
+  workloadName,
+  routeName,
+  configMapName,
+  CONTAINER_NAME,
+  modelAPIPort,
+} from './names.ts';
+export { selectorLabels, childLabels, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './labels.ts';
+export type * from './inputs.ts';
+export type * from './k8s.ts';
+
+export interface RenderedPod {
+  /** The final pod spec: generated, spec.container applied, spec.podSpec merged. */
+  readonly podSpec: PodSpec;
+  /** The Deployment carrying it, e.g. for a server-side dry-run create. */
+  readonly deployment: Deployment;
+}
+
+/**
+ * The pod an object would run, for the validating webhook to check spec.podSpec (api.md §5):
+ * it can dry-run `deployment` against the API server. The pod's validity does not depend on
+ * the dependencies' live state, so for an Agent they default to what the spec names: MCPServer
+ * and peer endpoints are computed (they are deterministic), the ModelAPI endpoint is empty
+ * (its port depends on a mode only the cache knows). Pass real deps to get the real pod.
+ */
+export function renderPodSpec(kind: 'Agent', object: AgentInput, config: RenderConfig, deps?: AgentDeps): RenderedPod;
+export function renderPodSpec(kind: 'ModelAPI', object: ModelAPIInput, config: RenderConfig): RenderedPod;
+export function renderPodSpec(kind: 'MCPServer', object: MCPServerInput, config: RenderConfig): RenderedPod;
+export function renderPodSpec(
+  kind: KaosKind,
+  object: AgentInput | ModelAPIInput | MCPServerInput,
+  config: RenderConfig,
+  deps?: AgentDeps,
+): RenderedPod;
+export function renderPodSpec(
+  kind: KaosKind,
+  object: AgentInput | ModelAPIInput | MCPServerInput,
+  config: RenderConfig,
+  deps?: AgentDeps,
+): RenderedPod {
+  let deployment: Deployment;
+  switch (kind) {
+    case 'Agent': {
+      const agent = object as AgentInput;
+      deployment = renderAgent(agent, deps ?? placeholderAgentDeps(agent), config).deployment;
+      break;
+    }
+    case 'ModelAPI':
+      deployment = renderModelAPI(object as ModelAPIInput, {}, config).deployment;
+      break;
+    case 'MCPServer':
+      deployment = renderMCPServer(object as MCPServerInput, config).deployment;
+      break;
+  }
+  return { podSpec: deployment.spec.template.spec, deployment };
+}
+
+function placeholderAgentDeps(agent: AgentInput): AgentDeps {
+  const namespace = agent.metadata?.namespace ?? '';
+  return {
+    modelAPI: { endpoint: '' },
+    mcpServers: (agent.spec.mcpServers ?? []).map((name) => ({ name, endpoint: endpointFor('MCPServer', name, namespace) })),
+    peers: (agent.spec.agentNetwork?.access ?? []).map((name) => ({ name, endpoint: endpointFor('Agent', name, namespace) })),
+  };
+}
