@@ -1,0 +1,213 @@
+// The AdmissionReview protocol (admission.k8s.io/v1): decoding what the API server sends and
+// encoding what the handlers decide. Pure: no I/O, no logging; the router does both.
+//
+// How bad input is answered, and why:
+//
+// * While the request's uid is unknown there is no AdmissionReview we could answer with, so the
+//   answer is plain HTTP: status 400 (413 oversized, 415 wrong Content-Type, 404 unknown path,
+//   405 wrong method) and a JSON body `{"message": "..."}`. The API server turns a non-200 into
+//   "failed calling webhook ...: <message>", which is what the user should read. This covers:
+//   a body that is not JSON, JSON that is not an AdmissionReview, an apiVersion other than
+//   admission.k8s.io/v1 (the message names the supported one), and a missing request.uid.
+// * Once the uid is known the protocol expects an AdmissionReview back, so every later problem
+//   is HTTP 200 with `allowed: false` and a metav1.Status: code 400 (reason BadRequest) when the
+//   request does not belong on this endpoint (kind or resource not the path's, an unknown
+//   operation, a subresource, no object on CREATE/UPDATE, no oldObject on UPDATE), and code 500
+//   (reason InternalError, message "internal error: <what>", never a stack) when a handler
+//   throws or returns something that is not a decision.
+// * A subresource (e.g. status) is refused rather than waved through: the generated webhook
+//   configurations never route one here, so seeing one means a misconfiguration worth noticing.
+// * A validating endpoint never sends a patch, even if a handler returned one: the API server
+//   does not apply patches from validating webhooks and some versions reject the response.
+// * Warnings are cut to at most 120 bytes of UTF-8 (so at most 120 characters by any count),
+//   on a code-point boundary, ending in "..."; control characters become spaces, because the
+//   API server passes warnings on as HTTP Warning headers.
+import type {
+  AdmissionDecision,
+  AdmissionOperation,
+  AdmissionRequest,
+  AdmissionReviewOut,
+  Status,
+  WebhookType,
+} from './types.ts';
+import { GROUP, KIND_NAMES, VERSION, type KaosKind } from '../api/kinds.ts';
+
+export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
+export const ADMISSION_REVIEW_KIND = 'AdmissionReview';
+/** Two 3 MiB objects (object and oldObject of an UPDATE) and the envelope fit. */
+export const BODY_LIMIT_BYTES = 7 * 1024 * 1024;
+export const MAX_WARNING_BYTES = 120;
+
+/** Facts about a request that are safe to log: identifiers only, never the objects. */
+export interface RequestFacts {
+  uid?: string;
+  kind?: string;
+  operation?: string;
+  namespace?: string;
+  name?: string;
+}
+
+export type DecodeResult =
+  | { ok: true; request: AdmissionRequest }
+  /** Answer with plain HTTP 400 and `{message}`: there is no uid to answer with. */
+  | { ok: false; uid: undefined; message: string; facts: RequestFacts }
+  /** Answer with an AdmissionReview denial, code 400. */
+  | { ok: false; uid: string; message: string; facts: RequestFacts };
+
+export type ParseResult = { ok: true; value: unknown } | { ok: false; message: string };
+
+const OPERATIONS: readonly AdmissionOperation[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
+/** Longest piece of client-supplied text quoted back in a message or a log line. */
+const QUOTE_LIMIT = 120;
+
+export function parseJson(body: Buffer): ParseResult {
+  try {
+    return { ok: true, value: JSON.parse(body.toString('utf8')) as unknown };
+  } catch (err) {
+    return { ok: false, message: `request body is not valid JSON: ${errorMessage(err)}` };
+  }
+}
+
+/** Checks that `body` is an AdmissionReview v1 for `kind`, as the endpoint for `kind` expects. */
+export function decodeReview(body: unknown, kind: KaosKind): DecodeResult {
+  const facts: RequestFacts = {};
+  const http = (message: string): DecodeResult => ({ ok: false, uid: undefined, message, facts });
+  if (!isRecord(body)) return http(`expected an ${ADMISSION_API_VERSION} AdmissionReview object, got ${typeName(body)}`);
+  if (body.kind !== ADMISSION_REVIEW_KIND) {
+    return http(`expected kind "${ADMISSION_REVIEW_KIND}", got ${quote(body.kind)}`);
+  }
+  if (body.apiVersion !== ADMISSION_API_VERSION) {
+    return http(
+      `unsupported AdmissionReview apiVersion ${quote(body.apiVersion)}: this webhook supports ${ADMISSION_API_VERSION} only (set admissionReviewVersions: [v1])`,
+    );
+  }
+  const request = body.request;
+  if (!isRecord(request)) return http('AdmissionReview has no request');
+  collectFacts(request, facts);
+  const uid = request.uid;
+  if (typeof uid !== 'string' || uid === '') return http('request.uid is required');
+
+  const deny = (message: string): DecodeResult => ({ ok: false, uid, message, facts });
+  const names = KIND_NAMES[kind];
+  const gvk = request.kind;
+  if (!isRecord(gvk) || gvk.group !== GROUP || gvk.version !== VERSION || gvk.kind !== kind) {
+    return deny(`this webhook serves ${GROUP}/${VERSION} ${kind}, got request.kind ${describeGroupVersion(gvk, 'kind')}`);
+  }
+  const gvr = request.resource;
+  if (!isRecord(gvr) || gvr.group !== GROUP || gvr.version !== VERSION || gvr.resource !== names.plural) {
+    return deny(
+      `this webhook serves ${GROUP}/${VERSION} ${names.plural}, got request.resource ${describeGroupVersion(gvr, 'resource')}`,
+    );
+  }
+  if (request.subResource !== undefined && request.subResource !== '') {
+    return deny(`this webhook does not serve subresources, got ${names.plural}/${quote(request.subResource)}`);
+  }
+  const operation = request.operation;
+  if (!(OPERATIONS as readonly unknown[]).includes(operation)) {
+    return deny(`request.operation ${quote(operation)} is not one of ${OPERATIONS.join(', ')}`);
+  }
+  if ((operation === 'CREATE' || operation === 'UPDATE') && !isRecord(request.object)) {
+    return deny(`request.object is required for ${operation}`);
+  }
+  if (operation === 'UPDATE' && !isRecord(request.oldObject)) {
+    return deny('request.oldObject is required for UPDATE');
+  }
+  // The fields checked above are the ones handlers rely on; the rest are optional in the type.
+  return { ok: true, request: request as unknown as AdmissionRequest };
+}
+
+/** The AdmissionReview that carries a handler's decision back to the API server. */
+export function encodeDecision(uid: string, type: WebhookType, decision: AdmissionDecision): AdmissionReviewOut {
+  const response: AdmissionReviewOut['response'] = { uid, allowed: decision.allowed };
+  if (decision.status !== undefined) response.status = decision.status;
+  const patch = decision.patch;
+  if (type === 'mutate' && patch !== undefined && patch.length > 0) {
+    response.patchType = 'JSONPatch';
+    response.patch = Buffer.from(JSON.stringify(patch), 'utf8').toString('base64');
+  }
+  const warnings = decision.warnings;
+  if (warnings !== undefined && warnings.length > 0) response.warnings = warnings.map(clampWarning);
+  return { apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_REVIEW_KIND, response };
+}
+
+/** An AdmissionReview denial for a request we could not judge (400) or failed to (500). */
+export function errorReview(uid: string, code: 400 | 500, message: string): AdmissionReviewOut {
+  const status: Status = {
+    status: 'Failure',
+    message,
+    reason: code === 400 ? 'BadRequest' : 'InternalError',
+    code,
+  };
+  return { apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_REVIEW_KIND, response: { uid, allowed: false, status } };
+}
+
+/** A handler's result is trusted only as far as this check goes. */
+export function isDecision(value: unknown): value is AdmissionDecision {
+  return isRecord(value) && typeof value.allowed === 'boolean';
+}
+
+// Control characters other than tab; a warning travels as an HTTP header value.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/g;
+const ELLIPSIS = '...';
+
+/** A warning as kubectl can print it: at most 120 bytes of UTF-8, no control characters. */
+export function clampWarning(warning: string): string {
+  let text = warning;
+  if (!text.isWellFormed()) text = text.toWellFormed();
+  CONTROL.lastIndex = 0;
+  if (CONTROL.test(text)) text = text.replace(CONTROL, ' ');
+  if (Buffer.byteLength(text, 'utf8') <= MAX_WARNING_BYTES) return text;
+  const budget = MAX_WARNING_BYTES - ELLIPSIS.length;
+  let bytes = 0;
+  let end = 0;
+  // for..of walks code points, so a surrogate pair is never split.
+  for (const ch of text) {
+    const cp = ch.codePointAt(0) ?? 0;
+    const size = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    if (bytes + size > budget) break;
+    bytes += size;
+    end += ch.length;
+  }
+  return text.slice(0, end) + ELLIPSIS;
+}
+
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return typeof err === 'string' ? err : String(err);
+}
+
+function collectFacts(request: Record<string, unknown>, facts: RequestFacts): void {
+  if (typeof request.uid === 'string') facts.uid = clip(request.uid);
+  const gvk = request.kind;
+  if (isRecord(gvk) && typeof gvk.kind === 'string') facts.kind = clip(gvk.kind);
+  if (typeof request.operation === 'string') facts.operation = clip(request.operation);
+  if (typeof request.namespace === 'string' && request.namespace !== '') facts.namespace = clip(request.namespace);
+  if (typeof request.name === 'string' && request.name !== '') facts.name = clip(request.name);
+}
+
+function describeGroupVersion(value: unknown, field: 'kind' | 'resource'): string {
+  if (!isRecord(value)) return typeName(value);
+  const group = typeof value.group === 'string' ? value.group : '';
+  const version = typeof value.version === 'string' ? value.version : '?';
+  const name = typeof value[field] === 'string' ? value[field] : '?';
+  return clip(`${group === '' ? '' : `${group}/`}${version} ${name}`);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function typeName(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+}
+
+function quote(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(clip(value)) : typeName(value);
+}
+
+function clip(text: string): string {
+  return text.length <= QUOTE_LIMIT ? text : `${text.slice(0, QUOTE_LIMIT)}...`;
+}

@@ -1,0 +1,56 @@
+// Reading a JSON request body with a size limit, as express.json({limit}) would, but without
+// its per-request content negotiation: the webhook accepts exactly one content type, and the
+// router wants to answer 413 and 415 in its own words and count them in its own metrics.
+import type { IncomingMessage } from 'node:http';
+
+export type BodyResult =
+  | { ok: true; body: Buffer }
+  | { ok: false; code: 400 | 413; message: string };
+
+/** True when the Content-Type is application/json, parameters (charset) allowed. */
+export function isJsonContentType(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  const semi = header.indexOf(';');
+  const type = (semi === -1 ? header : header.slice(0, semi)).trim().toLowerCase();
+  return type === 'application/json';
+}
+
+/**
+ * Reads the whole body, refusing more than `limit` bytes: at once when Content-Length says so,
+ * otherwise as soon as the body crosses the limit. A refused body is still drained (and
+ * dropped), not cut off: closing a socket the client is still writing to makes the kernel reset
+ * it, and the client would lose our 413 along with it. The server's requestTimeout bounds the
+ * drain.
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) {
+    // Node drains the unread body itself once the response is sent.
+    return Promise.resolve(tooLarge(limit));
+  }
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    // resolve() is idempotent: whatever settles first wins, later events change nothing.
+    req.on('data', (chunk: Buffer) => {
+      if (size > limit) return; // refused already: drop the rest
+      size += chunk.length;
+      if (size > limit) {
+        chunks.length = 0;
+        resolve(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      resolve({ ok: true, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size) });
+    });
+    req.on('error', (err) => resolve({ ok: false, code: 400, message: `error reading request body: ${err.message}` }));
+    // 'close' before 'end' means the client went away mid-body.
+    req.on('close', () => resolve({ ok: false, code: 400, message: 'request aborted by the client' }));
+  });
+}
+
+function tooLarge(limit: number): BodyResult {
+  return { ok: false, code: 413, message: `request body exceeds the limit of ${limit} bytes` };
+}
