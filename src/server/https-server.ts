@@ -1,0 +1,137 @@
+// An HTTPS server whose certificate follows its files: a new pair goes into service through
+// server.setSecureContext(), so no restart, and connections already open keep their session
+// and finish what they are doing. Knows nothing about admission; webhook-server.ts puts the
+// router on it.
+import { createServer, type Server } from 'node:https';
+import type { RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import {
+  loadCertificatePair,
+  watchCertificates,
+  type CertificateCheck,
+  type CertificateInfo,
+  type CertificatePair,
+} from './certificates.ts';
+import { closeGracefully } from './close.ts';
+
+/**
+ * Timeouts, and why. The API server's webhook client is Go's net/http, which drops idle
+ * connections after 90 s: keeping ours open at least that long means the client, not us, closes
+ * an idle connection, so it never sends a request on a socket we are closing. Headers must come
+ * within 32 s (a little above the longest webhook timeout the API server allows, 30 s), and a
+ * whole request within 60 s, so a stalled client cannot hold a socket for ever.
+ */
+export const SERVER_TIMEOUTS = {
+  keepAliveTimeout: 90_000,
+  headersTimeout: 32_000,
+  requestTimeout: 60_000,
+} as const;
+
+export interface HttpsServerOptions {
+  host: string;
+  /** 0 picks a free port; see RunningHttpsServer.port. */
+  port: number;
+  /** Holds tls.crt and tls.key. */
+  certDir: string;
+  certCheckIntervalSeconds: number;
+  listener: RequestListener;
+  logger: Logger;
+  /** How long close() waits for requests in flight before cutting them off. Default 10 s. */
+  shutdownGraceMs?: number;
+  /** Quiet time after a change in certDir before the files are read. Default 100 ms. */
+  certDebounceMs?: number;
+}
+
+export interface RunningHttpsServer {
+  readonly server: Server;
+  readonly host: string;
+  readonly port: number;
+  /** The certificate in service. */
+  certificate(): CertificateInfo;
+  /** Reads certDir now instead of waiting for a file event or the timer. */
+  checkCertificates(): Promise<CertificateCheck>;
+  /** Stops accepting, drains (bounded by shutdownGraceMs) and resolves when closed. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Seconds between two log lines about failed TLS handshakes; scanners must not flood the log. */
+const TLS_ERROR_LOG_INTERVAL_MS = 60_000;
+
+export async function startHttpsServer(options: HttpsServerOptions): Promise<RunningHttpsServer> {
+  const { logger, certDir } = options;
+  let pair: CertificatePair = await loadCertificatePair(certDir);
+  const server = createServer(
+    { cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2', ...SERVER_TIMEOUTS },
+    options.listener,
+  );
+  server.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveTimeout;
+  server.headersTimeout = SERVER_TIMEOUTS.headersTimeout;
+  server.requestTimeout = SERVER_TIMEOUTS.requestTimeout;
+  server.on('tlsClientError', throttledTlsLog(logger));
+
+  const watcher = watchCertificates({
+    certDir,
+    current: pair,
+    intervalMs: options.certCheckIntervalSeconds * 1000,
+    debounceMs: options.certDebounceMs ?? 100,
+    apply(next) {
+      server.setSecureContext({ cert: next.cert, key: next.key, minVersion: 'TLSv1.2' });
+      pair = next;
+    },
+    onReload: (info) => logger.info({ certDir, ...info }, 'serving certificate reloaded'),
+    onReject: (error) =>
+      logger.error({ certDir, err: error.message }, 'serving certificate not reloaded; keeping the one in service'),
+  });
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, options.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    watcher.stop();
+    throw err;
+  }
+  const port = (server.address() as AddressInfo).port;
+  logger.info({ host: options.host, port, certDir, ...pair.info }, 'HTTPS server listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    server,
+    host: options.host,
+    port,
+    certificate: () => pair.info,
+    checkCertificates: () => watcher.check(),
+    close() {
+      closing ??= (async () => {
+        watcher.stop();
+        await closeGracefully(server, {
+          graceMs: options.shutdownGraceMs ?? 10_000,
+          onForced: (connections) =>
+            logger.warn({ connections }, 'shutdown grace period over; closing connections still open'),
+        });
+        logger.info({ port }, 'HTTPS server closed');
+      })();
+      return closing;
+    },
+  };
+}
+
+function throttledTlsLog(logger: Logger): (err: Error) => void {
+  let last = 0;
+  let suppressed = 0;
+  return (err) => {
+    const now = Date.now();
+    if (now - last < TLS_ERROR_LOG_INTERVAL_MS) {
+      suppressed += 1;
+      return;
+    }
+    logger.warn({ err: err.message, suppressed }, 'TLS handshake failed (is the caBundle the CA of this certificate?)');
+    last = now;
+    suppressed = 0;
+  };
+}

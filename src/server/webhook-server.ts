@@ -1,0 +1,41 @@
+// The admission webhook server: the webhook routes on an HTTPS server that reloads its
+// certificate. This is what main.ts starts (and closes on SIGTERM).
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { createWebhookApp, type HandlerFactory } from '../admission/router.ts';
+import { startHttpsServer, type RunningHttpsServer } from './https-server.ts';
+import type { WebhookMetrics } from './metrics.ts';
+
+export interface WebhookServerOptions {
+  /** `config.webhook`: host, port, certDir, certCheckIntervalSeconds. */
+  config: Config['webhook'];
+  handlers: HandlerFactory;
+  logger: Logger;
+  /** createWebhookMetrics(registry); no metrics when omitted. */
+  metrics?: WebhookMetrics;
+  /** How long close() lets requests in flight finish. Default 10 s. */
+  shutdownGraceMs?: number;
+  /** Default 100 ms; tests shorten it. */
+  certDebounceMs?: number;
+}
+
+export type RunningWebhookServer = RunningHttpsServer;
+
+export function startWebhookServer(options: WebhookServerOptions): Promise<RunningWebhookServer> {
+  const { config, logger } = options;
+  const app = createWebhookApp({
+    handlers: options.handlers,
+    logger,
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+  });
+  return startHttpsServer({
+    host: config.host,
+    port: config.port,
+    certDir: config.certDir,
+    certCheckIntervalSeconds: config.certCheckIntervalSeconds,
+    listener: app,
+    logger,
+    ...(options.shutdownGraceMs === undefined ? {} : { shutdownGraceMs: options.shutdownGraceMs }),
+    ...(options.certDebounceMs === undefined ? {} : { certDebounceMs: options.certDebounceMs }),
+  });
+}

@@ -1,0 +1,123 @@
+// Shared by the server and router tests: a captured logger, an HTTPS client that trusts the
+// test CA, AdmissionReview builders, and polling without timing assertions.
+import { request, Agent } from 'node:https';
+import { connect } from 'node:tls';
+import type { Logger } from 'pino';
+import { createLogger } from '../../../src/server/logger.ts';
+import type { AdmissionRequest } from '../../../src/admission/types.ts';
+import { GROUP, KIND_NAMES, VERSION, type KaosKind } from '../../../src/api/kinds.ts';
+
+export interface LogLine {
+  level: string;
+  msg: string;
+  [key: string]: unknown;
+}
+
+export interface CapturedLogger {
+  logger: Logger;
+  lines: LogLine[];
+  /** Lines at `level` (and, if given, whose msg contains `text`). */
+  find(level: string, text?: string): LogLine[];
+}
+
+export function captureLogger(level: 'debug' | 'info' | 'warn' = 'debug'): CapturedLogger {
+  const lines: LogLine[] = [];
+  const logger = createLogger({
+    level,
+    destination: { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) },
+  });
+  return {
+    logger,
+    lines,
+    find: (lvl, text) => lines.filter((l) => l.level === lvl && (text === undefined || l.msg.includes(text))),
+  };
+}
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+export interface RequestOptions {
+  method?: string;
+  headers?: Record<string, string | number>;
+  agent?: Agent | false;
+  ca?: string;
+}
+
+export function httpsRequest(port: number, path: string, body: string | Buffer | undefined, options: RequestOptions = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: options.method ?? 'POST',
+        headers: {
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...options.headers,
+        },
+        agent: options.agent ?? false,
+        ...(options.ca === undefined ? { rejectUnauthorized: false } : { ca: options.ca }),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** The SHA-256 fingerprint of the certificate the server presents in a fresh handshake. */
+export function peerFingerprint(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+      const fingerprint = socket.getPeerCertificate().fingerprint256;
+      socket.end();
+      resolve(fingerprint);
+    });
+    socket.on('error', reject);
+  });
+}
+
+/** Calls `probe` until it returns true; the test's own timeout bounds the wait. */
+export async function eventually(probe: () => boolean | Promise<boolean>, pauseMs = 20): Promise<void> {
+  for (;;) {
+    if (await probe()) return;
+    await new Promise((r) => setTimeout(r, pauseMs));
+  }
+}
+
+export function admissionRequest(kind: KaosKind, overrides: Partial<AdmissionRequest> = {}): AdmissionRequest {
+  const object = {
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind,
+    metadata: { name: 'a1', namespace: 'ns1' },
+    spec: kind === 'Agent' ? { modelAPI: 'm1' } : kind === 'ModelAPI' ? { mode: 'Proxy', proxyConfig: { model: 'x' } } : { type: 'python-runtime' },
+  };
+  return {
+    uid: 'b6f0c0b1-2b6a-4f4e-9f7b-9c1e1c1e1c1e',
+    kind: { group: GROUP, version: VERSION, kind },
+    resource: { group: GROUP, version: VERSION, resource: KIND_NAMES[kind].plural },
+    name: 'a1',
+    namespace: 'ns1',
+    operation: 'CREATE',
+    object,
+    ...overrides,
+  };
+}
+
+export function review(request: unknown, apiVersion = 'admission.k8s.io/v1', kind = 'AdmissionReview'): string {
+  return JSON.stringify({ apiVersion, kind, request });
+}
+
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
