@@ -15,11 +15,14 @@ const bin = join(dir, 'bin');
 const log = join(dir, 'calls.log');
 const pwned = join(dir, 'pwned');
 
-/** A stub that appends "<name> <args as JSON>" to the log. */
+/**
+ * A stub that appends one line "<name>\x1f<arg>\x1f<arg>..." to the log, in a single write so
+ * that lines of concurrent stubs (the background `ollama serve`) never interleave.
+ */
 function stub(name: string, body = ''): void {
   writeFileSync(
     join(bin, name),
-    `#!/bin/sh\nprintf '%s' "${name}" >> "$CALL_LOG"\nfor a in "$@"; do printf '\\037%s' "$a" >> "$CALL_LOG"; done\nprintf '\\n' >> "$CALL_LOG"\n${body}\n`,
+    `#!/bin/sh\nsep=$(printf '\\037')\nline="${name}"\nfor a in "$@"; do line="$line$sep$a"; done\nprintf '%s\\n' "$line" >> "$CALL_LOG"\n${body}\n`,
   );
   chmodSync(join(bin, name), 0o755);
 }
@@ -48,7 +51,9 @@ t.before(() => {
   stub('pip');
   stub('python');
   stub('npx');
-  stub('sleep');
+  // `sleep 5` in the pull script waits for `ollama serve` to come up; the stub waits (at most
+  // 5 s) for the background stub server to have started instead of a fixed time.
+  stub('sleep', 'i=0; while ! grep -q serve "$CALL_LOG" 2>/dev/null && [ $i -lt 100 ]; do /bin/sleep 0.05; i=$((i+1)); done');
   stub('ollama', 'if [ "$1" = serve ]; then exec /bin/sleep 30; fi');
 });
 
