@@ -1,0 +1,18 @@
+// The enumerations of the API, in the order Kubernetes lists them in "supported values".
+
+export const MODEL_API_MODES = ['Hosted', 'Proxy'] as const;
+export type ModelAPIMode = (typeof MODEL_API_MODES)[number];
+
+export const MCP_RUNTIMES = ['node-runtime', 'python-runtime'] as const;
+export type MCPRuntime = (typeof MCP_RUNTIMES)[number];
+
+export const MEMORY_TYPES = ['local'] as const;
+export type MemoryType = (typeof MEMORY_TYPES)[number];
+
+/** `Waiting` exists for Agents only: they wait for their ModelAPI and MCPServers (api.md §2). */
+export const AGENT_PHASES = ['Pending', 'Waiting', 'Ready', 'Failed'] as const;
+export const PHASES = ['Pending', 'Ready', 'Failed'] as const;
+export type Phase = (typeof AGENT_PHASES)[number];
+
+export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
+export type ConditionStatus = (typeof CONDITION_STATUSES)[number];

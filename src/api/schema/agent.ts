@@ -1,0 +1,62 @@
+// Agent (api.md §2).
+import { Type, type Static } from '@sinclair/typebox';
+import { AGENT_DEFAULTS } from '../defaults.ts';
+import { AGENT_PHASES, MEMORY_TYPES } from '../enums.ts';
+import { ContainerOverride, EnvVarList, GatewayRoute, PodSpecFragment } from './common.ts';
+import { Int32, StringEnum, StringMap } from './helpers.ts';
+import { StatusSchema } from './status.ts';
+
+const memory = AGENT_DEFAULTS.memory;
+
+export const AgentMemory = Type.Object(
+  {
+    enabled: Type.Optional(Type.Boolean({ default: memory.enabled })),
+    type: Type.Optional(StringEnum(MEMORY_TYPES, { default: memory.type })),
+    contextLimit: Type.Optional(Int32({ minimum: 1, maximum: 100, default: memory.contextLimit })),
+    maxSessions: Type.Optional(Int32({ minimum: 1, maximum: 100000, default: memory.maxSessions })),
+    maxSessionEvents: Type.Optional(Int32({ minimum: 1, maximum: 10000, default: memory.maxSessionEvents })),
+  },
+  { description: 'Conversation memory of the agent.' },
+);
+
+export const AgentConfig = Type.Object({
+  description: Type.Optional(Type.String()),
+  instructions: Type.Optional(Type.String()),
+  reasoningLoopMaxSteps: Type.Optional(
+    Int32({ minimum: 1, maximum: 20, default: AGENT_DEFAULTS.reasoningLoopMaxSteps }),
+  ),
+  memory: Type.Optional(AgentMemory),
+  env: Type.Optional(EnvVarList('Passed to the agent container verbatim; the webhook adds MODEL_NAME when absent.')),
+});
+
+export const AgentNetwork = Type.Object(
+  {
+    expose: Type.Optional(
+      Type.Boolean({ default: AGENT_DEFAULTS.expose, description: 'Create a Service so other agents can reach this one.' }),
+    ),
+    access: Type.Optional(Type.Array(Type.String(), { description: 'Names of peer Agents in the namespace.' })),
+  },
+  { default: AGENT_DEFAULTS.agentNetwork },
+);
+
+export const AgentSpec = Type.Object({
+  modelAPI: Type.String({ description: 'Name of a ModelAPI in the same namespace.' }),
+  mcpServers: Type.Optional(Type.Array(Type.String(), { description: 'Names of MCPServers in the same namespace.' })),
+  agentNetwork: Type.Optional(AgentNetwork),
+  config: Type.Optional(AgentConfig),
+  waitForDependencies: Type.Optional(
+    Type.Boolean({
+      default: AGENT_DEFAULTS.waitForDependencies,
+      description: 'Wait for the ModelAPI and MCPServers to be ready before creating the Deployment.',
+    }),
+  ),
+  gatewayRoute: Type.Optional(GatewayRoute),
+  container: Type.Optional(ContainerOverride),
+  podSpec: Type.Optional(PodSpecFragment),
+});
+export type AgentSpec = Static<typeof AgentSpec>;
+
+export const AgentStatus = StatusSchema(AGENT_PHASES, {
+  linkedResources: Type.Optional(StringMap({ description: 'Objects this Agent uses, e.g. {modelapi: <name>}.' })),
+});
+export type AgentStatus = Static<typeof AgentStatus>;

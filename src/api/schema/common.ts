@@ -1,0 +1,57 @@
+// Pieces shared by the three kinds (api.md §1).
+import { Type, type Static } from '@sinclair/typebox';
+import { MapList, OpaqueObject } from './helpers.ts';
+
+/** core/v1 EnvVar; `valueFrom` is kept opaque and checked by the API server when the pod is built. */
+export const EnvVar = Type.Object({
+  name: Type.String({ description: 'Name of the environment variable.' }),
+  value: Type.Optional(Type.String()),
+  valueFrom: Type.Optional(OpaqueObject({ description: 'core/v1 EnvVarSource.' })),
+});
+export type EnvVar = Static<typeof EnvVar>;
+
+export const EnvVarList = (description: string) => MapList(EnvVar, ['name'], { description });
+
+/** core/v1 SecretKeySelector. */
+export const SecretKeySelector = Type.Object(
+  {
+    name: Type.Optional(Type.String({ description: 'Name of the Secret in the same namespace.' })),
+    key: Type.String({ description: 'The key of the Secret to select.' }),
+    optional: Type.Optional(Type.Boolean()),
+  },
+  { 'x-kubernetes-map-type': 'atomic' },
+);
+export type SecretKeySelector = Static<typeof SecretKeySelector>;
+
+/** Go duration syntax as Gateway API accepts it; "0s" means "no timeout on the route". */
+export const GATEWAY_TIMEOUT_PATTERN = '^([0-9]+(h|m|s|ms)){1,4}$';
+
+export const GatewayRoute = Type.Object(
+  {
+    timeout: Type.Optional(
+      Type.String({
+        pattern: GATEWAY_TIMEOUT_PATTERN,
+        description: 'Request timeout of the HTTPRoute, e.g. 30s or 2m; 0s for none. Defaults per kind.',
+      }),
+    ),
+  },
+  { description: 'Settings of the Gateway API HTTPRoute, when the operator has the gateway enabled.' },
+);
+export type GatewayRoute = Static<typeof GatewayRoute>;
+
+export const ContainerOverride = Type.Object(
+  {
+    image: Type.Optional(Type.String({ description: 'Container image; defaulted by the operator.' })),
+    command: Type.Optional(Type.Array(Type.String())),
+    args: Type.Optional(Type.Array(Type.String())),
+    resources: Type.Optional(OpaqueObject({ description: 'core/v1 ResourceRequirements.' })),
+    env: Type.Optional(EnvVarList('Appended after the generated variables; wins on name clashes.')),
+  },
+  { description: 'Overrides applied to the generated main container.' },
+);
+export type ContainerOverride = Static<typeof ContainerOverride>;
+
+export const PodSpecFragment = OpaqueObject({
+  description:
+    'A core/v1 PodSpec fragment merged onto the generated pod with strategic-merge semantics; the webhook checks that the merged pod is valid.',
+});

@@ -1,0 +1,34 @@
+// MCPServer (api.md §4).
+import { Type, type Static } from '@sinclair/typebox';
+import { MCP_RUNTIMES, PHASES } from '../enums.ts';
+import { ContainerOverride, EnvVarList, GatewayRoute, PodSpecFragment, SecretKeySelector } from './common.ts';
+import { StringEnum } from './helpers.ts';
+import { StatusSchema } from './status.ts';
+
+export const MCPTools = Type.Object(
+  {
+    fromPackage: Type.Optional(
+      Type.String({ description: 'A PyPI (python-runtime) or npm (node-runtime) package, optionally with a version.' }),
+    ),
+    fromString: Type.Optional(Type.String({ description: 'Python source defining the tools (python-runtime only).' })),
+    fromSecretKeyRef: Type.Optional(SecretKeySelector),
+  },
+  { description: 'Where the tools come from: exactly one source.' },
+);
+
+export const MCPServerConfig = Type.Object({
+  tools: Type.Optional(MCPTools),
+  env: Type.Optional(EnvVarList('Environment of the MCP server container.')),
+});
+
+export const MCPServerSpec = Type.Object({
+  type: StringEnum(MCP_RUNTIMES, { description: 'Runtime of the server.' }),
+  config: Type.Optional(MCPServerConfig),
+  gatewayRoute: Type.Optional(GatewayRoute),
+  container: Type.Optional(ContainerOverride),
+  podSpec: Type.Optional(PodSpecFragment),
+});
+export type MCPServerSpec = Static<typeof MCPServerSpec>;
+
+export const MCPServerStatus = StatusSchema(PHASES, {});
+export type MCPServerStatus = Static<typeof MCPServerStatus>;

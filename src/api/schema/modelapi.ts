@@ -1,0 +1,45 @@
+// ModelAPI (api.md §3).
+import { Type, type Static } from '@sinclair/typebox';
+import { MODEL_API_MODES, PHASES } from '../enums.ts';
+import { ContainerOverride, EnvVarList, GatewayRoute, PodSpecFragment, SecretKeySelector } from './common.ts';
+import { StringEnum } from './helpers.ts';
+import { StatusSchema } from './status.ts';
+
+export const ConfigYaml = Type.Object(
+  {
+    fromString: Type.Optional(Type.String({ description: 'A whole LiteLLM config file.' })),
+    fromSecretKeyRef: Type.Optional(SecretKeySelector),
+  },
+  { description: 'The LiteLLM config: exactly one of fromString or fromSecretKeyRef.' },
+);
+
+export const ProxyConfig = Type.Object(
+  {
+    apiBase: Type.Optional(Type.String({ description: 'http(s) URL of the backend.' })),
+    model: Type.Optional(Type.String({ description: 'Model to serve, e.g. ollama/smollm2:135m.' })),
+    configYaml: Type.Optional(ConfigYaml),
+    env: Type.Optional(EnvVarList('Environment of the LiteLLM container.')),
+  },
+  { description: 'LiteLLM proxy settings (mode Proxy): at least one of apiBase, model or configYaml.' },
+);
+
+export const HostedConfig = Type.Object(
+  {
+    model: Type.String({ minLength: 1, description: 'Ollama model to pull and serve, e.g. smollm2:135m.' }),
+    env: Type.Optional(EnvVarList('Environment of the Ollama container.')),
+  },
+  { description: 'In-cluster Ollama settings (mode Hosted).' },
+);
+
+export const ModelAPISpec = Type.Object({
+  mode: StringEnum(MODEL_API_MODES, { description: 'Proxy (LiteLLM in front of a backend) or Hosted (Ollama in the cluster).' }),
+  proxyConfig: Type.Optional(ProxyConfig),
+  hostedConfig: Type.Optional(HostedConfig),
+  gatewayRoute: Type.Optional(GatewayRoute),
+  container: Type.Optional(ContainerOverride),
+  podSpec: Type.Optional(PodSpecFragment),
+});
+export type ModelAPISpec = Static<typeof ModelAPISpec>;
+
+export const ModelAPIStatus = StatusSchema(PHASES, {});
+export type ModelAPIStatus = Static<typeof ModelAPIStatus>;
