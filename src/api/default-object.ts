@@ -1,0 +1,101 @@
+// The mutating webhook's decision, as a pure function (api.md §5 "Mutating"): derived values
+// (container image, an Agent's MODEL_NAME) first, then the schema's constant defaults. Idempotent:
+// running it on its own output changes nothing. Never touches status.
+import type { Config } from '../config.ts';
+import { readDefaulted, writeDefaulted } from './defaulted-annotation.ts';
+import {
+  defaultImage,
+  imageField,
+  modelNameEntry,
+  modelNameField,
+  modelNameFor,
+  type DerivedField,
+} from './derived-defaults.ts';
+import { goQuote } from './go-format.ts';
+import { asRecord, jsonEqual, type JsonRecord } from './json.ts';
+import type { KaosKind } from './kinds.ts';
+import type { KubeObject } from './lookup.ts';
+import { applySchemaDefaults } from './schema-defaults.ts';
+import { SPEC_SCHEMAS } from './schema/index.ts';
+import { truncateWarning } from './warnings.ts';
+
+export interface DefaultingContext {
+  config: Pick<Config, 'images' | 'defaultModelName'>;
+  /** The stored object on UPDATE; absent on CREATE. */
+  oldObject?: KubeObject;
+  /** Agents: the ModelAPI that spec.modelAPI names, when it exists. */
+  modelAPI?: KubeObject;
+}
+
+export interface DefaultingResult {
+  /** A new object; the input is never modified. */
+  object: KubeObject;
+  /** Fields now listed in kaos.tools/defaulted, sorted. */
+  defaulted: string[];
+  warnings: string[];
+}
+
+interface Derivation {
+  /** Value for an absent field; undefined when the spec determines none. */
+  fill: unknown;
+  /** Value for a field we chose before; undefined keeps the current value. */
+  refresh: unknown;
+}
+
+/**
+ * Decides one derived field. A value is ours when we wrote it now, or when the annotation says we
+ * chose it and this request did not change it (equal to the stored object's value): then it
+ * follows its source. A recorded value the user changed, or any value without a record, is theirs.
+ */
+function decide(field: DerivedField, spec: JsonRecord, oldSpec: JsonRecord | undefined, recorded: boolean, d: Derivation) {
+  const current = field.read(spec);
+  if (current === undefined) {
+    const wrote = d.fill !== undefined && field.write(spec, structuredClone(d.fill));
+    return { ours: wrote, wrote };
+  }
+  if (!recorded) return { ours: false, wrote: false };
+  if (d.fill !== undefined && jsonEqual(current, d.fill)) return { ours: true, wrote: false };
+  const changedByUser = oldSpec !== undefined && !jsonEqual(current, field.read(oldSpec));
+  if (changedByUser) return { ours: false, wrote: false };
+  if (d.refresh === undefined) return { ours: true, wrote: false };
+  field.write(spec, structuredClone(d.refresh));
+  return { ours: true, wrote: true };
+}
+
+export function defaultObject(kind: KaosKind, object: KubeObject, ctx: DefaultingContext): DefaultingResult {
+  const out = structuredClone(object);
+  const spec = asRecord(out.spec);
+  if (spec === undefined) return { object: out, defaulted: [], warnings: [] };
+  const oldSpec = asRecord(ctx.oldObject?.spec);
+  const recorded = readDefaulted(out);
+  const ours = new Set<string>();
+  const warnings: string[] = [];
+
+  const image = defaultImage(kind, spec, ctx.config.images);
+  if (decide(imageField, spec, oldSpec, recorded.has(imageField.path), { fill: image, refresh: image }).ours) {
+    ours.add(imageField.path);
+  }
+
+  if (kind === 'Agent') {
+    const { model, fallback } = modelNameFor(ctx.modelAPI, ctx.config);
+    const entry = modelNameEntry(model);
+    // With the ModelAPI out of sight (deleted, or not yet in the cache) and the reference
+    // unchanged, the value chosen earlier is still the best guess: keep it rather than flap.
+    const keep = fallback === 'unknown-model-api' && oldSpec !== undefined && oldSpec.modelAPI === spec.modelAPI;
+    const result = decide(modelNameField, spec, oldSpec, recorded.has(modelNameField.path), {
+      fill: entry,
+      refresh: keep ? undefined : entry,
+    });
+    if (result.ours) ours.add(modelNameField.path);
+    if (result.wrote && fallback === 'model-api-without-model') {
+      warnings.push(
+        truncateWarning(`${modelNameField.path} defaulted to ${goQuote(model)}: ModelAPI ${goQuote(String(spec.modelAPI))} names no model`),
+      );
+    }
+  }
+
+  writeDefaulted(out, ours);
+  // After the derived values, so that a config block created for MODEL_NAME gets its defaults too.
+  applySchemaDefaults(SPEC_SCHEMAS[kind], spec);
+  return { object: out, defaulted: [...ours].sort(), warnings };
+}

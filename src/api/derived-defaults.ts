@@ -1,0 +1,99 @@
+// Values the webhook derives from other fields or from the operator's configuration (api.md §5):
+// the container image of each kind, and an Agent's MODEL_NAME.
+import type { Config, ImageDefaults } from '../config.ts';
+import { asArray, asRecord, asString, getIn, isRecord, isSet, type JsonRecord } from './json.ts';
+import type { KaosKind } from './kinds.ts';
+import type { KubeObject } from './lookup.ts';
+
+export const IMAGE_FIELD = 'spec.container.image';
+export const MODEL_NAME_ENV = 'MODEL_NAME';
+export const MODEL_NAME_FIELD = `spec.config.env[${MODEL_NAME_ENV}]`;
+
+/** One spec field whose value the webhook may choose. */
+export interface DerivedField {
+  /** The path recorded in the kaos.tools/defaulted annotation. */
+  readonly path: string;
+  read(spec: JsonRecord): unknown;
+  /** Returns false when the spec's shape leaves no place for the value (the schema check reports it). */
+  write(spec: JsonRecord, value: unknown): boolean;
+}
+
+/** Returns the object at spec[key], creating it when absent; undefined when something else is there. */
+function ensureRecord(parent: JsonRecord, key: string): JsonRecord | undefined {
+  if (parent[key] === undefined || parent[key] === null) parent[key] = {};
+  return asRecord(parent[key]);
+}
+
+export const imageField: DerivedField = {
+  path: IMAGE_FIELD,
+  read: (spec) => getIn(spec, 'container', 'image'),
+  write(spec, value) {
+    const container = ensureRecord(spec, 'container');
+    if (container === undefined) return false;
+    container.image = value;
+    return true;
+  },
+};
+
+const isModelNameEntry = (e: unknown): boolean => isRecord(e) && e.name === MODEL_NAME_ENV;
+
+/** The whole env entry is the value, so an entry using valueFrom never equals a derived one. */
+export const modelNameField: DerivedField = {
+  path: MODEL_NAME_FIELD,
+  read: (spec) => asArray(getIn(spec, 'config', 'env'))?.find(isModelNameEntry),
+  write(spec, value) {
+    const config = ensureRecord(spec, 'config');
+    if (config === undefined) return false;
+    if (config.env === undefined || config.env === null) config.env = [];
+    if (!Array.isArray(config.env)) return false;
+    const env: unknown[] = config.env;
+    const at = env.findIndex(isModelNameEntry);
+    if (at >= 0) env[at] = value;
+    else env.push(value);
+    return true;
+  },
+};
+
+export const modelNameEntry = (model: string): JsonRecord => ({ name: MODEL_NAME_ENV, value: model });
+
+/** The single tools source an MCPServer names, or undefined when it names none or several. */
+function toolsSource(spec: JsonRecord): 'fromPackage' | 'fromString' | 'fromSecretKeyRef' | undefined {
+  const tools = asRecord(getIn(spec, 'config', 'tools')) ?? {};
+  const set = (['fromPackage', 'fromString', 'fromSecretKeyRef'] as const).filter((k) => isSet(tools[k]));
+  return set.length === 1 ? set[0] : undefined;
+}
+
+/** The image for this spec, or undefined when the spec does not determine one (e.g. an unknown mode). */
+export function defaultImage(kind: KaosKind, spec: JsonRecord, images: ImageDefaults): string | undefined {
+  switch (kind) {
+    case 'Agent':
+      return images.agent;
+    case 'ModelAPI':
+      return spec.mode === 'Proxy' ? images.litellm : spec.mode === 'Hosted' ? images.ollama : undefined;
+    case 'MCPServer': {
+      const source = toolsSource(spec);
+      if (source === 'fromString' || source === 'fromSecretKeyRef') return images.mcpServer;
+      if (source !== 'fromPackage') return undefined;
+      return spec.type === 'python-runtime' ? images.mcpPython : spec.type === 'node-runtime' ? images.mcpNode : undefined;
+    }
+  }
+}
+
+/** Why MODEL_NAME fell back to the configured default, when it did. */
+export type ModelNameFallback = 'unknown-model-api' | 'model-api-without-model';
+
+/**
+ * The model an Agent should name, from its ModelAPI when that is known (Hosted: hostedConfig.model;
+ * Proxy: proxyConfig.model), else the operator's DEFAULT_MODEL_NAME.
+ */
+export function modelNameFor(
+  modelAPI: KubeObject | undefined,
+  config: Pick<Config, 'defaultModelName'>,
+): { model: string; fallback?: ModelNameFallback } {
+  if (modelAPI === undefined) return { model: config.defaultModelName, fallback: 'unknown-model-api' };
+  const mode = getIn(modelAPI.spec, 'mode');
+  const model = asString(
+    mode === 'Hosted' ? getIn(modelAPI.spec, 'hostedConfig', 'model') : mode === 'Proxy' ? getIn(modelAPI.spec, 'proxyConfig', 'model') : undefined,
+  );
+  return model !== undefined && model !== '' ? { model } : { model: config.defaultModelName, fallback: 'model-api-without-model' };
+}

@@ -1,0 +1,34 @@
+// Builders for the unit tests of src/api and src/admission.
+import { loadConfig, type Config } from '../../../src/config.ts';
+import type { KaosKind } from '../../../src/api/kinds.ts';
+import type { KubeObject } from '../../../src/api/lookup.ts';
+
+export const CONFIG: Config = loadConfig({});
+export const NS = 'ns';
+
+export function object(kind: KaosKind, name: string, spec: unknown, extra: Partial<KubeObject> = {}): KubeObject {
+  return {
+    apiVersion: 'kaos.tools/v1alpha1',
+    kind,
+    ...extra,
+    metadata: { name, namespace: NS, ...extra.metadata },
+    spec,
+  };
+}
+
+export const agent = (name: string, spec: unknown, extra?: Partial<KubeObject>): KubeObject => object('Agent', name, spec, extra);
+export const modelAPI = (name: string, spec: unknown, extra?: Partial<KubeObject>): KubeObject => object('ModelAPI', name, spec, extra);
+export const mcpServer = (name: string, spec: unknown, extra?: Partial<KubeObject>): KubeObject => object('MCPServer', name, spec, extra);
+
+export const hosted = (name: string, model = 'llama3:8b', ready = true): KubeObject =>
+  modelAPI(name, { mode: 'Hosted', hostedConfig: { model } }, { status: { ready } });
+export const echoMCP = (name: string, ready = true): KubeObject =>
+  mcpServer(name, { type: 'python-runtime', config: { tools: { fromPackage: 'test-mcp-echo-server' } } }, { status: { ready } });
+
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
