@@ -1,0 +1,107 @@
+// The Agent's rules beyond its schema (api.md §5): reference names, duplicates, self-reference,
+// existence of the ModelAPI and MCPServers (under the reference policy), peers and readiness.
+import { referencedNames } from './agent-references.ts';
+import { child, duplicate, index, invalid, notFound, required, type FieldError } from './field-error.ts';
+import { goQuote } from './go-format.ts';
+import { asArray, asRecord, getIn, type JsonRecord } from './json.ts';
+import type { ReferencePolicy } from './kinds.ts';
+import type { KubeObject } from './lookup.ts';
+import { validateDNS1123Subdomain } from './names.ts';
+import type { AgentReferences, ValidationResult } from './validation-types.ts';
+import { truncateWarning } from './warnings.ts';
+
+export interface AgentValidationContext {
+  /** The stored object on UPDATE: only references it did not already hold are checked. */
+  oldObject?: KubeObject;
+  references?: AgentReferences;
+  policy: ReferencePolicy;
+}
+
+const isReady = (object: KubeObject): boolean => getIn(object.status, 'ready') === true;
+
+const notReadyWarning = (kind: 'ModelAPI' | 'MCPServer', name: string): string =>
+  truncateWarning(`${kind} ${goQuote(name)} is not ready; with waitForDependencies false the Agent starts without it`);
+
+export function validateAgent(object: KubeObject, ctx: AgentValidationContext): ValidationResult {
+  const spec: JsonRecord = asRecord(object.spec) ?? {};
+  const previous = referencedNames(ctx.oldObject?.spec);
+  const noWait = spec.waitForDependencies === false;
+  const errors: FieldError[] = [];
+  const warnings: string[] = [];
+
+  /** A missing ModelAPI or MCPServer: a denial under Enforce, a warning under Warn. */
+  const missing = (error: FieldError): void => {
+    if (ctx.policy === 'Enforce') errors.push(error);
+    else warnings.push(truncateWarning(`${error.errorString()} (allowed: reference policy Warn)`));
+  };
+
+  /** Checks a dependency that is new in this request and has a valid name. */
+  const dependency = (
+    kind: 'ModelAPI' | 'MCPServer',
+    field: string,
+    name: string,
+    known: ReadonlyMap<string, KubeObject | undefined> | undefined,
+    isNew: boolean,
+  ): void => {
+    if (known === undefined || !known.has(name)) return;
+    const target = known.get(name);
+    if (target === undefined) {
+      if (isNew) missing(notFound(field, name));
+    } else if (noWait && !isReady(target)) {
+      warnings.push(notReadyWarning(kind, name));
+    }
+  };
+
+  // spec.modelAPI (its type and presence are the schema's to report)
+  if (typeof spec.modelAPI === 'string') {
+    const field = 'spec.modelAPI';
+    const nameErrors = spec.modelAPI === '' ? [required(field)] : validateDNS1123Subdomain(field, spec.modelAPI);
+    errors.push(...nameErrors);
+    if (nameErrors.length === 0) {
+      const isNew = !previous.modelAPIs.includes(spec.modelAPI);
+      dependency('ModelAPI', field, spec.modelAPI, ctx.references?.modelAPIs, isNew);
+    }
+  }
+
+  // spec.mcpServers
+  forEachName(asArray(spec.mcpServers), 'spec.mcpServers', errors, (field, name) => {
+    dependency('MCPServer', field, name, ctx.references?.mcpServers, !previous.mcpServers.includes(name));
+  });
+
+  // spec.agentNetwork.access
+  const self = object.metadata?.name;
+  forEachName(asArray(getIn(spec, 'agentNetwork', 'access')), child('spec.agentNetwork', 'access'), errors, (field, name) => {
+    if (name === self) {
+      errors.push(invalid(field, name, 'an agent cannot list itself'));
+      return;
+    }
+    // Peers are wired in whenever they appear (KAOS samples create a coordinator before its workers).
+    if (ctx.references?.agents.get(name) === false && !previous.agents.includes(name)) {
+      warnings.push(truncateWarning(`${field}: Agent ${goQuote(name)} does not exist yet; it is wired in once it does`));
+    }
+  });
+
+  return { errors, warnings };
+}
+
+/**
+ * Validates each string of a name list (DNS-1123 subdomain, no duplicates) and hands the valid,
+ * first occurrences to `check`.
+ */
+function forEachName(
+  list: readonly unknown[] | undefined,
+  path: string,
+  errors: FieldError[],
+  check: (field: string, name: string) => void,
+): void {
+  const seen = new Set<string>();
+  (list ?? []).forEach((name, i) => {
+    if (typeof name !== 'string') return;
+    const field = index(path, i);
+    const nameErrors = validateDNS1123Subdomain(field, name);
+    errors.push(...nameErrors);
+    if (seen.has(name)) errors.push(duplicate(field, name));
+    else if (nameErrors.length === 0) check(field, name);
+    seen.add(name);
+  });
+}

@@ -1,0 +1,54 @@
+// The validating webhook's decision, as a pure function (api.md §5 "Validating"): the schema's
+// errors, then the kind's own rules, all reported at once in a stable order.
+import type { ReferencePolicy } from './kinds.ts';
+import type { KaosKind } from './kinds.ts';
+import type { KubeObject } from './lookup.ts';
+import { resolveReferencePolicy } from './reference-policy.ts';
+import { validateSchema } from './schema-validation.ts';
+import { validateAgent } from './validate-agent.ts';
+import { validateMCPServer } from './validate-mcpserver.ts';
+import { validateModelAPI } from './validate-modelapi.ts';
+import type { AgentReferences, ValidationResult } from './validation-types.ts';
+import { stillReferencedWarning } from './warnings.ts';
+
+export interface ValidationContext {
+  /** The stored object on UPDATE; absent on CREATE. */
+  oldObject?: KubeObject;
+  /** Labels of the object's namespace, when known (they may set the reference policy). */
+  namespaceLabels?: Readonly<Record<string, string>>;
+  /** The operator-wide reference policy (Config.referencePolicy). */
+  referencePolicy: ReferencePolicy;
+  /** Agents: the objects they reference, looked up by the caller. */
+  references?: AgentReferences;
+}
+
+export function validateObject(kind: KaosKind, object: KubeObject, ctx: ValidationContext): ValidationResult {
+  const schemaErrors = validateSchema(kind, object);
+  switch (kind) {
+    case 'Agent': {
+      // The policy only means something for Agents, the one kind with references to judge.
+      const policy = resolveReferencePolicy(object, ctx.namespaceLabels, ctx.referencePolicy);
+      const own = validateAgent(object, { oldObject: ctx.oldObject, references: ctx.references, policy: policy.policy });
+      return {
+        errors: [...policy.errors, ...schemaErrors, ...own.errors],
+        warnings: [...policy.warnings, ...own.warnings],
+      };
+    }
+    case 'ModelAPI': {
+      const own = validateModelAPI(object);
+      return { errors: [...schemaErrors, ...own.errors], warnings: own.warnings };
+    }
+    case 'MCPServer': {
+      const own = validateMCPServer(object);
+      return { errors: [...schemaErrors, ...own.errors], warnings: own.warnings };
+    }
+  }
+}
+
+/**
+ * Warnings for deleting an object that Agents still use (api.md §5): deletion is never refused,
+ * only flagged. `referencingAgents` are the Agents' names, sorted.
+ */
+export function deletionWarnings(kind: KaosKind, name: string, referencingAgents: readonly string[]): string[] {
+  return referencingAgents.length === 0 ? [] : [stillReferencedWarning(kind, name, referencingAgents)];
+}

@@ -1,0 +1,81 @@
+// Every shared KAOS sample must be admitted unchanged, and defaulting must be stable on it.
+import { readdir, readFile } from 'node:fs/promises';
+import t from 'tap';
+import { parseAllDocuments } from 'yaml';
+import { referencedNames } from '../../../src/api/agent-references.ts';
+import { defaultObject } from '../../../src/api/default-object.ts';
+import { DEFAULTED_ANNOTATION, isKaosKind, type KaosKind } from '../../../src/api/kinds.ts';
+import { isKubeObject } from '../../../src/api/kube-object.ts';
+import type { KubeObject } from '../../../src/api/lookup.ts';
+import { validateObject } from '../../../src/api/validate-object.ts';
+import type { AgentReferences } from '../../../src/api/validation-types.ts';
+import { CONFIG } from './objects.ts';
+
+const samplesDir = new URL('../../fixtures/samples/', import.meta.url);
+const sharedDir = '/work/shared/samples/';
+
+async function loadYaml(url: URL | string): Promise<unknown[]> {
+  return parseAllDocuments(await readFile(url, 'utf8')).flatMap((d) => (Array.isArray(d) ? [] : [d.toJS()]));
+}
+
+async function loadSample(file: string): Promise<KubeObject[]> {
+  const docs = await loadYaml(new URL(file, samplesDir));
+  return docs.filter((d): d is KubeObject => isKubeObject(d) && d.kind !== 'Namespace');
+}
+
+function referencesIn(objects: readonly KubeObject[], spec: unknown): AgentReferences {
+  const find = (kind: KaosKind, name: string) => objects.find((o) => o.kind === kind && o.metadata?.name === name);
+  const names = referencedNames(spec);
+  return {
+    modelAPIs: new Map(names.modelAPIs.map((n) => [n, find('ModelAPI', n)])),
+    mcpServers: new Map(names.mcpServers.map((n) => [n, find('MCPServer', n)])),
+    agents: new Map(names.agents.map((n) => [n, find('Agent', n) !== undefined])),
+  };
+}
+
+const files = (await readdir(samplesDir)).filter((f) => f.endsWith('.yaml')).sort();
+
+t.test('the fixtures are the shared samples, unchanged', async (t) => {
+  t.ok(files.length >= 3);
+  const shared = await readdir(sharedDir).catch(() => undefined);
+  if (shared === undefined) return t.skip(`${sharedDir} is not on this machine`);
+  t.same(files, shared.filter((f) => f.endsWith('.yaml')).sort());
+  for (const f of files) t.equal(await readFile(new URL(f, samplesDir), 'utf8'), await readFile(sharedDir + f, 'utf8'), f);
+});
+
+for (const file of files) {
+  t.test(file, async (t) => {
+    const objects = await loadSample(file);
+    t.ok(objects.length >= 3, 'has KAOS objects');
+    for (const object of objects) {
+      const kind = object.kind;
+      if (!isKaosKind(kind)) throw new Error(`unexpected kind ${String(kind)}`);
+      const label = `${kind} ${object.metadata?.name}`;
+      const references = kind === 'Agent' ? referencesIn(objects, object.spec) : undefined;
+      const ctx = { referencePolicy: 'Enforce' as const, references };
+
+      t.same(validateObject(kind, object, ctx), { errors: [], warnings: [] }, `${label} is valid as written`);
+
+      const modelAPI = references?.modelAPIs.values().next().value;
+      const defaulted = defaultObject(kind, object, { config: CONFIG, modelAPI });
+      t.same(validateObject(kind, defaulted.object, ctx), { errors: [], warnings: [] }, `${label} is valid once defaulted`);
+      t.same(defaulted.defaulted, ['spec.container.image'], `${label}: only the image is chosen (samples give MODEL_NAME)`);
+      t.equal(defaulted.object.metadata?.annotations?.[DEFAULTED_ANNOTATION], 'spec.container.image');
+      const again = defaultObject(kind, defaulted.object, { config: CONFIG, modelAPI, oldObject: defaulted.object });
+      t.same(again.object, defaulted.object, `${label}: defaulting is idempotent`);
+    }
+  });
+}
+
+t.test('broken variants of the samples: every error, exact text, in order', async (t) => {
+  const cases = await loadYaml(new URL('../../fixtures/invalid-objects.yaml', import.meta.url));
+  t.ok(cases.length >= 5);
+  for (const c of cases) {
+    const { case: name, sample, object, errors } = c as { case: string; sample: string; object: KubeObject; errors: string[] };
+    const existing = (await loadSample(sample)).filter((o) => !(o.kind === object.kind && o.metadata?.name === object.metadata?.name));
+    const kind = object.kind as KaosKind;
+    const references = kind === 'Agent' ? referencesIn(existing, object.spec) : undefined;
+    const result = validateObject(kind, object, { referencePolicy: 'Enforce', references });
+    t.same(result.errors.map((e) => e.errorString()), errors, name);
+  }
+});
