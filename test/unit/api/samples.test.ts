@@ -38,7 +38,10 @@ const files = (await readdir(samplesDir)).filter((f) => f.endsWith('.yaml')).sor
 t.test('the fixtures are the shared samples, unchanged', async (t) => {
   t.ok(files.length >= 3);
   const shared = await readdir(sharedDir).catch(() => undefined);
-  if (shared === undefined) return t.skip(`${sharedDir} is not on this machine`);
+  if (shared === undefined) {
+    t.comment(`${sharedDir} is not on this machine: only the fixtures are checked`);
+    return;
+  }
   t.same(files, shared.filter((f) => f.endsWith('.yaml')).sort());
   for (const f of files) t.equal(await readFile(new URL(f, samplesDir), 'utf8'), await readFile(sharedDir + f, 'utf8'), f);
 });
