@@ -1,0 +1,41 @@
+// The mutating webhook for one kind: resolve what the defaults depend on, then default (pure)
+// and answer with the JSON Patch from the request's object to the defaulted one.
+import jsonPatch from 'fast-json-patch';
+import type { Config } from '../config.ts';
+import { defaultObject } from '../api/default-object.ts';
+import { asString, getIn } from '../api/json.ts';
+import type { KaosKind } from '../api/kinds.ts';
+import { requireKubeObject } from '../api/kube-object.ts';
+import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
+import type { AdmissionHandler } from './router.ts';
+
+export interface MutatingHandlerDeps {
+  lookup: ObjectLookup;
+  config: Config;
+}
+
+export function createMutatingHandler(kind: KaosKind, deps: MutatingHandlerDeps): AdmissionHandler {
+  return async (req) => {
+    if (req.kind.kind !== kind) throw new Error(`${kind} mutating handler received a ${req.kind.kind} request`);
+    if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return { allowed: true };
+
+    const object = requireKubeObject(req.object, 'request.object');
+    const oldObject = req.operation === 'UPDATE' ? requireKubeObject(req.oldObject, 'request.oldObject') : undefined;
+    const namespace = req.namespace ?? object.metadata?.namespace ?? '';
+    const modelAPI = kind === 'Agent' ? await referencedModelAPI(deps.lookup, namespace, object) : undefined;
+
+    const result = defaultObject(kind, object, { config: deps.config, oldObject, modelAPI });
+    const patch = jsonPatch.compare(object, result.object);
+    return {
+      allowed: true,
+      ...(patch.length > 0 ? { patch } : {}),
+      ...(result.warnings.length > 0 ? { warnings: result.warnings } : {}),
+    };
+  };
+}
+
+/** The ModelAPI an Agent names, for its MODEL_NAME; undefined when unnamed or absent. */
+async function referencedModelAPI(lookup: ObjectLookup, namespace: string, agent: KubeObject): Promise<KubeObject | undefined> {
+  const name = asString(getIn(agent.spec, 'modelAPI'));
+  return name === undefined || name === '' ? undefined : lookup.get('ModelAPI', namespace, name);
+}

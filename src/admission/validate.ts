@@ -1,0 +1,80 @@
+// The validating webhook for one kind: look up everything the rules need at once, then validate
+// (pure) and answer with Kubernetes' own 422 Invalid status, or allow with warnings.
+import type { Config } from '../config.ts';
+import { referencedNames, type ReferencedNames } from '../api/agent-references.ts';
+import type { FieldError } from '../api/field-error.ts';
+import { invalidStatus } from '../api/invalid-status.ts';
+import { getIn, isSet } from '../api/json.ts';
+import type { KaosKind } from '../api/kinds.ts';
+import { requireKubeObject } from '../api/kube-object.ts';
+import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
+import { conformsToSchema } from '../api/schema-validation.ts';
+import { deletionWarnings, validateObject } from '../api/validate-object.ts';
+import type { AgentReferences } from '../api/validation-types.ts';
+import type { AdmissionHandler } from './router.ts';
+import type { AdmissionDecision } from './types.ts';
+
+/**
+ * Checks that an object's spec.podSpec, merged onto the pod the operator generates, is a valid
+ * pod (api.md §5). Called only when spec.podSpec is set and the spec conforms to its schema, since
+ * the merge needs a well-formed spec. Its errors are appended to the object's other errors.
+ */
+export type PodSpecCheck = (kind: KaosKind, object: KubeObject) => Promise<FieldError[]>;
+
+export interface ValidatingHandlerDeps {
+  lookup: ObjectLookup;
+  config: Config;
+  podSpecCheck?: PodSpecCheck;
+}
+
+export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerDeps): AdmissionHandler {
+  return async (req) => {
+    if (req.kind.kind !== kind) throw new Error(`${kind} validating handler received a ${req.kind.kind} request`);
+
+    if (req.operation === 'DELETE') {
+      const old = req.oldObject === undefined || req.oldObject === null ? undefined : requireKubeObject(req.oldObject, 'request.oldObject');
+      const name = req.name ?? old?.metadata?.name ?? '';
+      const namespace = req.namespace ?? old?.metadata?.namespace ?? '';
+      return withWarnings({ allowed: true }, deletionWarnings(kind, name, deps.lookup.referencedBy(kind, namespace, name)));
+    }
+    if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return { allowed: true };
+
+    const object = requireKubeObject(req.object, 'request.object');
+    const oldObject = req.operation === 'UPDATE' ? requireKubeObject(req.oldObject, 'request.oldObject') : undefined;
+    const namespace = req.namespace ?? object.metadata?.namespace ?? '';
+    const isAgent = kind === 'Agent';
+    const checkPodSpec = deps.podSpecCheck !== undefined && isSet(getIn(object.spec, 'podSpec')) && conformsToSchema(kind, object);
+
+    const [references, namespaceLabels, podSpecErrors] = await Promise.all([
+      isAgent ? resolveReferences(deps.lookup, namespace, referencedNames(object.spec)) : undefined,
+      isAgent ? deps.lookup.namespaceLabels(namespace) : undefined,
+      checkPodSpec && deps.podSpecCheck !== undefined ? deps.podSpecCheck(kind, object) : [],
+    ]);
+
+    const result = validateObject(kind, object, {
+      oldObject,
+      namespaceLabels,
+      referencePolicy: deps.config.referencePolicy,
+      references,
+    });
+    const errors = [...result.errors, ...podSpecErrors];
+    const name = object.metadata?.name ?? req.name ?? '';
+    const decision: AdmissionDecision =
+      errors.length > 0 ? { allowed: false, status: invalidStatus(kind, name, errors) } : { allowed: true };
+    return withWarnings(decision, result.warnings);
+  };
+}
+
+/** Looks up every referenced object concurrently. */
+async function resolveReferences(lookup: ObjectLookup, namespace: string, names: ReferencedNames): Promise<AgentReferences> {
+  const [modelAPIs, mcpServers, agents] = await Promise.all([
+    Promise.all(names.modelAPIs.map(async (n) => [n, await lookup.get('ModelAPI', namespace, n)] as const)),
+    Promise.all(names.mcpServers.map(async (n) => [n, await lookup.get('MCPServer', namespace, n)] as const)),
+    Promise.all(names.agents.map(async (n) => [n, await lookup.exists('Agent', namespace, n)] as const)),
+  ]);
+  return { modelAPIs: new Map(modelAPIs), mcpServers: new Map(mcpServers), agents: new Map(agents) };
+}
+
+function withWarnings(decision: AdmissionDecision, warnings: readonly string[]): AdmissionDecision {
+  return warnings.length > 0 ? { ...decision, warnings: [...warnings] } : decision;
+}

@@ -1,0 +1,100 @@
+// An in-memory ObjectLookup for tests: objects and namespaces are added and removed by hand.
+// Stored objects are frozen, so code that mutates what a lookup returns fails loudly, and every
+// call yields to the event loop once and is counted, so tests can see lookups overlap.
+import { isKaosKind, type KaosKind } from '../../src/api/kinds.ts';
+import type { KubeObject, ObjectLookup } from '../../src/api/lookup.ts';
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+const keyOf = (kind: KaosKind, namespace: string, name: string): string => `${kind}/${namespace}/${name}`;
+
+const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
+
+/** What an Agent's spec says it references, per kind. */
+function agentReferences(agent: KubeObject, kind: KaosKind): string[] {
+  const spec = (agent.spec ?? {}) as { modelAPI?: unknown; mcpServers?: unknown; agentNetwork?: { access?: unknown } };
+  if (kind === 'ModelAPI') return typeof spec.modelAPI === 'string' ? [spec.modelAPI] : [];
+  if (kind === 'MCPServer') return strings(spec.mcpServers);
+  return strings(spec.agentNetwork?.access);
+}
+
+export class MemoryLookup implements ObjectLookup {
+  readonly #objects = new Map<string, KubeObject>();
+  readonly #namespaces = new Map<string, Record<string, string>>();
+  #inFlight = 0;
+  /** The most lookups that were pending at the same time. */
+  maxInFlight = 0;
+  /** Every async lookup, in call order, as `get Agent ns/name`, `exists ...`, `namespace ns`. */
+  readonly calls: string[] = [];
+
+  /** Adds (or replaces) objects; each must carry kind, metadata.namespace and metadata.name. */
+  add(...objects: KubeObject[]): this {
+    for (const object of objects) {
+      const { kind } = object;
+      const namespace = object.metadata?.namespace;
+      const name = object.metadata?.name;
+      if (!isKaosKind(kind) || namespace === undefined || name === undefined) {
+        throw new Error(`MemoryLookup.add: need a KAOS kind, namespace and name, got ${JSON.stringify(object)}`);
+      }
+      this.#objects.set(keyOf(kind, namespace, name), deepFreeze(structuredClone(object)));
+    }
+    return this;
+  }
+
+  remove(kind: KaosKind, namespace: string, name: string): this {
+    this.#objects.delete(keyOf(kind, namespace, name));
+    return this;
+  }
+
+  setNamespace(name: string, labels: Record<string, string> = {}): this {
+    this.#namespaces.set(name, { ...labels });
+    return this;
+  }
+
+  removeNamespace(name: string): this {
+    this.#namespaces.delete(name);
+    return this;
+  }
+
+  async get(kind: KaosKind, namespace: string, name: string): Promise<KubeObject | undefined> {
+    return this.#answer(`get ${kind} ${namespace}/${name}`, () => this.#objects.get(keyOf(kind, namespace, name)));
+  }
+
+  async exists(kind: KaosKind, namespace: string, name: string): Promise<boolean> {
+    return this.#answer(`exists ${kind} ${namespace}/${name}`, () => this.#objects.has(keyOf(kind, namespace, name)));
+  }
+
+  referencedBy(kind: KaosKind, namespace: string, name: string): string[] {
+    const names: string[] = [];
+    for (const object of this.#objects.values()) {
+      if (object.kind !== 'Agent' || object.metadata?.namespace !== namespace) continue;
+      if (agentReferences(object, kind).includes(name)) names.push(object.metadata.name ?? '');
+    }
+    return names.sort();
+  }
+
+  async namespaceLabels(namespace: string): Promise<Record<string, string> | undefined> {
+    return this.#answer(`namespace ${namespace}`, () => {
+      const labels = this.#namespaces.get(namespace);
+      return labels === undefined ? undefined : { ...labels };
+    });
+  }
+
+  async #answer<T>(call: string, read: () => T): Promise<T> {
+    this.calls.push(call);
+    this.#inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.#inFlight);
+    try {
+      await new Promise((resolve) => setImmediate(resolve));
+      return read();
+    } finally {
+      this.#inFlight--;
+    }
+  }
+}

@@ -1,0 +1,149 @@
+import t from 'tap';
+import { createValidatingHandler, type PodSpecCheck } from '../../../src/admission/validate.ts';
+import type { AdmissionRequest } from '../../../src/admission/types.ts';
+import { invalid, type FieldError } from '../../../src/api/field-error.ts';
+import { KIND_NAMES, REFERENCE_POLICY_KEY, type KaosKind } from '../../../src/api/kinds.ts';
+import type { KubeObject } from '../../../src/api/lookup.ts';
+import { MemoryLookup } from '../../support/memory-lookup.ts';
+import { agent, CONFIG, echoMCP, hosted, mcpServer, modelAPI, NS } from '../api/objects.ts';
+
+function request(kind: KaosKind, object: KubeObject | undefined, extra: Partial<AdmissionRequest> = {}): AdmissionRequest {
+  return {
+    uid: 'u1',
+    kind: { group: 'kaos.tools', version: 'v1alpha1', kind },
+    resource: { group: 'kaos.tools', version: 'v1alpha1', resource: KIND_NAMES[kind].plural },
+    name: object?.metadata?.name,
+    namespace: NS,
+    operation: 'CREATE',
+    object,
+    ...extra,
+  };
+}
+
+const world = () =>
+  new MemoryLookup().setNamespace(NS).add(hosted('m'), echoMCP('echo'), echoMCP('tools'), agent('peer', { modelAPI: 'm' }));
+
+t.test('guards', async (t) => {
+  const handler = createValidatingHandler('MCPServer', { lookup: world(), config: CONFIG });
+  await t.rejects(handler(request('Agent', agent('a', {}))), /MCPServer validating handler received a Agent request/);
+  await t.rejects(handler(request('MCPServer', undefined, { object: [] })), /request.object is not a Kubernetes object/);
+  t.same(await handler(request('MCPServer', undefined, { operation: 'CONNECT' })), { allowed: true });
+});
+
+t.test('a valid Agent is allowed, its references looked up concurrently', async (t) => {
+  const lookup = world();
+  const handler = createValidatingHandler('Agent', { lookup, config: CONFIG });
+  const decision = await handler(request('Agent', agent('a1', { modelAPI: 'm', mcpServers: ['echo', 'tools'], agentNetwork: { access: ['peer'] } })));
+  t.same(decision, { allowed: true });
+  t.same([...lookup.calls].sort(), ['exists Agent ns/peer', 'get MCPServer ns/echo', 'get MCPServer ns/tools', 'get ModelAPI ns/m', 'namespace ns']);
+  t.equal(lookup.maxInFlight, 5, 'all five lookups were pending together');
+});
+
+t.test('a denial is Kubernetes’ 422 Invalid with every error', async (t) => {
+  const handler = createValidatingHandler('Agent', { lookup: world(), config: CONFIG });
+  const decision = await handler(request('Agent', agent('a1', { modelAPI: 'gpt', agentNetwork: { access: ['a1'] } })));
+  t.equal(decision.allowed, false);
+  t.same(decision.status, {
+    metadata: {},
+    status: 'Failure',
+    code: 422,
+    reason: 'Invalid',
+    message: 'Agent.kaos.tools "a1" is invalid: [spec.modelAPI: Not found: "gpt", spec.agentNetwork.access[0]: Invalid value: "a1": an agent cannot list itself]',
+    details: {
+      name: 'a1',
+      group: 'kaos.tools',
+      kind: 'Agent',
+      causes: [
+        { type: 'FieldValueNotFound', field: 'spec.modelAPI', message: 'Not found: "gpt"' },
+        { type: 'FieldValueInvalid', field: 'spec.agentNetwork.access[0]', message: 'Invalid value: "a1": an agent cannot list itself' },
+      ],
+    },
+  });
+  const kubectl = ['The Agent "a1" is invalid:', ...(decision.status?.details?.causes ?? []).map((c) => `* ${c.field}: ${c.message}`)].join('\n');
+  t.equal(kubectl, 'The Agent "a1" is invalid:\n* spec.modelAPI: Not found: "gpt"\n* spec.agentNetwork.access[0]: Invalid value: "a1": an agent cannot list itself');
+});
+
+t.test('schema errors are denied by the webhook too: reasoningLoopMaxSteps 50', async (t) => {
+  const handler = createValidatingHandler('Agent', { lookup: world(), config: CONFIG });
+  const decision = await handler(request('Agent', agent('a1', { modelAPI: 'm', config: { reasoningLoopMaxSteps: 50 } })));
+  t.equal(
+    decision.status?.message,
+    'Agent.kaos.tools "a1" is invalid: spec.config.reasoningLoopMaxSteps: Invalid value: 50: spec.config.reasoningLoopMaxSteps in body should be less than or equal to 20',
+  );
+});
+
+t.test('the namespace label turns missing references into warnings; the annotation wins over it', async (t) => {
+  const lookup = world().setNamespace(NS, { [REFERENCE_POLICY_KEY]: 'Warn' });
+  const handler = createValidatingHandler('Agent', { lookup, config: CONFIG });
+  t.same(await handler(request('Agent', agent('a1', { modelAPI: 'later' }))), {
+    allowed: true,
+    warnings: ['spec.modelAPI: Not found: "later" (allowed: reference policy Warn)'],
+  });
+  const pinned = agent('a1', { modelAPI: 'later' }, { metadata: { annotations: { [REFERENCE_POLICY_KEY]: 'Enforce' } } });
+  t.equal((await handler(request('Agent', pinned))).allowed, false);
+  const unknownNs = new MemoryLookup();
+  t.equal((await createValidatingHandler('Agent', { lookup: unknownNs, config: { ...CONFIG, referencePolicy: 'Warn' } })(request('Agent', agent('a1', { modelAPI: 'x' })))).allowed, true, 'unknown namespace: the operator setting');
+});
+
+t.test('UPDATE: an Agent whose ModelAPI was deleted can still be relabelled', async (t) => {
+  const lookup = world();
+  const handler = createValidatingHandler('Agent', { lookup, config: CONFIG });
+  const old = agent('a1', { modelAPI: 'deleted' });
+  const relabelled = agent('a1', { modelAPI: 'deleted' }, { metadata: { labels: { team: 'x' } } });
+  t.same(await handler(request('Agent', relabelled, { operation: 'UPDATE', oldObject: old })), { allowed: true });
+  const moved = agent('a1', { modelAPI: 'also-missing' });
+  t.equal((await handler(request('Agent', moved, { operation: 'UPDATE', oldObject: old }))).allowed, false);
+});
+
+t.test('dry-run requests are judged exactly like real ones', async (t) => {
+  const handler = createValidatingHandler('Agent', { lookup: world(), config: CONFIG });
+  const object = agent('a1', { modelAPI: 'gpt' });
+  t.same(await handler(request('Agent', object, { dryRun: true })), await handler(request('Agent', object)));
+});
+
+t.test('DELETE only warns, naming the Agents still using the object', async (t) => {
+  const lookup = world().add(agent('a2', { modelAPI: 'm', mcpServers: ['echo'] }), agent('a1', { modelAPI: 'm' }));
+  const modelAPIs = createValidatingHandler('ModelAPI', { lookup, config: CONFIG });
+  t.same(await modelAPIs(request('ModelAPI', undefined, { operation: 'DELETE', name: 'm', oldObject: hosted('m') })), {
+    allowed: true,
+    warnings: ['ModelAPI "m" is still referenced by Agents: a1, a2, peer'],
+  });
+  const mcps = createValidatingHandler('MCPServer', { lookup, config: CONFIG });
+  t.same(await mcps(request('MCPServer', undefined, { operation: 'DELETE', name: 'echo' })), {
+    allowed: true,
+    warnings: ['MCPServer "echo" is still referenced by Agents: a2'],
+  });
+  t.same(await mcps(request('MCPServer', undefined, { operation: 'DELETE', name: 'tools' })), { allowed: true });
+});
+
+t.test('podSpecCheck: called only for a schema-valid spec with podSpec; its errors are appended', async (t) => {
+  const seen: Array<[KaosKind, unknown]> = [];
+  const podSpecCheck: PodSpecCheck = async (kind, object) => {
+    seen.push([kind, (object.spec as { podSpec?: unknown }).podSpec]);
+    return [invalid('spec.podSpec.containers[0].image', '', 'must not be empty')] satisfies FieldError[];
+  };
+  const handler = createValidatingHandler('MCPServer', { lookup: world(), config: CONFIG, podSpecCheck });
+  const base = { type: 'node-runtime', config: { tools: { fromString: 'x' } } };
+
+  t.same(await handler(request('MCPServer', mcpServer('s', { ...base, config: { tools: { fromPackage: 'p' } } }))), { allowed: true });
+  t.same(seen, [], 'no podSpec: not called');
+
+  const withPodSpec = mcpServer('s', { ...base, podSpec: { containers: [{ name: 'mcp-server', image: '' }] } });
+  const decision = await handler(request('MCPServer', withPodSpec));
+  t.same(decision.status?.details?.causes?.map((c) => `${c.field}: ${c.message}`), [
+    'spec.config.tools.fromString: Forbidden: only supported when type is python-runtime',
+    'spec.podSpec.containers[0].image: Invalid value: "": must not be empty',
+  ]);
+  t.same(seen, [['MCPServer', { containers: [{ name: 'mcp-server', image: '' }] }]]);
+
+  const schemaBroken = mcpServer('s', { type: 'go', podSpec: { containers: [] } });
+  t.equal((await handler(request('MCPServer', schemaBroken))).allowed, false);
+  t.equal(seen.length, 1, 'a spec that breaks its schema is not merged');
+});
+
+t.test('ModelAPI and MCPServer validation needs no lookups', async (t) => {
+  const lookup = world();
+  const calls = lookup.calls.length;
+  await createValidatingHandler('ModelAPI', { lookup, config: CONFIG })(request('ModelAPI', modelAPI('m', { mode: 'Proxy' })));
+  t.equal(lookup.calls.length, calls);
+});
