@@ -10,24 +10,36 @@ const memory = AGENT_DEFAULTS.memory;
 
 export const AgentMemory = Type.Object(
   {
-    enabled: Type.Optional(Type.Boolean({ default: memory.enabled })),
-    type: Type.Optional(StringEnum(MEMORY_TYPES, { default: memory.type })),
-    contextLimit: Type.Optional(Int32({ minimum: 1, maximum: 100, default: memory.contextLimit })),
-    maxSessions: Type.Optional(Int32({ minimum: 1, maximum: 100000, default: memory.maxSessions })),
-    maxSessionEvents: Type.Optional(Int32({ minimum: 1, maximum: 10000, default: memory.maxSessionEvents })),
+    enabled: Type.Optional(Type.Boolean({ default: memory.enabled, description: 'Whether the agent keeps session memory.' })),
+    type: Type.Optional(StringEnum(MEMORY_TYPES, { default: memory.type, description: 'Memory backend.' })),
+    contextLimit: Type.Optional(
+      Int32({ minimum: 1, maximum: 100, default: memory.contextLimit, description: 'Past events included in the model context.' }),
+    ),
+    maxSessions: Type.Optional(Int32({ minimum: 1, maximum: 100000, default: memory.maxSessions, description: 'Sessions kept.' })),
+    maxSessionEvents: Type.Optional(
+      Int32({ minimum: 1, maximum: 10000, default: memory.maxSessionEvents, description: 'Events kept per session.' }),
+    ),
   },
   { description: 'Conversation memory of the agent.' },
 );
 
-export const AgentConfig = Type.Object({
-  description: Type.Optional(Type.String()),
-  instructions: Type.Optional(Type.String()),
-  reasoningLoopMaxSteps: Type.Optional(
-    Int32({ minimum: 1, maximum: 20, default: AGENT_DEFAULTS.reasoningLoopMaxSteps }),
-  ),
-  memory: Type.Optional(AgentMemory),
-  env: Type.Optional(EnvVarList('Passed to the agent container verbatim; the webhook adds MODEL_NAME when absent.')),
-});
+export const AgentConfig = Type.Object(
+  {
+    description: Type.Optional(Type.String({ description: 'What the agent does (AGENT_DESCRIPTION).' })),
+    instructions: Type.Optional(Type.String({ description: 'System instructions of the agent (AGENT_INSTRUCTIONS).' })),
+    reasoningLoopMaxSteps: Type.Optional(
+      Int32({
+        minimum: 1,
+        maximum: 20,
+        default: AGENT_DEFAULTS.reasoningLoopMaxSteps,
+        description: 'Most reasoning steps per request (AGENTIC_LOOP_MAX_STEPS).',
+      }),
+    ),
+    memory: Type.Optional(AgentMemory),
+    env: Type.Optional(EnvVarList('Passed to the agent container verbatim; the webhook adds MODEL_NAME when absent.')),
+  },
+  { description: 'Behaviour of the agent.' },
+);
 
 export const AgentNetwork = Type.Object(
   {
