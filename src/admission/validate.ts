@@ -43,12 +43,13 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
     const oldObject = req.operation === 'UPDATE' ? requireKubeObject(req.oldObject, 'request.oldObject') : undefined;
     const namespace = req.namespace ?? object.metadata?.namespace ?? '';
     const isAgent = kind === 'Agent';
-    const checkPodSpec = deps.podSpecCheck !== undefined && isSet(getIn(object.spec, 'podSpec')) && conformsToSchema(kind, object);
+    const { podSpecCheck } = deps;
+    const checkPodSpec = podSpecCheck !== undefined && isSet(getIn(object.spec, 'podSpec')) && conformsToSchema(kind, object);
 
     const [references, namespaceLabels, podSpecErrors] = await Promise.all([
       isAgent ? resolveReferences(deps.lookup, namespace, referencedNames(object.spec)) : undefined,
       isAgent ? deps.lookup.namespaceLabels(namespace) : undefined,
-      checkPodSpec && deps.podSpecCheck !== undefined ? deps.podSpecCheck(kind, object) : [],
+      checkPodSpec ? podSpecCheck(kind, object) : [],
     ]);
 
     const result = validateObject(kind, object, {

@@ -13,8 +13,9 @@ export function validateListMaps(schema: unknown, data: unknown, path: string): 
     }
     data.forEach((item, i) => errors.push(...validateListMaps(schema.items, item, index(path, i))));
   } else if (isRecord(data) && isRecord(schema.properties)) {
+    const properties = schema.properties;
     for (const [name, value] of Object.entries(data)) {
-      errors.push(...validateListMaps(schema.properties[name], value, child(path, name)));
+      if (Object.hasOwn(properties, name)) errors.push(...validateListMaps(properties[name], value, child(path, name)));
     }
   }
   return errors;

@@ -14,7 +14,11 @@ export function applySchemaDefaults(schema: unknown, value: unknown): void {
       if (!(name in value) || isNonNullableNull(value[name], propSchema)) value[name] = structuredClone(propSchema.default);
     }
     for (const [name, child] of Object.entries(value)) {
-      const propSchema = properties[name] ?? (isRecord(schema.additionalProperties) ? schema.additionalProperties : undefined);
+      const propSchema = Object.hasOwn(properties, name)
+        ? properties[name]
+        : isRecord(schema.additionalProperties)
+          ? schema.additionalProperties
+          : undefined;
       applySchemaDefaults(propSchema, child);
     }
   } else if (Array.isArray(value) && isRecord(schema.items)) {

@@ -209,4 +209,8 @@ t.test('malformed specs are left for validation to report', async (t) => {
   const weird = run('Agent', agent('a', { modelAPI: 'm', container: 'x', config: { env: 'y' } })).object;
   t.same(spec(weird), { modelAPI: 'm', container: 'x', config: { env: 'y', reasoningLoopMaxSteps: 5 }, agentNetwork: { expose: true }, waitForDependencies: true });
   t.equal(annotation(weird), undefined);
+  const proto = JSON.parse('{"modelAPI":"m","__proto__":{"waitForDependencies":false}}') as Record<string, unknown>;
+  const defaultedProto = run('Agent', agent('a', proto)).object;
+  t.equal(spec(defaultedProto).waitForDependencies, true, 'a "__proto__" key is plain data');
+  t.equal(({} as Record<string, unknown>).waitForDependencies, undefined, 'and pollutes nothing');
 });
