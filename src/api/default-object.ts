@@ -42,17 +42,32 @@ interface Derivation {
   refresh: unknown;
 }
 
+interface FieldHistory {
+  /** The stored object's spec, on UPDATE. */
+  oldSpec: JsonRecord | undefined;
+  /** Whether this request's annotation lists the field. */
+  recorded: boolean;
+  /** Whether the stored object's annotation listed it. */
+  recordedBefore: boolean;
+}
+
 /**
  * Decides one derived field. A value is ours when we wrote it now, or when the annotation says we
  * chose it and this request did not change it (equal to the stored object's value): then it
  * follows its source. A recorded value the user changed, or any value without a record, is theirs.
  */
-function decide(field: DerivedField, spec: JsonRecord, oldSpec: JsonRecord | undefined, recorded: boolean, d: Derivation) {
+function decide(field: DerivedField, spec: JsonRecord, h: FieldHistory, d: Derivation) {
   const current = field.read(spec);
   if (current === undefined) {
-    const wrote = d.fill !== undefined && field.write(spec, structuredClone(d.fill));
+    // Server-side apply drops our value whenever the applier's manifest omits it (the webhook's
+    // additions belong to the request's field manager). Where the source is out of sight, the
+    // value we chose before is restored rather than replaced by a guess.
+    const previous = h.recordedBefore && h.oldSpec !== undefined ? field.read(h.oldSpec) : undefined;
+    const value = d.refresh === undefined && previous !== undefined ? previous : d.fill;
+    const wrote = value !== undefined && field.write(spec, structuredClone(value));
     return { ours: wrote, wrote };
   }
+  const { oldSpec, recorded } = h;
   if (!recorded) return { ours: false, wrote: false };
   if (d.fill !== undefined && jsonEqual(current, d.fill)) return { ours: true, wrote: false };
   const changedByUser = oldSpec !== undefined && !jsonEqual(current, field.read(oldSpec));
@@ -68,13 +83,17 @@ export function defaultObject(kind: KaosKind, object: KubeObject, ctx: Defaultin
   if (spec === undefined) return { object: out, defaulted: [], warnings: [] };
   const oldSpec = asRecord(ctx.oldObject?.spec);
   const recorded = readDefaulted(out);
+  const recordedBefore = ctx.oldObject === undefined ? new Set<string>() : readDefaulted(ctx.oldObject);
+  const history = (field: DerivedField): FieldHistory => ({
+    oldSpec,
+    recorded: recorded.has(field.path),
+    recordedBefore: recordedBefore.has(field.path),
+  });
   const ours = new Set<string>();
   const warnings: string[] = [];
 
   const image = defaultImage(kind, spec, ctx.config.images);
-  if (decide(imageField, spec, oldSpec, recorded.has(imageField.path), { fill: image, refresh: image }).ours) {
-    ours.add(imageField.path);
-  }
+  if (decide(imageField, spec, history(imageField), { fill: image, refresh: image }).ours) ours.add(imageField.path);
 
   if (kind === 'Agent') {
     const { model, fallback } = modelNameFor(ctx.modelAPI, ctx.config);
@@ -82,7 +101,7 @@ export function defaultObject(kind: KaosKind, object: KubeObject, ctx: Defaultin
     // With the ModelAPI out of sight (deleted, or not yet in the cache) and the reference
     // unchanged, the value chosen earlier is still the best guess: keep it rather than flap.
     const keep = fallback === 'unknown-model-api' && oldSpec !== undefined && oldSpec.modelAPI === spec.modelAPI;
-    const result = decide(modelNameField, spec, oldSpec, recorded.has(modelNameField.path), {
+    const result = decide(modelNameField, spec, history(modelNameField), {
       fill: entry,
       refresh: keep ? undefined : entry,
     });

@@ -168,6 +168,13 @@ t.test('a defaulted MODEL_NAME follows a new modelAPI, or a new model', async (t
   const gone = run('Agent', relabelled, { oldObject: created }).object;
   t.same((spec(gone).config as { env: unknown }).env, [{ name: 'MODEL_NAME', value: 'model-1' }], 'ModelAPI out of sight, same reference: kept');
 
+  const applied = structuredClone(relabelled);
+  delete (spec(applied).config as { env?: unknown }).env;
+  t.same((spec(run('Agent', applied, { oldObject: created }).object).config as { env: unknown }).env, [{ name: 'MODEL_NAME', value: 'model-1' }],
+    'dropped by a server-side apply while the ModelAPI is out of sight: restored, not guessed');
+  t.same((spec(run('Agent', applied, { oldObject: created, modelAPI: hosted('m1', 'model-1c') }).object).config as { env: unknown }).env,
+    [{ name: 'MODEL_NAME', value: 'model-1c' }], 'dropped with the ModelAPI in sight: derived afresh');
+
   const movedToUnknown = run('Agent', moved, { oldObject: created }).object;
   t.same((spec(movedToUnknown).config as { env: unknown }).env, [{ name: 'MODEL_NAME', value: 'smollm2:135m' }], 'new, unknown ModelAPI: the default');
 });
