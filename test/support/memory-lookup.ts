@@ -1,6 +1,7 @@
 // An in-memory ObjectLookup for tests: objects and namespaces are added and removed by hand.
 // Stored objects are frozen, so code that mutates what a lookup returns fails loudly, and every
 // call yields to the event loop once and is counted, so tests can see lookups overlap.
+import { getIn } from '../../src/api/json.ts';
 import { isKaosKind, type KaosKind } from '../../src/api/kinds.ts';
 import type { KubeObject, ObjectLookup } from '../../src/api/lookup.ts';
 
@@ -18,10 +19,9 @@ const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filt
 
 /** What an Agent's spec says it references, per kind. */
 function agentReferences(agent: KubeObject, kind: KaosKind): string[] {
-  const spec = (agent.spec ?? {}) as { modelAPI?: unknown; mcpServers?: unknown; agentNetwork?: { access?: unknown } };
-  if (kind === 'ModelAPI') return typeof spec.modelAPI === 'string' ? [spec.modelAPI] : [];
-  if (kind === 'MCPServer') return strings(spec.mcpServers);
-  return strings(spec.agentNetwork?.access);
+  if (kind === 'ModelAPI') return strings([getIn(agent.spec, 'modelAPI')]);
+  if (kind === 'MCPServer') return strings(getIn(agent.spec, 'mcpServers'));
+  return strings(getIn(agent.spec, 'agentNetwork', 'access'));
 }
 
 export class MemoryLookup implements ObjectLookup {
