@@ -2,7 +2,7 @@
 // OpenAPI validation (apiextensions-apiserver schema/listtype): like it, only the first repeat of
 // each key is reported, as `Duplicate value: {"name":"X"}`.
 import { duplicate, index, invalid, child, type FieldError } from './field-error.ts';
-import { isRecord, jsonEqual, type JsonRecord } from './json.ts';
+import { isRecord, type JsonRecord } from './json.ts';
 
 export function validateListMaps(schema: unknown, data: unknown, path: string): FieldError[] {
   if (!isRecord(schema)) return [];
@@ -26,11 +26,16 @@ function duplicateKeys(list: readonly unknown[], keyFields: readonly string[], p
   if (notObject >= 0) return [invalid(index(path, notObject), list[notObject], 'must be an object for an array of list-type map')];
   const keys = list.map((x): JsonRecord => {
     const item = isRecord(x) ? x : {};
-    return Object.fromEntries(keyFields.filter((k) => k in item).map((k) => [k, item[k]]));
+    return Object.fromEntries(keyFields.filter((k) => Object.hasOwn(item, k)).map((k) => [k, item[k]]));
   });
   const errors: FieldError[] = [];
+  const seen = new Map<string, number>();
   keys.forEach((key, i) => {
-    const earlier = keys.slice(0, i).filter((k) => jsonEqual(k, key)).length;
+    // Map keys are scalars (the API server refuses other key types), so this identifies a key
+    // cheaply; an absent key field and a null one stay distinct, as in kube-apiserver.
+    const canonical = JSON.stringify(keyFields.map((k) => (Object.hasOwn(key, k) ? [key[k]] : [])));
+    const earlier = seen.get(canonical) ?? 0;
+    seen.set(canonical, earlier + 1);
     if (earlier === 1) errors.push(duplicate(index(path, i), key));
   });
   return errors;
