@@ -15,7 +15,7 @@ export const FIELD_ERROR_TYPES = [
 ] as const;
 export type FieldErrorType = (typeof FIELD_ERROR_TYPES)[number];
 
-const TYPE_TEXT: Readonly<Record<FieldErrorType, string>> = {
+export const TYPE_TEXT: Readonly<Record<FieldErrorType, string>> = {
   FieldValueRequired: 'Required value',
   FieldValueInvalid: 'Invalid value',
   FieldValueNotSupported: 'Unsupported value',

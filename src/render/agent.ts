@@ -1,4 +1,5 @@
 // Agent → Deployment `agent-<name>`, Service and HTTPRoute when exposed (api.md §2).
+import { AGENT_DEFAULTS } from '../api/defaults.ts';
 import { applyContainerOverride, copyEnv, env, hasEnv, httpGetProbe, httpPort, uniqueEnv } from './container.ts';
 import { renderHTTPRoute } from './gateway.ts';
 import { defaultAgentImage } from './images.ts';
@@ -10,13 +11,7 @@ import type { Rendered } from './rendered.ts';
 import { buildDeployment, buildService } from './workload.ts';
 
 /** Schema defaults of spec.config.memory (api.md §2), for input the webhook has not seen. */
-export const MEMORY_DEFAULTS = {
-  enabled: true,
-  type: 'local',
-  contextLimit: 6,
-  maxSessions: 1000,
-  maxSessionEvents: 500,
-} as const;
+export const MEMORY_DEFAULTS = AGENT_DEFAULTS.memory;
 
 /** The `<NAME>` of PEER_AGENT_<NAME>_CARD_URL: upper case, `-` → `_`. */
 export function peerEnvName(name: string): string {

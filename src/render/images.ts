@@ -3,20 +3,21 @@
 // so both agree by construction.
 import type { KaosKind } from '../api/kinds.ts';
 import type { AgentSpecInput, MCPServerSpecInput, ModelAPISpecInput, RenderConfig } from './inputs.ts';
-import { modelAPIMode } from './names.ts';
-import { mcpRuntime, mcpToolsSource } from './sources.ts';
+import { defaultImage } from '../api/derived-defaults.ts';
+import type { JsonRecord } from '../api/json.ts';
 
 export function defaultAgentImage(config: RenderConfig): string {
   return config.images.agent;
 }
 
+// The mapping is the webhook's (api/derived-defaults.ts), written once; render only adds a
+// fallback for specs the validating webhook would refuse (no mode, no single tools source).
 export function defaultModelAPIImage(spec: ModelAPISpecInput, config: RenderConfig): string {
-  return modelAPIMode(spec.mode) === 'Hosted' ? config.images.ollama : config.images.litellm;
+  return defaultImage('ModelAPI', spec as unknown as JsonRecord, config.images) ?? config.images.litellm;
 }
 
 export function defaultMCPServerImage(spec: MCPServerSpecInput, config: RenderConfig): string {
-  if (mcpToolsSource(spec) !== 'fromPackage') return config.images.mcpServer;
-  return mcpRuntime(spec) === 'node' ? config.images.mcpNode : config.images.mcpPython;
+  return defaultImage('MCPServer', spec as unknown as JsonRecord, config.images) ?? config.images.mcpServer;
 }
 
 /** The image the webhook defaults spec.container.image to. */

@@ -1,0 +1,69 @@
+// api.md §5: "the merged pod must be a valid pod spec". Kubernetes' own pod validation is large
+// and versioned with the cluster, so instead of re-implementing it we render the Deployment the
+// controller would create and ask the API server to validate it with a server-side dry run.
+// Its field errors come back under spec.template.spec and are reported under spec.podSpec.
+import type { Config } from '../config.ts';
+import { FIELD_ERROR_TYPES, FieldError, TYPE_TEXT, invalid, type FieldErrorType } from '../api/field-error.ts';
+import type { KaosKind } from '../api/kinds.ts';
+import type { KubeObject } from '../api/lookup.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { ApiError } from '../kube/errors.ts';
+import type { Logger } from '../kube/logger.ts';
+import { DEPLOYMENT, resourcePath } from '../kube/paths.ts';
+import { renderPodSpec, type AgentInput, type MCPServerInput, type ModelAPIInput } from '../render/index.ts';
+import type { PodSpecCheck } from './validate.ts';
+
+const TEMPLATE_SPEC = 'spec.template.spec';
+const PODSPEC_FIELD = 'spec.podSpec';
+
+export interface PodSpecCheckOptions {
+  client: Pick<KubeClient, 'create'>;
+  config: Config;
+  logger: Logger;
+  /** The webhook has timeoutSeconds 5 in all; the dry run must leave room for the rest. */
+  timeoutMs?: number;
+}
+
+export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
+  const { client, config, logger } = options;
+  const timeoutMs = options.timeoutMs ?? 2500;
+  return async (kind: KaosKind, object: KubeObject): Promise<FieldError[]> => {
+    const namespace = object.metadata?.namespace ?? '';
+    const { deployment } = renderPodSpec(kind, object as unknown as AgentInput & ModelAPIInput & MCPServerInput, config);
+    // generateName: the real Deployment may already exist, and a dry-run create must not collide
+    // with it. No owner reference: the owner may not exist yet (CREATE) and it is not validated.
+    const { name: _name, ownerReferences: _owners, ...metadata } = deployment.metadata;
+    const probe = { ...deployment, metadata: { ...metadata, generateName: 'kaos-podspec-check-' } };
+    try {
+      await client.create(resourcePath(DEPLOYMENT, { namespace }), probe, { dryRun: true, timeoutMs });
+      return [];
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 422) return podSpecErrors(err);
+      // Not a verdict on the pod (timeout, outage, RBAC): let the object through rather than block
+      // every podSpec edit while the API server is unhappy; the controller reports the real error.
+      logger.warn({ kind, namespace, name: object.metadata?.name, err: String(err) }, 'spec.podSpec could not be checked');
+      return [];
+    }
+  };
+}
+
+/** The 422's causes under the pod template, re-rooted at spec.podSpec. */
+export function podSpecErrors(err: ApiError): FieldError[] {
+  const errors: FieldError[] = [];
+  for (const cause of err.details?.causes ?? []) {
+    const field = cause.field ?? '';
+    if (field !== TEMPLATE_SPEC && !field.startsWith(`${TEMPLATE_SPEC}.`) && !field.startsWith(`${TEMPLATE_SPEC}[`)) continue;
+    errors.push(fromCause(PODSPEC_FIELD + field.slice(TEMPLATE_SPEC.length), cause.type ?? '', cause.message ?? ''));
+  }
+  // A 422 without usable causes is still a refusal of the pod: say so rather than allow it.
+  if (errors.length === 0) errors.push(invalid(PODSPEC_FIELD, undefined, `the merged pod is invalid: ${err.message}`));
+  return errors;
+}
+
+/** A FieldError whose text is the API server's own (its message already carries value and detail). */
+function fromCause(field: string, type: string, message: string): FieldError {
+  const known = (FIELD_ERROR_TYPES as readonly string[]).includes(type) ? (type as FieldErrorType) : 'FieldValueInvalid';
+  const prefix = TYPE_TEXT[known];
+  const rest = message.startsWith(`${prefix}: `) ? message.slice(prefix.length + 2) : message === prefix ? '' : message;
+  return new FieldError(known, field, undefined, rest);
+}

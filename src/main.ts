@@ -1,0 +1,85 @@
+// The operator process — wiring only: config → API client → cache → admission server, health and
+// metrics → signals. Every decision lives in the modules it wires together.
+import { createMutatingHandler } from './admission/mutate.ts';
+import { createPodSpecCheck } from './admission/pod-spec-check.ts';
+import type { HandlerFactory } from './admission/router.ts';
+import { createValidatingHandler } from './admission/validate.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { KaosCache } from './kube/cache.ts';
+import { KubeClient } from './kube/client.ts';
+import { startHealthServer } from './server/health-server.ts';
+import { createLogger, type Logger } from './server/logger.ts';
+import { createRegistry, createWebhookMetrics } from './server/metrics.ts';
+import { startWebhookServer } from './server/webhook-server.ts';
+
+async function main(config: Config, logger: Logger): Promise<void> {
+  const client = await KubeClient.fromKubeConfig(config.kubeconfig, { userAgent: 'kaos-operator' });
+  const cache = new KaosCache({ client, logger });
+  cache.start();
+
+  const podSpecCheck = createPodSpecCheck({ client, config, logger });
+  const handlers: HandlerFactory = (kind, type) =>
+    type === 'mutate'
+      ? createMutatingHandler(kind, { lookup: cache, config })
+      : createValidatingHandler(kind, { lookup: cache, config, podSpecCheck });
+
+  const registry = createRegistry();
+  const webhook = await startWebhookServer({
+    config: config.webhook,
+    handlers,
+    logger,
+    metrics: createWebhookMetrics(registry),
+  });
+  const health = await startHealthServer({
+    host: config.metricsHost,
+    port: config.metricsPort,
+    registry,
+    logger,
+    // Admission can answer before the cache syncs (a miss costs one live read), but a replica
+    // that is still listing should not take traffic from one that is warm.
+    readiness: () => (cache.isSynced() ? { ready: true } : { ready: false, reason: 'cache not synced' }),
+  });
+  logger.info(
+    { webhookPort: webhook.port, metricsPort: health.port, server: client.server.origin },
+    'kaos-operator started',
+  );
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    // Webhook first (drains requests in flight), then the rest; exit even if something hangs.
+    const deadline = setTimeout(() => {
+      logger.error({}, 'shutdown took too long; exiting');
+      process.exit(1);
+    }, 15_000);
+    deadline.unref();
+    void webhook
+      .close()
+      .then(() => Promise.all([health.close(), cache.stop()]))
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error({ err: String(err) }, 'error during shutdown');
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+let config: Config;
+try {
+  config = loadConfig(process.env);
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  process.stderr.write(`kaos-operator: ${err.message}\n`);
+  process.exit(2);
+}
+const logger = createLogger({ level: config.logLevel });
+main(config, logger).catch((err: unknown) => {
+  logger.fatal({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, 'startup failed');
+  process.exit(1);
+});
