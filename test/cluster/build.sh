@@ -15,7 +15,9 @@ mkdir -p "$bin"
 log() { printf '[cluster-build] %s\n' "$*" >&2; }
 fail() { log "FAILED: $*"; exit 1; }
 
-command -v go >/dev/null 2>&1 || fail "no Go toolchain on PATH: install Go ≥ $(awk '$1 == "go" { print $2 }' "$here/go.mod") to build the control plane"
+need_go() {
+  command -v go >/dev/null 2>&1 || fail "no Go toolchain on PATH: install Go ≥ $(awk '$1 == "go" { print $2 }' "$here/go.mod") to build the control plane"
+}
 
 # run CMD...: runs a build command, printing a package count every few seconds so a
 # minutes-long build visibly progresses, and the failing command in full if it fails.
@@ -56,6 +58,7 @@ reports() { # reports BIN EXPECTED ARGS... : does BIN print EXPECTED when asked 
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
 cd "$here"
 build() { # build NAME PACKAGE
+  need_go
   log "building $1 ($2) — the first build takes minutes"
   run go build -v -trimpath -ldflags "$ldflags" -o "$bin/$1.tmp" "$2"
   mv "$bin/$1.tmp" "$bin/$1"
@@ -66,6 +69,7 @@ reports kube-controller-manager "Kubernetes $k8s_version" --version || build kub
 reports kubectl "$k8s_version" version --client || build kubectl k8s.io/kubernetes/cmd/kubectl
 reports etcd "etcd Version: ${etcd_version#v}" --version || build etcd ./etcd
 if ! reports helm "$helm_version" version --short; then
+  need_go
   log "building helm $helm_version"
   run env GOBIN="$bin" go install -v -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$helm_version" "helm.sh/helm/v3/cmd/helm@$helm_version"
 fi

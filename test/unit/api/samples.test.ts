@@ -1,5 +1,6 @@
 // Every shared KAOS sample must be admitted unchanged, and defaulting must be stable on it.
 import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { referencedNames } from '../../../src/api/agent-references.ts';
@@ -12,7 +13,8 @@ import type { AgentReferences } from '../../../src/api/validation-types.ts';
 import { CONFIG } from './objects.ts';
 
 const samplesDir = new URL('../../fixtures/samples/', import.meta.url);
-const sharedDir = '/work/shared/samples/';
+// CI clones the repository with shared/ beside it; a developer's checkout has it there too.
+const sharedDir = fileURLToPath(new URL('../../../../shared/samples/', import.meta.url));
 
 async function loadYaml(url: URL | string): Promise<unknown[]> {
   return parseAllDocuments(await readFile(url, 'utf8')).flatMap((d) => (Array.isArray(d) ? [] : [d.toJS()]));

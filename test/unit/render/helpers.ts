@@ -1,5 +1,5 @@
 // Shared inputs for the render tests: operator configs and the KAOS samples (copied verbatim
-// from the KAOS repository into fixtures/).
+// from the KAOS repository into test/fixtures/samples/).
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../../src/config.ts';
@@ -23,7 +23,7 @@ interface SampleObject {
 
 /** Every document of a sample file, with a made-up uid as the API server would add. */
 export function sample(file: string): SampleObject[] {
-  const text = readFileSync(new URL(`fixtures/${file}`, import.meta.url), 'utf8');
+  const text = readFileSync(new URL(`../../fixtures/samples/${file}`, import.meta.url), 'utf8');
   return parseAllDocuments(text)
     .map((doc) => doc.toJS() as SampleObject | null)
     .filter((o): o is SampleObject => o !== null)
