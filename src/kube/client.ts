@@ -268,6 +268,8 @@ export class KubeClient {
     const idleTimeoutMs = options.idleTimeoutMs ?? ((options.timeoutSeconds ?? 1800) + 60) * 1000;
     const headers = await this.#headers();
     const url = this.#url(path, query);
+    // Aborted while the credentials were produced: the listener below would never fire.
+    signal?.throwIfAborted();
 
     return new Promise<void>((resolve, reject) => {
       let settled = false;
@@ -373,6 +375,7 @@ export class KubeClient {
       headers['Content-Length'] = String(Buffer.byteLength(body.data));
     }
     const url = this.#url(path, query);
+    options.signal?.throwIfAborted(); // see watch()
     const timeoutMs = options.timeoutMs ?? this.#requestTimeoutMs;
     return new Promise<RawResponse>((resolve, reject) => {
       let settled = false;

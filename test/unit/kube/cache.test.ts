@@ -1,0 +1,128 @@
+import t from 'tap';
+import type { KubeObject } from '../../../src/api/lookup.ts';
+import { KaosCache } from '../../../src/kube/cache.ts';
+import { KubeClient } from '../../../src/kube/client.ts';
+import { ApiError } from '../../../src/kube/errors.ts';
+import { DEPLOYMENT, KAOS_TYPES, NAMESPACE } from '../../../src/kube/paths.ts';
+import { FakeApiServer, eventually, status } from './fake-apiserver.ts';
+
+const { Agent: AGENT, ModelAPI: MODEL_API, MCPServer: MCP_SERVER } = KAOS_TYPES;
+
+function obj(kind: string, name: string, namespace: string, spec: unknown = {}): KubeObject {
+  return { apiVersion: 'kaos.tools/v1alpha1', kind, metadata: { name, namespace }, spec };
+}
+
+async function setup(t: { teardown(fn: () => unknown): void }, prepare: (fake: FakeApiServer) => void = () => {}): Promise<{ fake: FakeApiServer; cache: KaosCache }> {
+  const fake = await new FakeApiServer().listen();
+  for (const type of [AGENT, MODEL_API, MCP_SERVER, NAMESPACE, DEPLOYMENT]) fake.serve(type);
+  prepare(fake);
+  const client = new KubeClient({ server: fake.url });
+  const cache = new KaosCache({ client, reflector: { backoff: { initialMs: 10, maxMs: 50 } } });
+  t.teardown(async () => { await cache.stop(); client.close(); await fake.close(); });
+  return { fake, cache };
+}
+
+t.test('synced cache answers from memory; a miss makes exactly one live read', async (t) => {
+  const { fake, cache } = await setup(t, (fake) => {
+    fake.put(NAMESPACE, { metadata: { name: 'ns', labels: { 'kaos.tools/reference-policy': 'Warn' } } });
+    fake.put(MODEL_API, obj('ModelAPI', 'gpt', 'ns'));
+  });
+  cache.start();
+  await cache.waitForSync();
+  t.ok(cache.isSynced());
+  const before = fake.requests.length;
+  t.equal((await cache.get('ModelAPI', 'ns', 'gpt'))?.metadata?.name, 'gpt');
+  t.equal(await cache.exists('ModelAPI', 'ns', 'gpt'), true);
+  t.same(await cache.namespaceLabels('ns'), { 'kaos.tools/reference-policy': 'Warn' });
+  t.equal(fake.requests.length, before, 'hits make no request');
+  t.equal(cache.liveReads, 0);
+
+  t.equal(await cache.get('ModelAPI', 'ns', 'nope'), undefined, '404 → undefined');
+  t.equal(cache.liveReads, 1);
+  t.same(fake.requests.filter((r) => r.path.endsWith('/nope')).map((r) => r.path), ['/apis/kaos.tools/v1alpha1/namespaces/ns/modelapis/nope']);
+  t.equal(await cache.namespaceLabels('ghost'), undefined);
+  t.equal(cache.liveReads, 2);
+});
+
+t.test('a miss finds an object the watch has not delivered yet', async (t) => {
+  const { fake, cache } = await setup(t);
+  cache.start();
+  await cache.waitForSync();
+  fake.manualWatches = true; // the watch stays silent
+  fake.put(MCP_SERVER, obj('MCPServer', 'echo', 'ns'));
+  t.equal((await cache.get('MCPServer', 'ns', 'echo'))?.metadata?.name, 'echo');
+  t.equal(cache.liveReads, 1);
+});
+
+t.test('before sync every lookup is one live read; errors other than 404 propagate', async (t) => {
+  const { fake, cache } = await setup(t, (fake) => {
+    fake.put(AGENT, obj('Agent', 'a', 'ns'));
+    fake.put(NAMESPACE, { metadata: { name: 'ns' } });
+  });
+  // Not started: nothing is synced.
+  t.notOk(cache.isSynced());
+  t.equal((await cache.get('Agent', 'ns', 'a'))?.metadata?.name, 'a');
+  t.same(await cache.namespaceLabels('ns'), {}, 'a namespace without labels');
+  t.equal(cache.liveReads, 2);
+  fake.failNext(() => true, 500, status(500, 'InternalError', 'etcd is sad'));
+  await t.rejects(cache.get('Agent', 'ns', 'a'), ApiError);
+  t.equal(await cache.get('Agent', '', 'a'), undefined, 'no namespace: nothing to read');
+});
+
+t.test('referencedBy follows Agent events incrementally', async (t) => {
+  const { fake, cache } = await setup(t, (fake) => {
+    fake.put(AGENT, obj('Agent', 'a', 'ns', { modelAPI: 'gpt', mcpServers: ['echo'] }));
+  });
+  cache.start();
+  await cache.waitForSync();
+  t.same(cache.referencedBy('ModelAPI', 'ns', 'gpt'), ['a']);
+  fake.put(AGENT, obj('Agent', 'b', 'ns', { modelAPI: 'gpt', agentNetwork: { access: ['a'] } }));
+  await eventually(() => cache.referencedBy('ModelAPI', 'ns', 'gpt').length === 2);
+  t.same(cache.referencedBy('Agent', 'ns', 'a'), ['b']);
+  fake.put(AGENT, obj('Agent', 'a', 'ns', { modelAPI: 'other' }));
+  await eventually(() => cache.referencedBy('MCPServer', 'ns', 'echo').length === 0);
+  t.same(cache.referencedBy('ModelAPI', 'ns', 'gpt'), ['b']);
+  t.same(cache.referencedBy('ModelAPI', 'ns', 'other'), ['a']);
+  fake.remove(AGENT, 'ns', 'b');
+  await eventually(() => cache.referencedBy('ModelAPI', 'ns', 'gpt').length === 0);
+  t.same(cache.referencedBy('Agent', 'ns', 'a'), []);
+});
+
+t.test('the index stays right across a relist (deletes missed while the watch was down)', async (t) => {
+  const { fake, cache } = await setup(t, (fake) => {
+    fake.put(AGENT, obj('Agent', 'a', 'ns', { modelAPI: 'gpt' }));
+  });
+  cache.start();
+  await cache.waitForSync();
+  await eventually(() => fake.watches.some((w) => w.collection.endsWith('/agents')), 5000, 'agents watch');
+  const agentWatch = fake.watches.find((w) => w.collection.endsWith('/agents'));
+  fake.manualWatches = true;
+  fake.remove(AGENT, 'ns', 'a');
+  fake.put(AGENT, obj('Agent', 'c', 'ns', { modelAPI: 'gpt' }));
+  fake.compact(AGENT);
+  fake.manualWatches = false;
+  agentWatch?.send('ERROR', status(410, 'Expired', 'too old'));
+  await eventually(() => cache.referencedBy('ModelAPI', 'ns', 'gpt').join() === 'c', 5000, 'index after relist');
+  t.equal(cache.agents.stats.relists, 1);
+});
+
+t.test('register() adds a child type: part of sync, started if the cache runs', async (t) => {
+  const { fake, cache } = await setup(t, (fake) => {
+    fake.put(DEPLOYMENT, { metadata: { name: 'agent-a', namespace: 'ns', labels: { 'app.kubernetes.io/managed-by': 'kaos-operator' } } });
+  });
+  cache.start();
+  await cache.waitForSync();
+  const deployments = cache.register(DEPLOYMENT, { labelSelector: 'app.kubernetes.io/managed-by=kaos-operator' });
+  t.notOk(cache.isSynced(), 'a new reflector must sync first');
+  await cache.waitForSync();
+  t.equal(deployments.getByName('ns', 'agent-a')?.kind, 'Deployment');
+  t.equal(fake.listRequests(DEPLOYMENT)[0]?.query.get('labelSelector'), 'app.kubernetes.io/managed-by=kaos-operator');
+});
+
+t.test('waitForSync rejects when the signal aborts first', async (t) => {
+  const { fake, cache } = await setup(t);
+  for (let i = 0; i < 1000; i++) fake.failNext((r) => r.path.endsWith('/agents'), 403, status(403, 'Forbidden', 'no RBAC'));
+  cache.start();
+  await t.rejects(cache.waitForSync(AbortSignal.timeout(100)));
+  t.notOk(cache.isSynced());
+});

@@ -1,0 +1,60 @@
+import t from 'tap';
+import type { KubeObject } from '../../../src/api/lookup.ts';
+import { ReferenceIndex, agentReferences } from '../../../src/kube/references.ts';
+
+function agent(name: string, spec: unknown, namespace = 'ns'): KubeObject {
+  return { apiVersion: 'kaos.tools/v1alpha1', kind: 'Agent', metadata: { name, namespace }, spec };
+}
+
+t.test('agentReferences reads modelAPI, mcpServers and agentNetwork.access', async (t) => {
+  t.same(agentReferences(agent('a', { modelAPI: 'm', mcpServers: ['x', 'y', 'x'], agentNetwork: { access: ['b'] } })), [
+    { kind: 'ModelAPI', name: 'm' },
+    { kind: 'MCPServer', name: 'x' },
+    { kind: 'MCPServer', name: 'y' },
+    { kind: 'Agent', name: 'b' },
+  ]);
+});
+
+t.test('agentReferences tolerates malformed specs', async (t) => {
+  t.same(agentReferences(agent('a', undefined)), []);
+  t.same(agentReferences(agent('a', 'nope')), []);
+  t.same(agentReferences(agent('a', { modelAPI: 3, mcpServers: 'x', agentNetwork: { access: [null, '', 'ok', 7] } })), [{ kind: 'Agent', name: 'ok' }]);
+});
+
+t.test('index answers who references X, per namespace, sorted', async (t) => {
+  const idx = new ReferenceIndex();
+  idx.upsert(agent('b', { modelAPI: 'gpt', mcpServers: ['echo'] }));
+  idx.upsert(agent('a', { modelAPI: 'gpt', agentNetwork: { access: ['b'] } }));
+  idx.upsert(agent('c', { modelAPI: 'gpt' }, 'other'));
+  t.same(idx.referencedBy('ModelAPI', 'ns', 'gpt'), ['a', 'b']);
+  t.same(idx.referencedBy('ModelAPI', 'other', 'gpt'), ['c']);
+  t.same(idx.referencedBy('MCPServer', 'ns', 'echo'), ['b']);
+  t.same(idx.referencedBy('Agent', 'ns', 'b'), ['a']);
+  t.same(idx.referencedBy('Agent', 'ns', 'a'), []);
+  t.same(idx.referencedBy('MCPServer', 'ns', 'gpt'), [], 'kinds do not mix');
+});
+
+t.test('an update moves references; a delete removes them; empty entries are dropped', async (t) => {
+  const idx = new ReferenceIndex();
+  idx.upsert(agent('a', { modelAPI: 'm1', mcpServers: ['s1'] }));
+  idx.upsert(agent('b', { modelAPI: 'm1' }));
+  idx.upsert(agent('a', { modelAPI: 'm2', mcpServers: ['s1', 's2'] }));
+  t.same(idx.referencedBy('ModelAPI', 'ns', 'm1'), ['b']);
+  t.same(idx.referencedBy('ModelAPI', 'ns', 'm2'), ['a']);
+  t.same(idx.referencedBy('MCPServer', 'ns', 's2'), ['a']);
+  idx.remove(agent('a', undefined));
+  t.same(idx.referencedBy('ModelAPI', 'ns', 'm2'), []);
+  t.same(idx.referencedBy('MCPServer', 'ns', 's1'), []);
+  t.equal(idx.size, 1, 'only m1 (b) left');
+  idx.remove(agent('b', undefined));
+  idx.remove(agent('b', undefined)); // idempotent
+  t.equal(idx.size, 0);
+});
+
+t.test('an agent whose spec lost every reference leaves no trace', async (t) => {
+  const idx = new ReferenceIndex();
+  idx.upsert(agent('a', { modelAPI: 'm' }));
+  idx.upsert(agent('a', {}));
+  t.equal(idx.size, 0);
+  t.same(idx.referencedBy('ModelAPI', 'ns', 'm'), []);
+});
