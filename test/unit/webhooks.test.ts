@@ -1,0 +1,110 @@
+// The webhook configurations: what the API server is told, and the committed manifests in
+// webhooks/ that must match the renderer (regenerate with `node webhooks/generate.ts`).
+import t from 'tap';
+import { parseAllDocuments } from 'yaml';
+import { CONFIGURATION_NAMES, encodeCaBundle, renderWebhookConfigurations, type WebhookEntry } from '../../src/admission/webhook-configs.ts';
+import { endpointForPath, webhookPath } from '../../src/admission/paths.ts';
+import type { KubeObject } from '../../src/api/lookup.ts';
+import { renderYaml, staleWebhookFiles, webhookFiles } from '../../webhooks/generate.ts';
+
+const PEM = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+
+function pathOf(entry: WebhookEntry): string {
+  return entry.clientConfig.service?.path ?? new URL(entry.clientConfig.url ?? '').pathname;
+}
+
+t.test('service-based configurations', async (t) => {
+  const [mutating, validating] = renderWebhookConfigurations({ caBundle: PEM });
+  const objects: readonly KubeObject[] = [mutating, validating]; // what the harness applies
+  t.equal(objects.length, 2);
+  t.equal(mutating.kind, 'MutatingWebhookConfiguration');
+  t.equal(mutating.metadata.name, CONFIGURATION_NAMES.mutating);
+  t.equal(validating.kind, 'ValidatingWebhookConfiguration');
+  t.equal(validating.metadata.name, CONFIGURATION_NAMES.validating);
+
+  t.same(mutating.webhooks.map((w) => w.name), ['magent.kaos.tools', 'mmodelapi.kaos.tools', 'mmcpserver.kaos.tools']);
+  t.same(validating.webhooks.map((w) => w.name), [
+    'vagent.kaos.tools',
+    'vmodelapi.kaos.tools',
+    'vmcpserver.kaos.tools',
+    'vmodelapi-delete.kaos.tools',
+    'vmcpserver-delete.kaos.tools',
+  ]);
+
+  const all = [...mutating.webhooks, ...validating.webhooks];
+  t.equal(new Set(all.map((w) => w.name)).size, all.length, 'names are unique');
+  for (const w of all) {
+    t.ok(w.name.split('.').length >= 3, `${w.name}: fully qualified`);
+    t.same(w.admissionReviewVersions, ['v1']);
+    t.equal(w.sideEffects, 'None');
+    t.equal(w.matchPolicy, 'Equivalent');
+    t.equal(w.timeoutSeconds, 5);
+    t.notOk('namespaceSelector' in w, 'all namespaces');
+    t.equal(w.rules.length, 1);
+    const rule = w.rules[0];
+    t.same(rule?.apiGroups, ['kaos.tools']);
+    t.same(rule?.apiVersions, ['v1alpha1']);
+    t.equal(rule?.scope, 'Namespaced');
+    t.notOk(rule?.resources.some((r) => r.includes('/')), 'no subresources');
+    t.same(w.clientConfig.service, { name: 'kaos-operator-webhook', namespace: 'kaos-system', path: pathOf(w), port: 443 });
+    t.equal(Buffer.from(w.clientConfig.caBundle ?? '', 'base64').toString('utf8'), PEM, 'caBundle is the base64 of the PEM');
+    const endpoint = endpointForPath(pathOf(w));
+    t.ok(endpoint, `${w.name}: a path the router serves`);
+    t.equal(rule?.resources[0], `${endpoint?.kind.toLowerCase()}s`, `${w.name}: the path of its resource`);
+  }
+  for (const w of mutating.webhooks) {
+    t.equal(w.failurePolicy, 'Fail');
+    t.same(w.rules[0]?.operations, ['CREATE', 'UPDATE']);
+    t.equal(endpointForPath(pathOf(w))?.type, 'mutate');
+    t.equal(w.reinvocationPolicy, 'Never');
+  }
+  for (const w of validating.webhooks) t.equal(endpointForPath(pathOf(w))?.type, 'validate');
+  const [agent, modelapi, mcp, modelapiDelete, mcpDelete] = validating.webhooks;
+  for (const w of [agent, modelapi, mcp]) {
+    t.equal(w?.failurePolicy, 'Fail');
+    t.same(w?.rules[0]?.operations, ['CREATE', 'UPDATE']);
+  }
+  t.same(modelapiDelete?.rules[0], { apiGroups: ['kaos.tools'], apiVersions: ['v1alpha1'], operations: ['DELETE'], resources: ['modelapis'], scope: 'Namespaced' });
+  t.same(mcpDelete?.rules[0]?.resources, ['mcpservers']);
+  for (const w of [modelapiDelete, mcpDelete]) {
+    t.equal(w?.failurePolicy, 'Ignore', 'deleting never depends on the operator');
+    t.same(w?.rules[0]?.operations, ['DELETE']);
+  }
+  t.equal(pathOf(modelapiDelete as WebhookEntry), webhookPath('validate', 'ModelAPI'), 'same validate path');
+});
+
+t.test('url-based configurations for a server outside the cluster', async (t) => {
+  const [mutating, validating] = renderWebhookConfigurations({ url: 'https://127.0.0.1:40123/', caBundle: PEM });
+  for (const w of [...mutating.webhooks, ...validating.webhooks]) {
+    t.notOk('service' in w.clientConfig);
+    t.match(w.clientConfig.url, /^https:\/\/127\.0\.0\.1:40123\/(mutate|validate)-kaos-tools-v1alpha1-(agent|modelapi|mcpserver)$/);
+  }
+  t.equal(mutating.webhooks[0]?.clientConfig.url, 'https://127.0.0.1:40123/mutate-kaos-tools-v1alpha1-agent');
+});
+
+t.test('options: caBundle forms, service, selector, annotations', async (t) => {
+  t.equal(encodeCaBundle(PEM), Buffer.from(PEM).toString('base64'));
+  t.equal(encodeCaBundle('TUlJQg=='), 'TUlJQg==', 'base64 kept');
+  t.equal(encodeCaBundle('CA_BUNDLE'), 'CA_BUNDLE', 'placeholder kept');
+  const [m] = renderWebhookConfigurations({
+    service: { name: 'hook', namespace: 'ops', port: 8443 },
+    namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system'] }] },
+    annotations: { 'cert-manager.io/inject-ca-from': 'ops/hook' },
+  });
+  const w = m.webhooks[0];
+  t.same(w?.clientConfig, { service: { name: 'hook', namespace: 'ops', path: '/mutate-kaos-tools-v1alpha1-agent', port: 8443 } }, 'no caBundle when none given');
+  t.same(w?.namespaceSelector?.matchExpressions?.[0]?.values, ['kube-system']);
+  t.same(m.metadata.annotations, { 'cert-manager.io/inject-ca-from': 'ops/hook' });
+});
+
+t.test('committed manifests match the renderer', async (t) => {
+  t.same(await staleWebhookFiles(), [], 'run `node webhooks/generate.ts` to regenerate');
+  for (const { file, content } of webhookFiles()) {
+    const docs = parseAllDocuments(content);
+    t.equal(Array.isArray(docs) ? docs.length : 0, 1, `${file}: one document`);
+    t.match(content, /caBundle: CA_BUNDLE/, `${file}: CA placeholder`);
+    if (file.startsWith('local/')) t.match(content, /url: WEBHOOK_BASE_URL\/mutate|url: WEBHOOK_BASE_URL\/validate/, `${file}: URL placeholder`);
+  }
+  const filled = renderYaml({ url: 'https://127.0.0.1:9443', caBundle: PEM });
+  t.notMatch(filled.mutating + filled.validating, /CA_BUNDLE|WEBHOOK_BASE_URL/, 'a filled render has no placeholders');
+});
