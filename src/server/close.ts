@@ -1,10 +1,45 @@
 // Graceful shutdown of an HTTP(S) server: stop accepting, let requests in flight finish, close
 // keep-alive connections as soon as they are idle, and force the rest after a bound.
-import type { Server as HttpServer } from 'node:http';
+import type { RequestListener, Server as HttpServer, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 
-/** How often idle connections are swept while draining; cheap, and nothing per request. */
-const SWEEP_MS = 25;
+/** Backstop sweep for connections that turn idle while draining; nothing runs per request. */
+const SWEEP_MS = 100;
+
+export interface DrainingListener {
+  listener: RequestListener;
+  /**
+   * From now on every answer says `Connection: close` (those in flight too, if their headers
+   * are not out yet), so no client sends another request on a connection that is about to go.
+   */
+  drain(): void;
+}
+
+/** Wraps a request listener so that drain() can reach the responses in flight. */
+export function drainingListener(inner: RequestListener): DrainingListener {
+  const inFlight = new Set<ServerResponse>();
+  let draining = false;
+  function done(this: ServerResponse): void {
+    inFlight.delete(this);
+  }
+  return {
+    listener(req, res) {
+      if (draining) {
+        res.setHeader('Connection', 'close');
+      } else {
+        inFlight.add(res);
+        res.once('close', done);
+      }
+      inner(req, res);
+    },
+    drain() {
+      draining = true;
+      for (const res of inFlight) {
+        if (!res.headersSent) res.setHeader('Connection', 'close');
+      }
+    },
+  };
+}
 
 export interface CloseOptions {
   /** After this long, connections still open are destroyed. */
@@ -14,9 +49,9 @@ export interface CloseOptions {
 }
 
 /**
- * Resolves when the server has closed. Requests that arrive on kept-alive connections while
- * draining are still served, with `Connection: close`, so that the client opens its next
- * connection to another replica instead of reusing one that is about to go.
+ * Resolves when the server has closed: every connection ended, or cut off after graceMs. A
+ * connection that has not sent its first request counts as busy to Node (its header timer is
+ * running), so only the grace period ends it; the API server never opens one without sending.
  */
 export function closeGracefully(server: HttpServer | HttpsServer, options: CloseOptions): Promise<void> {
   return new Promise((resolve) => {
@@ -24,9 +59,6 @@ export function closeGracefully(server: HttpServer | HttpsServer, options: Close
       resolve();
       return;
     }
-    server.prependListener('request', (_req, res) => {
-      if (!res.headersSent) res.setHeader('Connection', 'close');
-    });
     const sweep = setInterval(() => server.closeIdleConnections(), SWEEP_MS);
     const force = setTimeout(() => {
       server.getConnections((err, count) => {
@@ -39,7 +71,7 @@ export function closeGracefully(server: HttpServer | HttpsServer, options: Close
       clearTimeout(force);
       resolve();
     });
-    // Node's close() already drops idle connections; say so explicitly, it is the point.
+    // Node's close() already drops idle keep-alive connections; say so, it is the point.
     server.closeIdleConnections();
   });
 }

@@ -13,7 +13,7 @@ import {
   type CertificateInfo,
   type CertificatePair,
 } from './certificates.ts';
-import { closeGracefully } from './close.ts';
+import { closeGracefully, drainingListener } from './close.ts';
 
 /**
  * Timeouts, and why. The API server's webhook client is Go's net/http, which drops idle
@@ -61,9 +61,10 @@ const TLS_ERROR_LOG_INTERVAL_MS = 60_000;
 export async function startHttpsServer(options: HttpsServerOptions): Promise<RunningHttpsServer> {
   const { logger, certDir } = options;
   let pair: CertificatePair = await loadCertificatePair(certDir);
+  const draining = drainingListener(options.listener);
   const server = createServer(
     { cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2', ...SERVER_TIMEOUTS },
-    options.listener,
+    draining.listener,
   );
   server.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveTimeout;
   server.headersTimeout = SERVER_TIMEOUTS.headersTimeout;
@@ -109,6 +110,7 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
     close() {
       closing ??= (async () => {
         watcher.stop();
+        draining.drain();
         await closeGracefully(server, {
           graceMs: options.shutdownGraceMs ?? 10_000,
           onForced: (connections) =>

@@ -1,7 +1,7 @@
 // Shared by the server and router tests: a captured logger, an HTTPS client that trusts the
 // test CA, AdmissionReview builders, and polling without timing assertions.
 import { request, Agent } from 'node:https';
-import { connect } from 'node:tls';
+import { connect, type TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import { createLogger } from '../../../src/server/logger.ts';
 import type { AdmissionRequest } from '../../../src/admission/types.ts';
@@ -37,6 +37,8 @@ export interface Reply {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+  /** Of the certificate on the connection that carried the answer. */
+  fingerprint: string;
 }
 
 export interface RequestOptions {
@@ -64,7 +66,10 @@ export function httpsRequest(port: number, path: string, body: string | Buffer |
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        const fingerprint = (res.socket as TLSSocket).getPeerCertificate().fingerprint256;
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), fingerprint }),
+        );
         res.on('error', reject);
       },
     );

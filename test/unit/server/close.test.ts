@@ -1,0 +1,96 @@
+// Graceful shutdown: close() stops accepting, lets the request in flight finish (telling its
+// client not to reuse the connection), drops idle keep-alive connections, and is bounded.
+import t from 'tap';
+import { Agent } from 'node:https';
+import { startWebhookServer } from '../../../src/server/webhook-server.ts';
+import { webhookPath } from '../../../src/admission/paths.ts';
+import type { AdmissionDecision, AdmissionRequest } from '../../../src/admission/types.ts';
+import { makeTestCerts, type TestCerts } from '../../support/certs.ts';
+import { admissionRequest, captureLogger, deferred, eventually, httpsRequest, peerFingerprint, review } from './helpers.ts';
+
+const PATH = webhookPath('mutate', 'ModelAPI');
+let certs: TestCerts;
+t.before(async () => {
+  certs = await makeTestCerts();
+});
+t.teardown(() => certs.cleanup());
+
+function slowServer(shutdownGraceMs: number) {
+  const gate = deferred();
+  const arrived = deferred();
+  const log = captureLogger('info');
+  const handlers = () => async (request: AdmissionRequest): Promise<AdmissionDecision> => {
+    if (request.name === 'slow') {
+      arrived.resolve();
+      await gate.promise;
+    }
+    return { allowed: true };
+  };
+  return {
+    gate,
+    arrived,
+    log,
+    start: () =>
+      startWebhookServer({
+        config: { host: '127.0.0.1', port: 0, certDir: certs.dir, certCheckIntervalSeconds: 3600 },
+        handlers,
+        logger: log.logger,
+        shutdownGraceMs,
+      }),
+  };
+}
+
+t.test('close() drains: in-flight request finishes, idle connections close, new ones are refused', async (t) => {
+  const { gate, arrived, log, start } = slowServer(600_000);
+  const server = await start();
+  const agent = new Agent({ keepAlive: true, maxSockets: 1, ca: certs.caPem });
+  t.teardown(() => agent.destroy());
+
+  // An idle keep-alive connection: one request done, the client keeps the socket for the next.
+  const idleAgent = new Agent({ keepAlive: true, maxSockets: 1, ca: certs.caPem });
+  t.teardown(() => idleAgent.destroy());
+  await httpsRequest(server.port, PATH, review(admissionRequest('ModelAPI')), { agent: idleAgent });
+  const idle = Object.values(idleAgent.freeSockets).flat()[0];
+  t.ok(idle, 'the client holds an idle connection');
+  let idleClosed = false;
+  idle?.once('close', () => (idleClosed = true));
+
+  const slow = httpsRequest(server.port, PATH, review(admissionRequest('ModelAPI', { name: 'slow' })), { agent });
+  await arrived.promise;
+  let closed = false;
+  const closing = server.close().then(() => (closed = true));
+
+  await eventually(() => idleClosed);
+  t.pass('the idle connection was closed');
+  await t.rejects(peerFingerprint(server.port), { code: 'ECONNREFUSED' }, 'new connections are refused');
+  t.equal(closed, false, 'close() waits for the request in flight');
+
+  gate.resolve();
+  const reply = await slow;
+  t.equal(reply.status, 200, 'the request in flight completes');
+  t.equal(reply.headers.connection, 'close', 'and tells its client not to reuse the connection');
+  await closing;
+  t.equal(log.find('warn', 'grace period').length, 0, 'nothing had to be cut off');
+  t.equal(log.find('info', 'closed').length, 1);
+  await server.close(); // idempotent
+});
+
+t.test('close() is bounded: a request that never finishes is cut off after the grace period', async (t) => {
+  const { arrived, log, start } = slowServer(50);
+  const server = await start();
+  const slow = httpsRequest(server.port, PATH, review(admissionRequest('ModelAPI', { name: 'slow' })), { ca: certs.caPem });
+  await arrived.promise;
+  await server.close();
+  await t.rejects(slow, 'the stuck request is cut off');
+  t.equal(log.find('warn', 'grace period').length, 1);
+  t.equal(log.find('warn', 'grace period')[0]?.connections, 1);
+});
+
+t.test('server settings: keep-alive 90 s, headers 32 s, a bounded request time', async (t) => {
+  const { start } = slowServer(1000);
+  const server = await start();
+  t.teardown(() => server.close());
+  t.equal(server.server.keepAliveTimeout, 90_000);
+  t.equal(server.server.headersTimeout, 32_000);
+  t.equal(server.server.requestTimeout, 60_000);
+});
