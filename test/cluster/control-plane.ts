@@ -17,7 +17,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
+import { constants, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify as toYaml } from 'yaml';
@@ -304,9 +304,11 @@ function onSignal(signal: NodeJS.Signals): void {
   defaultLog(`[control-plane] ${signal}: stopping ${active.size} control plane(s)`);
   void Promise.allSettled([...active].map((p) => p.stop())).then(() => {
     removeHandlers();
-    // Re-raise so that the process ends the way it would have without us (exit code 128+n), or
-    // other handlers see the signal.
+    // Re-raise so that the process ends the way it would have without us (killed by the signal),
+    // or other handlers see it. Delivery is asynchronous and an emptied event loop would exit
+    // with 0 first: keep it alive a moment, with the shell's 128+n as a fallback.
     process.kill(process.pid, signal);
+    setTimeout(() => process.exit(128 + (constants.signals[signal] ?? 0)), 2000);
   });
 }
 
