@@ -1,0 +1,263 @@
+// The pieces of a running kaos-operator installation, shared by the run command (scripts/start.ts)
+// and the end-to-end tests, so that both exercise exactly what a user gets: CRDs from crds/,
+// webhook configurations rendered by the operator's own renderer, and the operator started as a
+// process through its real entry point (dist/main.js).
+import { spawn } from 'node:child_process';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import http from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import type { KubeObject } from '../src/api/lookup.ts';
+import { KubeClient } from '../src/kube/client.ts';
+import { ApiError } from '../src/kube/errors.ts';
+import { freePorts, startControlPlane, type ControlPlane } from '../test/cluster/control-plane.ts';
+import { makeDevCerts } from '../certs/make-dev-certs.ts';
+import { renderWebhookConfigurations } from '../src/admission/webhook-configs.ts';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const FIELD_MANAGER = 'kaos-operator-setup';
+
+export type Log = (line: string) => void;
+
+/** Every object in the YAML files of a directory, in file-name order. */
+export async function readManifests(dir: string): Promise<KubeObject[]> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml') || f.endsWith('.yml')).sort();
+  const objects: KubeObject[] = [];
+  for (const file of files) {
+    for (const doc of parseAllDocuments(await readFile(join(dir, file), 'utf8'))) {
+      const value: unknown = doc.toJS();
+      if (value !== null && typeof value === 'object') objects.push(value as KubeObject);
+    }
+  }
+  return objects;
+}
+
+const CLUSTER_PATHS: Readonly<Record<string, string>> = {
+  CustomResourceDefinition: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+  MutatingWebhookConfiguration: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
+  ValidatingWebhookConfiguration: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
+};
+
+/** Server-side applies cluster-scoped setup objects (CRDs, webhook configurations). */
+export async function applyClusterObjects(client: KubeClient, objects: readonly KubeObject[]): Promise<void> {
+  for (const object of objects) {
+    const base = CLUSTER_PATHS[object.kind ?? ''];
+    const name = object.metadata?.name;
+    if (base === undefined || name === undefined) throw new Error(`cannot install ${object.kind ?? '?'} ${name ?? '?'}`);
+    await client.apply(`${base}/${name}`, object, { fieldManager: FIELD_MANAGER, force: true });
+  }
+}
+
+/** Installs crds/ and waits until the API server serves every one of them. */
+export async function installCrds(client: KubeClient, timeoutMs = 60_000): Promise<void> {
+  const crds = await readManifests(join(ROOT, 'crds'));
+  await applyClusterObjects(client, crds);
+  const deadline = Date.now() + timeoutMs;
+  for (const crd of crds) {
+    const path = `${CLUSTER_PATHS.CustomResourceDefinition}/${crd.metadata?.name ?? ''}`;
+    for (;;) {
+      const live = await client.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(path);
+      if (live.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata?.name ?? ''} not Established after ${timeoutMs} ms`);
+      await sleep(200);
+    }
+  }
+}
+
+export interface OperatorProcess {
+  readonly pid: number;
+  readonly webhookPort: number;
+  readonly metricsPort: number;
+  readonly logFile: string;
+  /** The log so far (JSON lines). */
+  log(): string;
+  /** SIGTERM, then SIGKILL after a grace period; resolves with the exit code. Idempotent. */
+  stop(): Promise<number | null>;
+}
+
+export interface StartOperatorOptions {
+  kubeconfig: string;
+  /** Directory with tls.crt and tls.key. */
+  certDir: string;
+  logFile: string;
+  /** More environment (DEFAULT_*_IMAGE, REFERENCE_POLICY, LOG_LEVEL, …). */
+  env?: Readonly<Record<string, string>>;
+  readyTimeoutMs?: number;
+  /** Also copy the operator's output to this process's stdout (the run command). */
+  echo?: boolean;
+}
+
+/**
+ * Starts `node dist/main.js` (run `npm run build` first) on free loopback ports and waits until
+ * its /readyz answers 200, i.e. its cache is synced. Fails with the log's tail if it exits first.
+ */
+export async function startOperator(options: StartOperatorOptions): Promise<OperatorProcess> {
+  const [webhookPort, metricsPort] = (await freePorts(2)) as [number, number];
+  const out = createWriteStream(options.logFile, { flags: 'a' });
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'main.js')], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      KUBECONFIG: options.kubeconfig,
+      WEBHOOK_HOST: '127.0.0.1',
+      WEBHOOK_PORT: String(webhookPort),
+      WEBHOOK_CERT_DIR: options.certDir,
+      METRICS_HOST: '127.0.0.1',
+      METRICS_PORT: String(metricsPort),
+      ...options.env,
+    },
+  });
+  child.stdout.pipe(out);
+  child.stderr.pipe(out);
+  if (options.echo === true) {
+    child.stdout.pipe(process.stdout, { end: false });
+    child.stderr.pipe(process.stderr, { end: false });
+  }
+  let exitCode: number | null | undefined;
+  const exited = new Promise<number | null>((res) => child.once('exit', (code) => { exitCode = code; res(code); }));
+  const log = (): string => { try { return readFileSync(options.logFile, 'utf8'); } catch { return ''; } };
+  const proc: OperatorProcess = {
+    pid: child.pid ?? -1,
+    webhookPort,
+    metricsPort,
+    logFile: options.logFile,
+    log,
+    stop: async () => {
+      if (exitCode === undefined) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      out.end();
+      return exitCode ?? null;
+    },
+  };
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
+  for (;;) {
+    if (exitCode !== undefined) throw new Error(`operator exited with ${exitCode} before it was ready:\n${tail(log(), 30)}`);
+    if ((await httpStatus(`http://127.0.0.1:${metricsPort}/readyz`)) === 200) return proc;
+    if (Date.now() > deadline) {
+      await proc.stop();
+      throw new Error(`operator not ready after ${options.readyTimeoutMs ?? 60_000} ms:\n${tail(log(), 30)}`);
+    }
+    await sleep(200);
+  }
+}
+
+/**
+ * Waits until the API server actually calls both webhooks: a dry-run ModelAPI comes back with
+ * the image the mutating webhook defaults, and an invalid one is refused by the validating
+ * webhook (a new webhook configuration takes the API server about a second to pick up).
+ */
+export async function waitForAdmission(client: KubeClient, namespace = 'default', timeoutMs = 30_000): Promise<void> {
+  const path = `/apis/kaos.tools/v1alpha1/namespaces/${namespace}/modelapis`;
+  const probe = (spec: Record<string, unknown>): KubeObject => ({
+    apiVersion: 'kaos.tools/v1alpha1',
+    kind: 'ModelAPI',
+    metadata: { generateName: 'kaos-admission-probe-', namespace },
+    spec,
+  });
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    try {
+      const mutated = await client.create<KubeObject>(path, probe({ mode: 'Hosted', hostedConfig: { model: 'probe' } }), { dryRun: true });
+      const image = (mutated.spec as { container?: { image?: string } } | undefined)?.container?.image;
+      if (image === undefined) {
+        last = 'mutating webhook not called yet';
+      } else {
+        try {
+          await client.create(path, probe({ mode: 'Hosted' }), { dryRun: true });
+          last = 'validating webhook not called yet';
+        } catch (err) {
+          if (err instanceof ApiError && err.code === 422 && err.message.includes('admission webhook')) return;
+          last = String(err);
+        }
+      }
+    } catch (err) {
+      last = String(err);
+    }
+    await sleep(250);
+  }
+  throw new Error(`the API server does not call the webhooks after ${timeoutMs} ms: ${last}`);
+}
+
+export function tail(text: string, lines: number): string {
+  return text.split('\n').slice(-lines - 1).join('\n');
+}
+
+function httpStatus(url: string): Promise<number> {
+  return new Promise((res) => {
+    const req = http.get(url, { timeout: 2000, agent: false }, (r) => { r.resume(); res(r.statusCode ?? 0); });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => res(0));
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((res) => setTimeout(res, ms));
+}
+
+export interface LocalStack {
+  readonly plane: ControlPlane;
+  readonly client: KubeClient;
+  readonly operator: OperatorProcess;
+  /** Directory of the serving certificate (tls.crt, tls.key) and its CA (ca.crt). */
+  readonly certDir: string;
+  /** Stops the operator, then the control plane; removes every file. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export interface LocalStackOptions {
+  log?: Log;
+  /** Environment for the operator process (LOG_LEVEL, REFERENCE_POLICY, DEFAULT_*_IMAGE, …). */
+  operatorEnv?: Readonly<Record<string, string>>;
+  /** Copy the operator's log lines to stdout. */
+  echoOperator?: boolean;
+}
+
+/**
+ * A control plane on loopback with kaos-operator installed the url-based way: CRDs, a dev CA and
+ * serving certificate, the operator process, and webhook configurations pointing at it — ready
+ * when the API server is seen calling both webhooks.
+ */
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const plane = await startControlPlane({ log });
+  let operator: OperatorProcess | undefined;
+  const stop = async (): Promise<void> => {
+    await operator?.stop();
+    await plane.stop();
+  };
+  try {
+    const certDir = join(plane.dir, 'webhook-certs');
+    const certs = await makeDevCerts({ outDir: certDir });
+    const client = await KubeClient.fromKubeConfig(plane.kubeconfigPath);
+    log('[stack] installing CRDs');
+    await installCrds(client);
+    log('[stack] starting the operator (node dist/main.js)');
+    operator = await startOperator({
+      kubeconfig: plane.kubeconfigPath,
+      certDir,
+      logFile: join(plane.dir, 'operator.log'),
+      ...(options.operatorEnv === undefined ? {} : { env: options.operatorEnv }),
+      echo: options.echoOperator === true,
+    });
+    log(`[stack] registering webhooks at https://127.0.0.1:${operator.webhookPort}`);
+    await applyClusterObjects(
+      client,
+      renderWebhookConfigurations({ url: `https://127.0.0.1:${operator.webhookPort}`, caBundle: certs.caPem }),
+    );
+    await waitForAdmission(client);
+    log('[stack] admission is live');
+    const running = operator;
+    return { plane, client, operator: running, certDir, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

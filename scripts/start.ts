@@ -1,0 +1,101 @@
+// The run command (`npm start`): kaos-operator against the cluster in KUBECONFIG when one is
+// reachable, otherwise against a local control plane that this command starts (building it from
+// Go modules on first use). Ctrl-C stops everything it started.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { makeDevCerts } from '../certs/make-dev-certs.ts';
+import { renderWebhookConfigurations } from '../src/admission/webhook-configs.ts';
+import { KubeClient } from '../src/kube/client.ts';
+import { applyClusterObjects, installCrds, ROOT, startLocalStack, type LocalStack } from './local-stack.ts';
+
+const say = (line: string): void => { process.stderr.write(`[kaos] ${line}\n`); };
+
+/** The kubeconfig a user means: $KUBECONFIG (first entry), else ~/.kube/config, if it exists. */
+function userKubeconfig(): string | undefined {
+  const fromEnv = (process.env.KUBECONFIG ?? '').split(':').find((p) => p !== '');
+  const path = fromEnv ?? join(homedir(), '.kube', 'config');
+  return existsSync(path) ? path : undefined;
+}
+
+async function reachable(kubeconfig: string): Promise<KubeClient | undefined> {
+  try {
+    const client = await KubeClient.fromKubeConfig(kubeconfig);
+    await client.get('/version', { timeoutMs: 5000 });
+    return client;
+  } catch (err) {
+    say(`the cluster in ${kubeconfig} is not reachable (${err instanceof Error ? err.message : String(err)})`);
+    return undefined;
+  }
+}
+
+/** Runs the operator in the foreground against an existing cluster. */
+async function runAgainst(kubeconfig: string, client: KubeClient): Promise<void> {
+  say(`running against ${client.server.origin} (kubeconfig ${kubeconfig})`);
+  await installCrds(client);
+  say('CRDs from crds/ applied (server-side apply)');
+  const certDir = process.env.WEBHOOK_CERT_DIR ?? join(ROOT, 'certs', 'dev');
+  const webhookUrl = process.env.WEBHOOK_URL;
+  const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: kubeconfig, WEBHOOK_CERT_DIR: certDir };
+  if (process.env.WEBHOOK_CERT_DIR === undefined) {
+    const host = webhookUrl === undefined ? [] : [new URL(webhookUrl).hostname];
+    const certs = await makeDevCerts({ outDir: certDir, sans: host });
+    if (webhookUrl !== undefined) {
+      await applyClusterObjects(client, renderWebhookConfigurations({ url: webhookUrl, caBundle: certs.caPem }));
+      say(`webhook configurations registered for ${webhookUrl}`);
+    }
+  }
+  if (webhookUrl === undefined) {
+    say('webhook configurations NOT registered: an API server elsewhere usually cannot reach this machine.');
+    say('Set WEBHOOK_URL=https://<address the API server can reach>:<port> to register them (the operator listens on WEBHOOK_PORT, default 9443).');
+  }
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'main.js')], { stdio: 'inherit', env });
+  const forward = (signal: NodeJS.Signals): void => { child.kill(signal); };
+  process.on('SIGINT', forward);
+  process.on('SIGTERM', forward);
+  child.once('exit', (code, signal) => process.exit(code ?? (signal === null ? 1 : 130)));
+}
+
+async function runLocal(): Promise<void> {
+  say('no reachable cluster: starting a local control plane (etcd, kube-apiserver, kube-controller-manager on 127.0.0.1)');
+  let stack: LocalStack | undefined;
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    say(`${signal}: stopping the operator and the control plane`);
+    void (stack?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  try {
+    stack = await startLocalStack({ log: say, echoOperator: true });
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    if (message.includes('no Go toolchain')) {
+      say('no cluster is reachable (set KUBECONFIG to one) and there is no Go toolchain to build a local control plane:');
+      say('install Go ≥ 1.26, or point KUBECONFIG at a reachable cluster.');
+    } else {
+      say(`could not start: ${message}`);
+    }
+    process.exit(1);
+  }
+  const kubectl = join(stack.plane.binDir, 'kubectl');
+  process.stderr.write(`
+kaos-operator is running, with its webhooks registered, against a local control plane.
+Use it from another terminal:
+
+  export KUBECONFIG=${stack.plane.kubeconfigPath}
+  ${kubectl} apply -f ../shared/samples/1-simple-echo-agent.yaml
+  ${kubectl} get agents,modelapis,mcpservers -A
+
+There is no kubelet: Deployments are created but no pod ever runs.
+Ctrl-C stops the operator and the control plane and removes ${stack.plane.dir}.
+`);
+}
+
+const kubeconfig = userKubeconfig();
+const client = kubeconfig === undefined ? undefined : await reachable(kubeconfig);
+if (kubeconfig !== undefined && client !== undefined) await runAgainst(kubeconfig, client);
+else await runLocal();
