@@ -351,7 +351,7 @@ export class KubeClient {
     return sockets.length;
   }
 
-  /** Closes pooled connections; in-flight requests are not affected. */
+  /** Destroys every connection, pooled or in use: in-flight requests and open watches fail. */
   close(): void {
     this.#agent.destroy();
     this.#watchAgent.destroy();

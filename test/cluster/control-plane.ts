@@ -67,8 +67,11 @@ export interface ControlPlane {
   readonly logs: { etcd: string; apiserver: string; controllerManager: string };
   /** Runs kubectl from binDir against this control plane. Never throws on a non-zero exit. */
   kubectl(args: readonly string[], options?: { input?: string; timeoutMs?: number }): Promise<KubectlResult>;
-  /** Stops the apiserver and starts it again on the same port and etcd (every watch breaks). */
-  restartApiServer(): Promise<void>;
+  /**
+   * Stops the apiserver (SIGTERM, SIGKILL after graceMs, default 1 s) and starts it again on the
+   * same port, certificates and etcd: every connection breaks, no data is lost.
+   */
+  restartApiServer(options?: { graceMs?: number }): Promise<void>;
   /** Stops every process (by pid), then removes the directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -249,8 +252,10 @@ class RunningPlane implements ControlPlane {
     this.#log(`[control-plane] kube-apiserver ready after ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }
 
-  async restartApiServer(): Promise<void> {
-    await this.#apiserver?.stop(STOP_GRACE_MS);
+  async restartApiServer(options: { graceMs?: number } = {}): Promise<void> {
+    // Short grace by default: with clients connected the apiserver lingers after it stops
+    // listening, and a restart test wants the outage, not a graceful drain.
+    await this.#apiserver?.stop(options.graceMs ?? 1000);
     await this.#startApiServer(90_000);
   }
 
