@@ -4,14 +4,16 @@
 // process through its real entry point (dist/main.js).
 import { spawn } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import type { KubeObject } from '../src/api/lookup.ts';
 import { KubeClient } from '../src/kube/client.ts';
 import { ApiError } from '../src/kube/errors.ts';
+import { OPERATOR_IDENTITY, renderRbac, serviceAccountUser } from '../src/kube/rbac.ts';
 import { freePorts, startControlPlane, type ControlPlane } from '../test/cluster/control-plane.ts';
 import { makeDevCerts } from '../certs/make-dev-certs.ts';
 import { renderWebhookConfigurations } from '../src/admission/webhook-configs.ts';
@@ -34,29 +36,37 @@ export async function readManifests(dir: string): Promise<KubeObject[]> {
   return objects;
 }
 
-const CLUSTER_PATHS: Readonly<Record<string, string>> = {
-  CustomResourceDefinition: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
-  MutatingWebhookConfiguration: '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations',
-  ValidatingWebhookConfiguration: '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations',
+/** Where each kind of setup object lives: `[API prefix, plural, namespaced]`. */
+const SETUP_KINDS: Readonly<Record<string, readonly [string, string, boolean]>> = {
+  CustomResourceDefinition: ['/apis/apiextensions.k8s.io/v1', 'customresourcedefinitions', false],
+  MutatingWebhookConfiguration: ['/apis/admissionregistration.k8s.io/v1', 'mutatingwebhookconfigurations', false],
+  ValidatingWebhookConfiguration: ['/apis/admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations', false],
+  Namespace: ['/api/v1', 'namespaces', false],
+  ServiceAccount: ['/api/v1', 'serviceaccounts', true],
+  ClusterRole: ['/apis/rbac.authorization.k8s.io/v1', 'clusterroles', false],
+  ClusterRoleBinding: ['/apis/rbac.authorization.k8s.io/v1', 'clusterrolebindings', false],
 };
 
-/** Server-side applies cluster-scoped setup objects (CRDs, webhook configurations). */
-export async function applyClusterObjects(client: KubeClient, objects: readonly KubeObject[]): Promise<void> {
-  for (const object of objects) {
-    const base = CLUSTER_PATHS[object.kind ?? ''];
-    const name = object.metadata?.name;
-    if (base === undefined || name === undefined) throw new Error(`cannot install ${object.kind ?? '?'} ${name ?? '?'}`);
-    await client.apply(`${base}/${name}`, object, { fieldManager: FIELD_MANAGER, force: true });
-  }
+function setupPath(object: KubeObject): string {
+  const where = SETUP_KINDS[object.kind ?? ''];
+  const name = object.metadata?.name;
+  if (where === undefined || name === undefined) throw new Error(`cannot install ${object.kind ?? '?'} ${name ?? '?'}`);
+  const [prefix, plural, namespaced] = where;
+  return namespaced ? `${prefix}/namespaces/${object.metadata?.namespace ?? 'default'}/${plural}/${name}` : `${prefix}/${plural}/${name}`;
+}
+
+/** Server-side applies setup objects (CRDs, webhook configurations, RBAC), in order. */
+export async function applySetupObjects(client: KubeClient, objects: readonly KubeObject[]): Promise<void> {
+  for (const object of objects) await client.apply(setupPath(object), object, { fieldManager: FIELD_MANAGER, force: true });
 }
 
 /** Installs crds/ and waits until the API server serves every one of them. */
 export async function installCrds(client: KubeClient, timeoutMs = 60_000): Promise<void> {
   const crds = await readManifests(join(ROOT, 'crds'));
-  await applyClusterObjects(client, crds);
+  await applySetupObjects(client, crds);
   const deadline = Date.now() + timeoutMs;
   for (const crd of crds) {
-    const path = `${CLUSTER_PATHS.CustomResourceDefinition}/${crd.metadata?.name ?? ''}`;
+    const path = setupPath(crd);
     for (;;) {
       const live = await client.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(path);
       if (live.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
@@ -186,6 +196,14 @@ export async function waitForAdmission(client: KubeClient, namespace = 'default'
   throw new Error(`the API server does not call the webhooks after ${timeoutMs} ms: ${last}`);
 }
 
+/** A copy of a kubeconfig whose every user authenticates with `token` instead. */
+export async function writeTokenKubeconfig(from: string, to: string, token: string, userName: string): Promise<void> {
+  const config = parse(await readFile(from, 'utf8')) as { users?: Array<{ name: string; user: Record<string, unknown> }>; contexts?: Array<{ context: { user: string } }> };
+  config.users = [{ name: userName, user: { token } }];
+  for (const c of config.contexts ?? []) c.context.user = userName;
+  await writeFile(to, stringify(config), { mode: 0o600 });
+}
+
 export function tail(text: string, lines: number): string {
   return text.split('\n').slice(-lines - 1).join('\n');
 }
@@ -206,6 +224,8 @@ export interface LocalStack {
   readonly plane: ControlPlane;
   readonly client: KubeClient;
   readonly operator: OperatorProcess;
+  /** The kubeconfig the operator runs with: its ServiceAccount's identity, not admin. */
+  readonly operatorKubeconfig: string;
   /** Directory of the serving certificate (tls.crt, tls.key) and its CA (ca.crt). */
   readonly certDir: string;
   /** Stops the operator, then the control plane; removes every file. Idempotent. */
@@ -227,7 +247,15 @@ export interface LocalStackOptions {
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const plane = await startControlPlane({ log });
+  // The operator runs as its ServiceAccount, bound to the ClusterRole of src/kube/rbac.ts and
+  // nothing else, so every test through this stack also proves that role is enough.
+  const identity = {
+    token: randomBytes(24).toString('hex'),
+    user: serviceAccountUser(OPERATOR_IDENTITY.namespace, OPERATOR_IDENTITY.serviceAccount),
+    uid: 'kaos-operator-uid',
+    groups: ['system:serviceaccounts', `system:serviceaccounts:${OPERATOR_IDENTITY.namespace}`],
+  };
+  const plane = await startControlPlane({ log, extraTokens: [identity] });
   let operator: OperatorProcess | undefined;
   const stop = async (): Promise<void> => {
     await operator?.stop();
@@ -237,25 +265,28 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const certDir = join(plane.dir, 'webhook-certs');
     const certs = await makeDevCerts({ outDir: certDir });
     const client = await KubeClient.fromKubeConfig(plane.kubeconfigPath);
-    log('[stack] installing CRDs');
+    log('[stack] installing CRDs and the operator\'s RBAC');
     await installCrds(client);
+    await applySetupObjects(client, renderRbac() as KubeObject[]);
+    const operatorKubeconfig = join(plane.dir, 'operator.kubeconfig');
+    await writeTokenKubeconfig(plane.kubeconfigPath, operatorKubeconfig, identity.token, identity.user);
     log('[stack] starting the operator (node dist/main.js)');
     operator = await startOperator({
-      kubeconfig: plane.kubeconfigPath,
+      kubeconfig: operatorKubeconfig,
       certDir,
       logFile: join(plane.dir, 'operator.log'),
       ...(options.operatorEnv === undefined ? {} : { env: options.operatorEnv }),
       echo: options.echoOperator === true,
     });
     log(`[stack] registering webhooks at https://127.0.0.1:${operator.webhookPort}`);
-    await applyClusterObjects(
+    await applySetupObjects(
       client,
       renderWebhookConfigurations({ url: `https://127.0.0.1:${operator.webhookPort}`, caBundle: certs.caPem }),
     );
     await waitForAdmission(client);
     log('[stack] admission is live');
     const running = operator;
-    return { plane, client, operator: running, certDir, stop };
+    return { plane, client, operator: running, operatorKubeconfig, certDir, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { makeDevCerts } from '../certs/make-dev-certs.ts';
 import { renderWebhookConfigurations } from '../src/admission/webhook-configs.ts';
 import { KubeClient } from '../src/kube/client.ts';
-import { applyClusterObjects, installCrds, ROOT, startLocalStack, type LocalStack } from './local-stack.ts';
+import { applySetupObjects, installCrds, ROOT, startLocalStack, type LocalStack } from './local-stack.ts';
 
 const say = (line: string): void => { process.stderr.write(`[kaos] ${line}\n`); };
 
@@ -42,7 +42,7 @@ async function runAgainst(kubeconfig: string, client: KubeClient): Promise<void>
     const host = webhookUrl === undefined ? [] : [new URL(webhookUrl).hostname];
     const certs = await makeDevCerts({ outDir: certDir, sans: host });
     if (webhookUrl !== undefined) {
-      await applyClusterObjects(client, renderWebhookConfigurations({ url: webhookUrl, caBundle: certs.caPem }));
+      await applySetupObjects(client, renderWebhookConfigurations({ url: webhookUrl, caBundle: certs.caPem }));
       say(`webhook configurations registered for ${webhookUrl}`);
     }
   }

@@ -1,0 +1,48 @@
+// What the operator may do in the API, written once: the chart's ClusterRole and the e2e
+// tests (which run the operator under exactly this role, to prove it is enough) both render it.
+// Least privilege: every verb here is used by a named part of the operator.
+
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+export const OPERATOR_RULES: readonly PolicyRule[] = [
+  // The cache: list+watch of the three kinds, and the one live read on a miss.
+  { apiGroups: ['kaos.tools'], resources: ['agents', 'modelapis', 'mcpservers'], verbs: ['get', 'list', 'watch'] },
+  // The reference policy's namespace label, from the same cache.
+  { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+  // The podSpec check: a server-side dry-run create of the Deployment the object would get.
+  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['create'] },
+];
+
+export const OPERATOR_IDENTITY = { namespace: 'kaos-system', serviceAccount: 'kaos-operator' } as const;
+const NAME = 'kaos-operator';
+const LABELS = { 'app.kubernetes.io/name': 'kaos-operator' };
+
+/** The username the API server gives a ServiceAccount's tokens. */
+export function serviceAccountUser(namespace: string, name: string): string {
+  return `system:serviceaccount:${namespace}:${name}`;
+}
+
+/** Namespace, ServiceAccount, ClusterRole and its binding, in apply order. */
+export function renderRbac(identity: { namespace: string; serviceAccount: string } = OPERATOR_IDENTITY): Record<string, unknown>[] {
+  return [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: identity.namespace, labels: LABELS } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: identity.serviceAccount, namespace: identity.namespace, labels: LABELS } },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: NAME, labels: LABELS },
+      rules: OPERATOR_RULES.map((r) => ({ apiGroups: [...r.apiGroups], resources: [...r.resources], verbs: [...r.verbs] })),
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: NAME, labels: LABELS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NAME },
+      subjects: [{ kind: 'ServiceAccount', name: identity.serviceAccount, namespace: identity.namespace }],
+    },
+  ];
+}
