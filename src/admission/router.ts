@@ -38,18 +38,32 @@ export interface WebhookRouterOptions {
 /** Longest handler error message passed to the client; the full one goes to the log. */
 const INTERNAL_MESSAGE_LIMIT = 500;
 
+/** Serves one endpoint: reads, decodes, calls the handler, answers. Never rejects. */
+export type EndpointServer = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+/** One server per webhook path, each bound to its handler and its metrics. */
+export function createWebhookEndpoints(options: WebhookRouterOptions): ReadonlyMap<string, EndpointServer> {
+  const metrics = options.metrics ?? noWebhookMetrics;
+  const endpoints = new Map<string, EndpointServer>();
+  for (const endpoint of WEBHOOK_ENDPOINTS) {
+    endpoints.set(
+      endpoint.path,
+      endpointServer(endpoint, options.handlers(endpoint.kind, endpoint.type), {
+        logger: options.logger,
+        metrics: metrics.forPath(endpoint.path),
+        limit: options.bodyLimitBytes ?? BODY_LIMIT_BYTES,
+      }),
+    );
+  }
+  return endpoints;
+}
+
 export function createWebhookRouter(options: WebhookRouterOptions): express.Router {
   const router = express.Router({ caseSensitive: true, strict: true });
-  const metrics = options.metrics ?? noWebhookMetrics;
-  for (const endpoint of WEBHOOK_ENDPOINTS) {
-    const serve = endpointServer(endpoint, options.handlers(endpoint.kind, endpoint.type), {
-      logger: options.logger,
-      metrics: metrics.forPath(endpoint.path),
-      limit: options.bodyLimitBytes ?? BODY_LIMIT_BYTES,
-    });
-    router.post(endpoint.path, serve);
-    router.all(endpoint.path, (req, res) => {
-      options.logger.warn({ webhook: endpoint.path, code: 405, method: req.method }, 'method not allowed');
+  for (const [path, serve] of createWebhookEndpoints(options)) {
+    router.post(path, serve);
+    router.all(path, (req, res) => {
+      options.logger.warn({ webhook: path, code: 405, method: req.method }, 'method not allowed');
       res.setHeader('Allow', 'POST');
       sendJson(res, 405, messageBody(`method ${req.method} not allowed: send POST`));
     });
@@ -87,11 +101,7 @@ interface EndpointDeps {
   limit: number;
 }
 
-function endpointServer(
-  endpoint: WebhookEndpoint,
-  handler: AdmissionHandler,
-  deps: EndpointDeps,
-): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+function endpointServer(endpoint: WebhookEndpoint, handler: AdmissionHandler, deps: EndpointDeps): EndpointServer {
   const { logger, metrics, limit } = deps;
   const { path, kind, type } = endpoint;
 
@@ -166,9 +176,8 @@ function sendReview(res: ServerResponse, review: AdmissionReviewOut): number {
 }
 
 function sendJson(res: ServerResponse, code: number, body: string): void {
-  res.statusCode = code;
-  res.setHeader('Content-Type', 'application/json');
-  res.setHeader('Content-Length', Buffer.byteLength(body, 'utf8'));
+  // writeHead merges these with headers set earlier (Allow, Connection: close while draining).
+  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body, 'utf8') });
   res.end(body);
 }
 

@@ -28,7 +28,7 @@ export function drainingListener(inner: RequestListener): DrainingListener {
         res.setHeader('Connection', 'close');
       } else {
         inFlight.add(res);
-        res.once('close', done);
+        res.on('close', done); // not once(): no wrapper to allocate; 'close' comes once anyway
       }
       inner(req, res);
     },

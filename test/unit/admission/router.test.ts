@@ -87,6 +87,12 @@ t.test('a valid request reaches the handler for its path and is answered in kind
   }
 });
 
+t.test('the API server\'s ?timeout= query does not change the route', async (t) => {
+  const reply = await post(`${AGENT_VALIDATE}?timeout=5s`, review(admissionRequest('Agent')));
+  t.equal(reply.status, 200);
+  t.equal(asReview(reply).response.allowed, true);
+});
+
 t.test('a mutation comes back as a base64 JSONPatch; a denial status as is', async (t) => {
   const mutated = asReview(await post(AGENT_MUTATE, review(admissionRequest('Agent', { name: 'patch' }))));
   t.equal(mutated.response.patchType, 'JSONPatch');
