@@ -53,7 +53,7 @@ export function podSpecErrors(err: ApiError): FieldError[] {
   for (const cause of err.details?.causes ?? []) {
     const field = cause.field ?? '';
     if (field !== TEMPLATE_SPEC && !field.startsWith(`${TEMPLATE_SPEC}.`) && !field.startsWith(`${TEMPLATE_SPEC}[`)) continue;
-    errors.push(fromCause(PODSPEC_FIELD + field.slice(TEMPLATE_SPEC.length), cause.type ?? '', cause.message ?? ''));
+    errors.push(fromCause(PODSPEC_FIELD + field.slice(TEMPLATE_SPEC.length), cause.reason ?? '', cause.message ?? ''));
   }
   // A 422 without usable causes is still a refusal of the pod: say so rather than allow it.
   if (errors.length === 0) errors.push(invalid(PODSPEC_FIELD, undefined, `the merged pod is invalid: ${err.message}`));

@@ -23,8 +23,12 @@ export interface AdmissionRequest {
   options?: unknown;
 }
 
+/**
+ * metav1.StatusCause on the wire: Go's field `Type` is serialized as `reason` (json:"reason"), so
+ * that is the key the API server and its clients read the FieldValue* type from.
+ */
+export interface StatusCause { reason: string; field?: string; message: string }
 /** metav1.Status, as returned in a denial. */
-export interface StatusCause { type: string; field?: string; message: string }
 export interface Status {
   metadata?: Record<string, never>;
   status: 'Success' | 'Failure';

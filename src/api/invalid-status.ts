@@ -28,7 +28,7 @@ export function invalidStatus(kind: KaosKind, name: string, errors: readonly Fie
       name,
       group: GROUP,
       kind,
-      causes: errors.map((e) => ({ type: e.type, field: e.field, message: e.errorBody() })),
+      causes: errors.map((e) => ({ reason: e.type, field: e.field, message: e.errorBody() })),
     },
   };
 }

@@ -7,7 +7,8 @@ export interface StatusDetails {
   group?: string;
   kind?: string;
   uid?: string;
-  causes?: Array<{ type?: string; message?: string; field?: string }>;
+  /** StatusCause: its Go field `Type` (FieldValueNotFound, ...) is serialized as `reason`. */
+  causes?: Array<{ reason?: string; message?: string; field?: string }>;
   retryAfterSeconds?: number;
 }
 

@@ -121,7 +121,7 @@ t.test('encodeDecision', async (t) => {
     message: 'Agent.kaos.tools "a1" is invalid: spec.modelAPI: Not found: "gpt"',
     reason: 'Invalid',
     code: 422,
-    details: { group: 'kaos.tools', kind: 'Agent', name: 'a1', causes: [{ type: 'FieldValueNotFound', field: 'spec.modelAPI', message: 'Not found: "gpt"' }] },
+    details: { group: 'kaos.tools', kind: 'Agent', name: 'a1', causes: [{ reason: 'FieldValueNotFound', field: 'spec.modelAPI', message: 'Not found: "gpt"' }] },
   };
   const denied = encodeDecision(uid, 'validate', { allowed: false, status, warnings: ['w1'] });
   t.equal(denied.response.allowed, false);

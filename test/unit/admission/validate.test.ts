@@ -54,8 +54,8 @@ t.test('a denial is Kubernetes’ 422 Invalid with every error', async (t) => {
       group: 'kaos.tools',
       kind: 'Agent',
       causes: [
-        { type: 'FieldValueNotFound', field: 'spec.modelAPI', message: 'Not found: "gpt"' },
-        { type: 'FieldValueInvalid', field: 'spec.agentNetwork.access[0]', message: 'Invalid value: "a1": an agent cannot list itself' },
+        { reason: 'FieldValueNotFound', field: 'spec.modelAPI', message: 'Not found: "gpt"' },
+        { reason: 'FieldValueInvalid', field: 'spec.agentNetwork.access[0]', message: 'Invalid value: "a1": an agent cannot list itself' },
       ],
     },
   });

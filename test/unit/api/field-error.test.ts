@@ -78,7 +78,7 @@ t.test('the denial is errors.NewInvalid', async (t) => {
       name: 'a1',
       group: 'kaos.tools',
       kind: 'Agent',
-      causes: [{ type: 'FieldValueNotFound', field: 'spec.modelAPI', message: 'Not found: "gpt"' }],
+      causes: [{ reason: 'FieldValueNotFound', field: 'spec.modelAPI', message: 'Not found: "gpt"' }],
     },
   });
 
