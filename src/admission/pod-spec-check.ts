@@ -10,7 +10,7 @@ import type { KubeClient } from '../kube/client.ts';
 import { ApiError } from '../kube/errors.ts';
 import type { Logger } from '../kube/logger.ts';
 import { DEPLOYMENT, resourcePath } from '../kube/paths.ts';
-import { renderPodSpec, type AgentInput, type MCPServerInput, type ModelAPIInput } from '../render/index.ts';
+import { fragmentPath, renderPodSpec, type AgentInput, type MCPServerInput, type ModelAPIInput } from '../render/index.ts';
 import type { PodSpecCheck } from './validate.ts';
 
 const TEMPLATE_SPEC = 'spec.template.spec';
@@ -29,7 +29,7 @@ export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
   const timeoutMs = options.timeoutMs ?? 2500;
   return async (kind: KaosKind, object: KubeObject): Promise<FieldError[]> => {
     const namespace = object.metadata?.namespace ?? '';
-    const { deployment } = renderPodSpec(kind, object as unknown as AgentInput & ModelAPIInput & MCPServerInput, config);
+    const { deployment, podSpec } = renderPodSpec(kind, object as unknown as AgentInput & ModelAPIInput & MCPServerInput, config);
     // generateName: the real Deployment may already exist, and a dry-run create must not collide
     // with it. No owner reference: the owner may not exist yet (CREATE) and it is not validated.
     const { name: _name, ownerReferences: _owners, ...metadata } = deployment.metadata;
@@ -38,7 +38,9 @@ export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
       await client.create(resourcePath(DEPLOYMENT, { namespace }), probe, { dryRun: true, timeoutMs });
       return [];
     } catch (err) {
-      if (err instanceof ApiError && err.code === 422) return podSpecErrors(err);
+      if (err instanceof ApiError && err.code === 422) {
+        return podSpecErrors(err, podSpec, (object.spec as { podSpec?: unknown } | undefined)?.podSpec);
+      }
       // Not a verdict on the pod (timeout, outage, RBAC): let the object through rather than block
       // every podSpec edit while the API server is unhappy; the controller reports the real error.
       logger.warn({ kind, namespace, name: object.metadata?.name, err: String(err) }, 'spec.podSpec could not be checked');
@@ -47,13 +49,20 @@ export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
   };
 }
 
-/** The 422's causes under the pod template, re-rooted at spec.podSpec. */
-export function podSpecErrors(err: ApiError): FieldError[] {
+/**
+ * The 422's causes under the pod template, re-rooted at spec.podSpec. A cause about a field the
+ * user wrote points at it in the user's fragment (the merged pod puts generated containers, ports
+ * and env first); one about a generated field keeps its place in the merged pod.
+ */
+export function podSpecErrors(err: ApiError, merged: unknown, fragment: unknown): FieldError[] {
   const errors: FieldError[] = [];
   for (const cause of err.details?.causes ?? []) {
     const field = cause.field ?? '';
     if (field !== TEMPLATE_SPEC && !field.startsWith(`${TEMPLATE_SPEC}.`) && !field.startsWith(`${TEMPLATE_SPEC}[`)) continue;
-    errors.push(fromCause(PODSPEC_FIELD + field.slice(TEMPLATE_SPEC.length), cause.reason ?? '', cause.message ?? ''));
+    const inPod = field.slice(TEMPLATE_SPEC.length).replace(/^\./, '');
+    const path = fragmentPath(merged, fragment, inPod) ?? inPod;
+    const rooted = path === '' ? PODSPEC_FIELD : path.startsWith('[') ? `${PODSPEC_FIELD}${path}` : `${PODSPEC_FIELD}.${path}`;
+    errors.push(fromCause(rooted, cause.reason ?? '', cause.message ?? ''));
   }
   // A 422 without usable causes is still a refusal of the pod: say so rather than allow it.
   if (errors.length === 0) errors.push(invalid(PODSPEC_FIELD, undefined, `the merged pod is invalid: ${err.message}`));

@@ -12,7 +12,7 @@ import { endpointFor } from './names.ts';
 export { renderAgent, agentEnv, MEMORY_DEFAULTS } from './agent.ts';
 export { renderModelAPI } from './modelapi.ts';
 export { renderMCPServer } from './mcpserver.ts';
-export { mergePodSpec } from './pod-merge.ts';
+export { fragmentPath, mergePodSpec } from './pod-merge.ts';
 export { canonicalJSON, podSpecHash, configHash, POD_SPEC_HASH_ANNOTATION, CONFIG_HASH_ANNOTATION } from './hash.ts';
 export { defaultImageFor } from './images.ts';
 export { childrenOf, type Rendered } from './rendered.ts';

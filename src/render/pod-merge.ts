@@ -160,3 +160,47 @@ function withoutKey(object: JsonObject, key: string): JsonObject {
   const { [key]: _dropped, ...rest } = object;
   return rest;
 }
+
+/**
+ * The path in the user's fragment of a field that `path` names in the merged pod spec (e.g.
+ * `containers[1].ports[1].containerPort` → `containers[0].ports[0].containerPort` when the
+ * generated container and port come first), following the same merge keys as the merge. Undefined
+ * when the field did not come from the fragment, i.e. the generated pod alone holds it.
+ */
+export function fragmentPath(merged: unknown, fragment: unknown, path: string): string | undefined {
+  const steps = path.match(/[^.[\]]+|\[\d+\]/g) ?? [];
+  let rules: MergeRules = POD_SPEC_RULES;
+  let listRule: ListRule | undefined;
+  let m: unknown = merged;
+  let f: unknown = fragment;
+  let out = '';
+  for (const step of steps) {
+    if (f === undefined || f === null) return undefined;
+    if (step.startsWith('[')) {
+      if (!Array.isArray(m) || !Array.isArray(f)) return undefined;
+      const i = Number(step.slice(1, -1));
+      let j = i;
+      if (listRule !== undefined) {
+        // A keyed list: the fragment's item is the one with the same key, wherever it stands.
+        const key = listRule.key;
+        const item: unknown = m[i];
+        const wanted = isObject(item) ? item[key] : undefined;
+        j = f.findIndex((x) => isObject(x) && x[key] === wanted);
+        if (j < 0) return undefined;
+      }
+      out += `[${j}]`;
+      m = m[i];
+      f = f[j];
+      rules = listRule?.item ?? NO_RULES;
+      listRule = undefined;
+    } else {
+      if (!isObject(m) || !isObject(f)) return undefined;
+      out += out === '' ? step : `.${step}`;
+      listRule = rules.lists[step];
+      m = m[step];
+      f = f[step];
+      rules = NO_RULES;
+    }
+  }
+  return f === undefined ? undefined : out;
+}

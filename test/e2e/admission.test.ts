@@ -679,11 +679,11 @@ t.test('denied: a podSpec override that makes the pod invalid (server-side dry r
   const ns = 'deny-podspec';
   await setup(t, ns, [hostedModel('llm')]);
   // The generated container already has port 8000, so the override's port is the merged pod's
-  // second one: the API server's path, re-rooted at spec.podSpec, is that of the merged pod.
+  // second one; the error points at it where the user wrote it (ports[0]).
   await expectDenied(
     t, ns,
     agent('a1', { modelAPI: 'llm', podSpec: { containers: [{ name: 'agent', ports: [{ containerPort: 70000 }] }] } }),
-    invalid('Agent', 'a1', ['spec.podSpec.containers[0].ports[1].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive']),
+    invalid('Agent', 'a1', ['spec.podSpec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive']),
     'a container port out of range',
   );
   await expectDenied(

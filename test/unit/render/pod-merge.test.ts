@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { PodSpec } from '../../../src/render/k8s.ts';
-import { mergePodSpec } from '../../../src/render/pod-merge.ts';
+import { fragmentPath, mergePodSpec } from '../../../src/render/pod-merge.ts';
 
 function base(): PodSpec {
   return {
@@ -191,4 +191,30 @@ t.test('items without their merge key are kept for the API server to reject', as
 t.test('a type mismatch replaces (the webhook dry-run reports it)', async (t) => {
   const out = mergePodSpec(base(), { containers: 'oops' });
   t.equal(out.containers as unknown, 'oops');
+});
+
+t.test('fragmentPath: a merged-pod path points back at the field the user wrote', async (t) => {
+  const base = {
+    containers: [{ name: 'agent', image: 'a', ports: [{ name: 'http', containerPort: 8000 }], env: [{ name: 'A', value: '1' }] }],
+    volumes: [{ name: 'data', emptyDir: {} }],
+  };
+  const fragment = {
+    initContainers: [{ name: 'init', image: 'busybox' }],
+    containers: [
+      { name: 'sidecar', image: 'side' },
+      { name: 'agent', ports: [{ containerPort: 70000 }], env: [{ name: 'B', value: '2' }] },
+    ],
+    volumes: [{ name: 'Bad_Name', emptyDir: {} }],
+    dnsPolicy: 'Sometimes',
+  };
+  const merged = mergePodSpec(base as never, fragment);
+  t.equal(fragmentPath(merged, fragment, 'containers[0].ports[1].containerPort'), 'containers[1].ports[0].containerPort', 'keyed by name, then containerPort');
+  t.equal(fragmentPath(merged, fragment, 'containers[0].env[1].name'), 'containers[1].env[0].name', 'env keyed by name');
+  t.equal(fragmentPath(merged, fragment, 'containers[1].image'), 'containers[0].image', 'an appended container');
+  t.equal(fragmentPath(merged, fragment, 'volumes[1].name'), 'volumes[0].name', 'volumes keyed by name');
+  t.equal(fragmentPath(merged, fragment, 'initContainers[0].image'), 'initContainers[0].image', 'a list only the user wrote');
+  t.equal(fragmentPath(merged, fragment, 'dnsPolicy'), 'dnsPolicy', 'a scalar');
+  t.equal(fragmentPath(merged, fragment, 'containers[0].image'), undefined, 'a generated field is not the user\'s');
+  t.equal(fragmentPath(merged, fragment, 'containers[0].ports[0].containerPort'), undefined, 'a generated port');
+  t.equal(fragmentPath(merged, fragment, 'volumes[0].emptyDir'), undefined, 'a generated volume');
 });

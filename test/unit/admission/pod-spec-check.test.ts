@@ -1,0 +1,47 @@
+import t from 'tap';
+import { podSpecErrors } from '../../../src/admission/pod-spec-check.ts';
+import { ApiError } from '../../../src/kube/errors.ts';
+
+// What the API server answers to a dry-run create of a Deployment whose pod is invalid.
+function invalidDeployment(causes: Array<{ reason: string; field: string; message: string }>): ApiError {
+  return new ApiError(422, 'Invalid', 'Deployment.apps "kaos-podspec-check-x" is invalid: ...', {
+    name: 'kaos-podspec-check-x',
+    group: 'apps',
+    kind: 'Deployment',
+    causes,
+  });
+}
+
+const merged = {
+  containers: [{ name: 'agent', image: 'img', ports: [{ name: 'http', containerPort: 8000 }, { containerPort: 70000 }] }],
+};
+const fragment = { containers: [{ name: 'agent', ports: [{ containerPort: 70000 }] }] };
+
+t.test('causes under the pod template point at the user\'s fragment, with the API server\'s text', async (t) => {
+  const errors = podSpecErrors(
+    invalidDeployment([
+      { reason: 'FieldValueInvalid', field: 'spec.template.spec.containers[0].ports[1].containerPort', message: 'Invalid value: 70000: must be between 1 and 65535, inclusive' },
+      { reason: 'FieldValueRequired', field: 'spec.template.spec.containers[0].image', message: 'Required value' },
+      { reason: 'FieldValueNotFound', field: 'spec.template.spec.containers[0].volumeMounts[0].name', message: 'Not found: "cache"' },
+      { reason: 'FieldValueInvalid', field: 'metadata.name', message: 'Invalid value: "x": not about the pod' },
+    ]),
+    merged,
+    fragment,
+  );
+  t.same(
+    errors.map((e) => [e.type, e.errorString()]),
+    [
+      ['FieldValueInvalid', 'spec.podSpec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive'],
+      ['FieldValueRequired', 'spec.podSpec.containers[0].image: Required value'],
+      ['FieldValueNotFound', 'spec.podSpec.containers[0].volumeMounts[0].name: Not found: "cache"'],
+    ],
+    'user fields re-mapped, generated fields kept at their merged place, non-pod causes dropped',
+  );
+});
+
+t.test('a 422 without pod causes is still a refusal of the pod', async (t) => {
+  const errors = podSpecErrors(invalidDeployment([]), merged, fragment);
+  t.equal(errors.length, 1);
+  t.equal(errors[0]?.field, 'spec.podSpec');
+  t.match(errors[0]?.errorString() ?? '', /^spec\.podSpec: Invalid value: the merged pod is invalid: Deployment\.apps/);
+});
