@@ -2,13 +2,14 @@
 // Every bad request must get its answer, be logged once, and leave the server serving.
 import t, { type Test } from 'tap';
 import { Agent } from 'node:https';
+import { connect } from 'node:tls';
 import { startWebhookServer, type RunningWebhookServer } from '../../../src/server/webhook-server.ts';
 import { createRegistry, createWebhookMetrics } from '../../../src/server/metrics.ts';
 import { webhookPath, WEBHOOK_ENDPOINTS } from '../../../src/admission/paths.ts';
 import type { AdmissionDecision, AdmissionRequest, AdmissionReviewOut, WebhookType } from '../../../src/admission/types.ts';
 import type { KaosKind } from '../../../src/api/kinds.ts';
 import { makeTestCerts, type TestCerts } from '../../support/certs.ts';
-import { admissionRequest, captureLogger, httpsRequest, review, type Reply } from '../server/helpers.ts';
+import { admissionRequest, captureLogger, eventually, httpsRequest, review, type Reply } from '../server/helpers.ts';
 
 const AGENT_VALIDATE = webhookPath('validate', 'Agent');
 const AGENT_MUTATE = webhookPath('mutate', 'Agent');
@@ -233,6 +234,21 @@ t.test('a handler that throws: AdmissionReview denial, code 500, no stack, and t
   const garbage = asReview(await bad(t, AGENT_VALIDATE, review(admissionRequest('Agent', { name: 'garbage' }))));
   t.equal(garbage.response.status?.code, 500);
   t.match(garbage.response.status?.message, /^internal error: /);
+});
+
+t.test('a client that hangs up mid-body is logged once and costs nothing else', async (t) => {
+  const before = log.find('warn', 'aborted').length;
+  const socket = connect({ host: '127.0.0.1', port: server.port, ca: certs.caPem, servername: 'localhost' });
+  await new Promise((r) => socket.once('secureConnect', r));
+  socket.write(`POST ${AGENT_VALIDATE} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"apiVersion":`);
+  const inFlight = (n: number) => new RegExp(`controller_runtime_webhook_requests_in_flight\\{webhook="${AGENT_VALIDATE}"\\} ${n}`);
+  await eventually(async () => inFlight(1).test(await registry.metrics()));
+  socket.destroy();
+  await eventually(() => log.find('warn', 'aborted').length === before + 1);
+  t.pass('logged');
+  const ok = await post(AGENT_VALIDATE, review(admissionRequest('Agent')));
+  t.equal(ok.status, 200, 'the server carries on');
+  t.match(await registry.metrics(), inFlight(0), 'nothing left in flight');
 });
 
 t.test('metrics use controller-runtime names, the path as the webhook label and the HTTP code', async (t) => {
