@@ -1055,3 +1055,27 @@ t.test('kubectl get shows the printer columns', async (t) => {
     t.ok(res.stdout.split('\n').filter(Boolean).every((l) => l.startsWith(`${resource}.kaos.tools/`)), `${short} lists ${resource}s`);
   }
 });
+
+t.test('the operator runs as its ServiceAccount with the least privilege of src/kube/rbac.ts', async (t) => {
+  if (stack === undefined) throw new Error('no local stack');
+  const asOperator = (args: readonly string[]): Promise<KubectlResult> =>
+    kubectl(['--kubeconfig', stack?.operatorKubeconfig ?? '', ...args]);
+  const whoami = await asOperator(['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}']);
+  t.strictSame(whoami, { code: 0, stdout: 'system:serviceaccount:kaos-system:kaos-operator', stderr: '' }, 'every test above ran the operator as this identity');
+  const can = async (verb: string, resource: string): Promise<string> => (await asOperator(['auth', 'can-i', verb, resource, '-A'])).stdout.trim();
+  for (const resource of ['agents.kaos.tools', 'modelapis.kaos.tools', 'mcpservers.kaos.tools', 'namespaces']) {
+    t.equal(await can('watch', resource), 'yes', `watch ${resource}`);
+  }
+  t.equal(await can('create', 'deployments.apps'), 'yes', 'dry-run create of Deployments (the podSpec check)');
+  for (const [verb, resource] of [
+    ['get', 'secrets'],
+    ['list', 'configmaps'],
+    ['create', 'agents.kaos.tools'],
+    ['delete', 'modelapis.kaos.tools'],
+    ['update', 'namespaces'],
+    ['delete', 'deployments.apps'],
+    ['create', 'mutatingwebhookconfigurations.admissionregistration.k8s.io'],
+  ] as const) {
+    t.equal(await can(verb, resource), 'no', `no ${verb} ${resource}`);
+  }
+});
