@@ -113,7 +113,9 @@ export function renderWebhookConfigurations(
   const mutating: WebhookEntry[] = KINDS.map((kind) => entry(entryName('m', kind), 'mutate', kind, ['CREATE', 'UPDATE'], 'Fail'));
   const validating: WebhookEntry[] = [
     ...KINDS.map((kind) => entry(entryName('v', kind), 'validate', kind, ['CREATE', 'UPDATE'], 'Fail')),
-    ...(['ModelAPI', 'MCPServer'] as const).map((kind) => entry(entryName('v', kind, '-delete'), 'validate', kind, ['DELETE'], 'Ignore')),
+    // Deleting an object others still use only warns (api.md §5); Ignore, so that an operator
+    // that is down never blocks deleting objects or whole namespaces.
+    ...KINDS.map((kind) => entry(entryName('v', kind, '-delete'), 'validate', kind, ['DELETE'], 'Ignore')),
   ];
   const metadata = (name: string) => ({
     name,

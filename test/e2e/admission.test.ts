@@ -931,8 +931,9 @@ t.test('deleting a ModelAPI or MCPServer still in use warns, naming the Agents, 
     agent('a1', { modelAPI: 'llm', mcpServers: ['tools'] }),
     agent('a2', { modelAPI: 'llm', mcpServers: ['tools'] }),
     agent('a3', { modelAPI: 'llm' }),
+    agent('lead', { modelAPI: 'llm', agentNetwork: { access: ['a2'] } }),
   ]);
-  const modelWarning = warnings('ModelAPI "llm" is still referenced by Agents: a1, a2, a3');
+  const modelWarning = warnings('ModelAPI "llm" is still referenced by Agents: a1, a2, a3, lead');
 
   // The warning comes from the operator's cache: wait (bounded) until it has seen the Agents,
   // asking with a dry run, which is answered exactly like the real delete.
@@ -960,6 +961,11 @@ t.test('deleting a ModelAPI or MCPServer still in use warns, naming the Agents, 
     'an unused ModelAPI is deleted without a warning',
   );
   t.equal(await get(ns, 'ModelAPI', 'llm'), undefined, 'gone');
+  t.strictSame(
+    await kubectl(['delete', 'agent', 'a3', '-n', ns]),
+    { code: 0, stdout: `agent.kaos.tools "a3" deleted from ${ns} namespace\n`, stderr: '' },
+    'an Agent no one lists as a peer is deleted without a warning',
+  );
 
   // Only new or changed references are checked: the orphaned Agent can still be edited...
   t.strictSame(await kubectl(['label', 'agent', 'a1', '-n', ns, 'team=research']), { code: 0, stdout: 'agent.kaos.tools/a1 labeled\n', stderr: '' }, 'relabel an Agent whose ModelAPI is gone');
@@ -968,6 +974,11 @@ t.test('deleting a ModelAPI or MCPServer still in use warns, naming the Agents, 
     await kubectl(['patch', 'agent', 'a1', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: { modelAPI: 'llm-2' } })]),
     { code: 1, stdout: '', stderr: invalid('Agent', 'a1', ['spec.modelAPI: Not found: "llm-2"']) },
     'a changed reference is checked',
+  );
+  t.strictSame(
+    await kubectl(['delete', 'agent', 'a2', '-n', ns]),
+    { code: 0, stdout: `agent.kaos.tools "a2" deleted from ${ns} namespace\n`, stderr: warnings('Agent "a2" is still listed as a peer by Agents: lead') },
+    'deleting an Agent others list as a peer warns, naming them',
   );
 });
 

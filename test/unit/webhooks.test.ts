@@ -27,6 +27,7 @@ t.test('service-based configurations', async (t) => {
     'vagent.kaos.tools',
     'vmodelapi.kaos.tools',
     'vmcpserver.kaos.tools',
+    'vagent-delete.kaos.tools',
     'vmodelapi-delete.kaos.tools',
     'vmcpserver-delete.kaos.tools',
   ]);
@@ -59,14 +60,15 @@ t.test('service-based configurations', async (t) => {
     t.equal(w.reinvocationPolicy, 'Never');
   }
   for (const w of validating.webhooks) t.equal(endpointForPath(pathOf(w))?.type, 'validate');
-  const [agent, modelapi, mcp, modelapiDelete, mcpDelete] = validating.webhooks;
+  const [agent, modelapi, mcp, agentDelete, modelapiDelete, mcpDelete] = validating.webhooks;
   for (const w of [agent, modelapi, mcp]) {
     t.equal(w?.failurePolicy, 'Fail');
     t.same(w?.rules[0]?.operations, ['CREATE', 'UPDATE']);
   }
   t.same(modelapiDelete?.rules[0], { apiGroups: ['kaos.tools'], apiVersions: ['v1alpha1'], operations: ['DELETE'], resources: ['modelapis'], scope: 'Namespaced' });
   t.same(mcpDelete?.rules[0]?.resources, ['mcpservers']);
-  for (const w of [modelapiDelete, mcpDelete]) {
+  t.same(agentDelete?.rules[0]?.resources, ['agents'], 'an Agent others list as a peer');
+  for (const w of [agentDelete, modelapiDelete, mcpDelete]) {
     t.equal(w?.failurePolicy, 'Ignore', 'deleting never depends on the operator');
     t.same(w?.rules[0]?.operations, ['DELETE']);
   }
