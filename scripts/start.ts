@@ -2,8 +2,8 @@
 // reachable, otherwise against a local control plane that this command starts (building it from
 // Go modules on first use). Ctrl-C stops everything it started.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
+import { constants, homedir } from 'node:os';
 import { join } from 'node:path';
 import { makeDevCerts } from '../certs/make-dev-certs.ts';
 import { renderWebhookConfigurations } from '../src/admission/webhook-configs.ts';
@@ -38,23 +38,40 @@ async function runAgainst(kubeconfig: string, client: KubeClient): Promise<void>
   const certDir = process.env.WEBHOOK_CERT_DIR ?? join(ROOT, 'certs', 'dev');
   const webhookUrl = process.env.WEBHOOK_URL;
   const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: kubeconfig, WEBHOOK_CERT_DIR: certDir };
+  // The caBundle of the webhook configurations: the CA of the development certificate made here,
+  // or, for a serving certificate of your own (WEBHOOK_CERT_DIR), the ca.crt next to it.
+  let caPem: string | undefined;
   if (process.env.WEBHOOK_CERT_DIR === undefined) {
     const host = webhookUrl === undefined ? [] : [new URL(webhookUrl).hostname];
-    const certs = await makeDevCerts({ outDir: certDir, sans: host });
-    if (webhookUrl !== undefined) {
-      await applySetupObjects(client, renderWebhookConfigurations({ url: webhookUrl, caBundle: certs.caPem }));
-      say(`webhook configurations registered for ${webhookUrl}`);
-    }
+    caPem = (await makeDevCerts({ outDir: certDir, sans: host })).caPem;
+  } else if (webhookUrl !== undefined && existsSync(join(certDir, 'ca.crt'))) {
+    caPem = readFileSync(join(certDir, 'ca.crt'), 'utf8');
   }
   if (webhookUrl === undefined) {
     say('webhook configurations NOT registered: an API server elsewhere usually cannot reach this machine.');
     say('Set WEBHOOK_URL=https://<address the API server can reach>:<port> to register them (the operator listens on WEBHOOK_PORT, default 9443).');
+  } else if (caPem === undefined) {
+    say(`webhook configurations NOT registered: ${join(certDir, 'ca.crt')} is missing, and the API server needs the CA that signed the serving certificate.`);
+    say('Put that CA in ca.crt next to tls.crt and tls.key, or unset WEBHOOK_CERT_DIR to have a development certificate made in certs/dev/.');
+  } else {
+    await applySetupObjects(client, renderWebhookConfigurations({ url: webhookUrl, caBundle: caPem }));
+    say(`webhook configurations registered for ${webhookUrl}`);
   }
   const child = spawn(process.execPath, [join(ROOT, 'dist', 'main.js')], { stdio: 'inherit', env });
-  const forward = (signal: NodeJS.Signals): void => { child.kill(signal); };
+  let received: NodeJS.Signals | undefined;
+  const forward = (signal: NodeJS.Signals): void => { received ??= signal; child.kill(signal); };
   process.on('SIGINT', forward);
   process.on('SIGTERM', forward);
-  child.once('exit', (code, signal) => process.exit(code ?? (signal === null ? 1 : 130)));
+  // Stopped by Ctrl-C (or SIGTERM) after a clean shutdown: 128 + n, as a shell reports an
+  // interrupted command and as the local path does; otherwise the operator's own status.
+  child.once('exit', (code, signal) => process.exit(
+    received !== undefined && code === 0 ? signalStatus(received) : code ?? (signal === null ? 1 : signalStatus(signal)),
+  ));
+}
+
+/** The exit status of a command ended by `signal`: 128 + its number (SIGINT 130, SIGTERM 143). */
+function signalStatus(signal: NodeJS.Signals): number {
+  return 128 + (constants.signals[signal] ?? 0);
 }
 
 async function runLocal(): Promise<void> {
@@ -65,7 +82,7 @@ async function runLocal(): Promise<void> {
     if (stopping) return;
     stopping = true;
     say(`${signal}: stopping the operator and the control plane`);
-    void (stack?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
+    void (stack?.stop() ?? Promise.resolve()).finally(() => process.exit(signalStatus(signal)));
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
@@ -87,7 +104,7 @@ kaos-operator is running, with its webhooks registered, against a local control 
 Use it from another terminal:
 
   export KUBECONFIG=${stack.plane.kubeconfigPath}
-  ${kubectl} apply -f ../shared/samples/1-simple-echo-agent.yaml
+  ${kubectl} apply -f ${join(ROOT, 'test', 'fixtures', 'samples', '1-simple-echo-agent.yaml')}
   ${kubectl} get agents,modelapis,mcpservers -A
 
 There is no kubelet: Deployments are created but no pod ever runs.
