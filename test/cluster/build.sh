@@ -11,6 +11,10 @@ helm_version=$(cat "$here/helm.version")
 cache_root=${KAOS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kaos-operator}
 bin="$cache_root/k8s-$k8s_version/bin"
 mkdir -p "$bin"
+# One build at a time per cache (parallel test files may all ask at once); the others wait here,
+# then find the binaries in place and skip.
+exec 9>"$cache_root/.build.lock"
+flock 9
 
 log() { printf '[cluster-build] %s\n' "$*" >&2; }
 fail() { log "FAILED: $*"; exit 1; }
