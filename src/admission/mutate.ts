@@ -3,7 +3,7 @@
 import jsonPatch from 'fast-json-patch';
 import type { Config } from '../config.ts';
 import { defaultObject } from '../api/default-object.ts';
-import { asString, getIn } from '../api/json.ts';
+import { asString, getIn, type JsonRecord } from '../api/json.ts';
 import type { KaosKind } from '../api/kinds.ts';
 import { requireKubeObject } from '../api/kube-object.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
@@ -25,7 +25,7 @@ export function createMutatingHandler(kind: KaosKind, deps: MutatingHandlerDeps)
     const modelAPI = kind === 'Agent' ? await referencedModelAPI(deps.lookup, namespace, object) : undefined;
 
     const result = defaultObject(kind, object, { config: deps.config, oldObject, modelAPI });
-    const patch = jsonPatch.compare(object, result.object);
+    const patch = jsonPatch.compare(patchableParts(object), patchableParts(result.object));
     return {
       allowed: true,
       ...(patch.length > 0 ? { patch } : {}),
@@ -38,4 +38,17 @@ export function createMutatingHandler(kind: KaosKind, deps: MutatingHandlerDeps)
 async function referencedModelAPI(lookup: ObjectLookup, namespace: string, agent: KubeObject): Promise<KubeObject | undefined> {
   const name = asString(getIn(agent.spec, 'modelAPI'));
   return name === undefined || name === '' ? undefined : lookup.get('ModelAPI', namespace, name);
+}
+
+/**
+ * The parts defaulting may change. Diffing only these keeps managedFields and status (often most
+ * of the object) off the hot path; an absent part is left out, not set to undefined, so that
+ * adding it is an `add`, never a `replace` of something that does not exist.
+ */
+function patchableParts(object: KubeObject): JsonRecord {
+  const annotations = object.metadata?.annotations;
+  return {
+    metadata: annotations === undefined ? {} : { annotations },
+    ...(object.spec === undefined ? {} : { spec: object.spec }),
+  };
 }

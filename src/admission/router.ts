@@ -58,9 +58,12 @@ export function createWebhookEndpoints(options: WebhookRouterOptions): ReadonlyM
   return endpoints;
 }
 
-export function createWebhookRouter(options: WebhookRouterOptions): express.Router {
+export function createWebhookRouter(
+  options: WebhookRouterOptions,
+  endpoints: ReadonlyMap<string, EndpointServer> = createWebhookEndpoints(options),
+): express.Router {
   const router = express.Router({ caseSensitive: true, strict: true });
-  for (const [path, serve] of createWebhookEndpoints(options)) {
+  for (const [path, serve] of endpoints) {
     router.post(path, serve);
     router.all(path, (req, res) => {
       options.logger.warn({ webhook: path, code: 405, method: req.method }, 'method not allowed');
@@ -71,12 +74,40 @@ export function createWebhookRouter(options: WebhookRouterOptions): express.Rout
   return router;
 }
 
+/**
+ * The request listener of the webhook server. An AdmissionReview POST to a webhook path — every
+ * request the API server sends — goes straight to its endpoint: express's per-request work
+ * (re-prototyping req and res, walking the route stack) costs more than our whole validation of
+ * an Agent, and the endpoint needs none of it. Everything else (other methods, unknown paths,
+ * malformed URLs) goes through the express app, which answers with the same endpoints.
+ */
+export function createWebhookListener(options: WebhookRouterOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const endpoints = createWebhookEndpoints(options);
+  const app = createWebhookApp(options, endpoints);
+  return (req, res) => {
+    if (req.method === 'POST') {
+      const url = req.url ?? '';
+      const query = url.indexOf('?');
+      // The API server appends ?timeout=5s; the path alone names the endpoint.
+      const serve = endpoints.get(query < 0 ? url : url.slice(0, query));
+      if (serve !== undefined) {
+        void serve(req, res);
+        return;
+      }
+    }
+    app(req, res);
+  };
+}
+
 /** The whole webhook application: the routes, a JSON 404, and a last-resort error answer. */
-export function createWebhookApp(options: WebhookRouterOptions): express.Express {
+export function createWebhookApp(
+  options: WebhookRouterOptions,
+  endpoints: ReadonlyMap<string, EndpointServer> = createWebhookEndpoints(options),
+): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
-  app.use(createWebhookRouter(options));
+  app.use(createWebhookRouter(options, endpoints));
   app.use((req: express.Request, res: express.Response) => {
     const path = clipPath(req.path);
     options.logger.warn({ code: 404, method: req.method, path }, 'no webhook at this path');

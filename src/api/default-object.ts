@@ -12,7 +12,7 @@ import {
   type DerivedField,
 } from './derived-defaults.ts';
 import { goQuote } from './go-format.ts';
-import { asRecord, jsonEqual, type JsonRecord } from './json.ts';
+import { asRecord, cloneJson, jsonEqual, type JsonRecord } from './json.ts';
 import type { KaosKind } from './kinds.ts';
 import type { KubeObject } from './lookup.ts';
 import { applySchemaDefaults } from './schema-defaults.ts';
@@ -64,7 +64,7 @@ function decide(field: DerivedField, spec: JsonRecord, h: FieldHistory, d: Deriv
     // value we chose before is restored rather than replaced by a guess.
     const previous = h.recordedBefore && h.oldSpec !== undefined ? field.read(h.oldSpec) : undefined;
     const value = d.refresh === undefined && previous !== undefined ? previous : d.fill;
-    const wrote = value !== undefined && field.write(spec, structuredClone(value));
+    const wrote = value !== undefined && field.write(spec, cloneJson(value));
     return { ours: wrote, wrote };
   }
   const { oldSpec, recorded } = h;
@@ -73,12 +73,18 @@ function decide(field: DerivedField, spec: JsonRecord, h: FieldHistory, d: Deriv
   const changedByUser = oldSpec !== undefined && !jsonEqual(current, field.read(oldSpec));
   if (changedByUser) return { ours: false, wrote: false };
   if (d.refresh === undefined) return { ours: true, wrote: false };
-  field.write(spec, structuredClone(d.refresh));
+  field.write(spec, cloneJson(d.refresh));
   return { ours: true, wrote: true };
 }
 
 export function defaultObject(kind: KaosKind, object: KubeObject, ctx: DefaultingContext): DefaultingResult {
-  const out = structuredClone(object);
+  // Defaulting writes only spec and metadata.annotations: copy those, share the rest (managedFields,
+  // status) with the input, which is never modified.
+  const out: KubeObject = {
+    ...object,
+    metadata: { ...object.metadata, ...(object.metadata?.annotations === undefined ? {} : { annotations: { ...object.metadata.annotations } }) },
+    spec: cloneJson(object.spec),
+  };
   const spec = asRecord(out.spec);
   if (spec === undefined) return { object: out, defaulted: [], warnings: [] };
   const oldSpec = asRecord(ctx.oldObject?.spec);

@@ -22,6 +22,23 @@ export function getIn(root: unknown, ...path: readonly string[]): unknown {
   return node;
 }
 
+/**
+ * A deep copy of a JSON value (what JSON.parse produces). On the webhook's hot path: several times
+ * faster than structuredClone, which must handle every type the structured-clone algorithm knows.
+ */
+export function cloneJson<T>(value: T): T {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(cloneJson) as T;
+  const out: JsonRecord = {};
+  for (const key of Object.keys(value)) {
+    const copy = cloneJson((value as JsonRecord)[key]);
+    // JSON.parse makes "__proto__" an own key; plain assignment would set the prototype instead.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: copy, enumerable: true, writable: true, configurable: true });
+    else out[key] = copy;
+  }
+  return out as T;
+}
+
 /** A field counts as set when it holds something: absent, null and "" all mean "not given". */
 export function isSet(value: unknown): boolean {
   return value !== undefined && value !== null && value !== '';

@@ -2,7 +2,7 @@
 // over our own schemas: for every object node, each missing (or non-nullable null) property that
 // has a `default` gets a copy of it, then defaulting recurses into the properties and list items.
 // Running the very algorithm kube-apiserver runs keeps the webhook and the API server in agreement.
-import { isRecord, type JsonRecord } from './json.ts';
+import { cloneJson, isRecord, type JsonRecord } from './json.ts';
 
 /** Applies the schema's defaults to `value` in place: the caller passes a copy it owns. */
 export function applySchemaDefaults(schema: unknown, value: unknown): void {
@@ -11,7 +11,7 @@ export function applySchemaDefaults(schema: unknown, value: unknown): void {
     const properties = isRecord(schema.properties) ? schema.properties : {};
     for (const [name, propSchema] of Object.entries(properties)) {
       if (!isRecord(propSchema) || !('default' in propSchema)) continue;
-      if (!(name in value) || isNonNullableNull(value[name], propSchema)) value[name] = structuredClone(propSchema.default);
+      if (!(name in value) || isNonNullableNull(value[name], propSchema)) value[name] = cloneJson(propSchema.default);
     }
     for (const [name, child] of Object.entries(value)) {
       const propSchema = Object.hasOwn(properties, name)
@@ -24,7 +24,7 @@ export function applySchemaDefaults(schema: unknown, value: unknown): void {
   } else if (Array.isArray(value) && isRecord(schema.items)) {
     const items = schema.items;
     value.forEach((item, i) => {
-      if (isNonNullableNull(item, items) && 'default' in items) value[i] = structuredClone(items.default);
+      if (isNonNullableNull(item, items) && 'default' in items) value[i] = cloneJson(items.default);
       applySchemaDefaults(items, value[i]);
     });
   }

@@ -2,7 +2,7 @@
 // certificate. This is what main.ts starts (and closes on SIGTERM).
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { createWebhookApp, type HandlerFactory } from '../admission/router.ts';
+import { createWebhookListener, type HandlerFactory } from '../admission/router.ts';
 import { startHttpsServer, type RunningHttpsServer } from './https-server.ts';
 import type { WebhookMetrics } from './metrics.ts';
 
@@ -23,7 +23,7 @@ export type RunningWebhookServer = RunningHttpsServer;
 
 export function startWebhookServer(options: WebhookServerOptions): Promise<RunningWebhookServer> {
   const { config, logger } = options;
-  const app = createWebhookApp({
+  const listener = createWebhookListener({
     handlers: options.handlers,
     logger,
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
@@ -33,7 +33,7 @@ export function startWebhookServer(options: WebhookServerOptions): Promise<Runni
     port: config.port,
     certDir: config.certDir,
     certCheckIntervalSeconds: config.certCheckIntervalSeconds,
-    listener: app,
+    listener,
     logger,
     ...(options.shutdownGraceMs === undefined ? {} : { shutdownGraceMs: options.shutdownGraceMs }),
     ...(options.certDebounceMs === undefined ? {} : { certDebounceMs: options.certDebounceMs }),
