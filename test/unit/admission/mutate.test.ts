@@ -3,42 +3,30 @@ import { readFile, readdir } from 'node:fs/promises';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { createMutatingHandler } from '../../../src/admission/mutate.ts';
-import type { AdmissionDecision, AdmissionRequest } from '../../../src/admission/types.ts';
-import { DEFAULTED_ANNOTATION, KIND_NAMES, type KaosKind } from '../../../src/api/kinds.ts';
+import type { AdmissionDecision } from '../../../src/admission/types.ts';
+import { DEFAULTED_ANNOTATION, type KaosKind } from '../../../src/api/kinds.ts';
 import { isKubeObject } from '../../../src/api/kube-object.ts';
 import type { KubeObject } from '../../../src/api/lookup.ts';
 import { MemoryLookup } from '../../support/memory-lookup.ts';
-import { agent, CONFIG, hosted, modelAPI, NS } from '../api/objects.ts';
+import { admissionRequest, agent, CONFIG, hosted, modelAPI } from '../api/objects.ts';
 
-function request(kind: KaosKind, object: KubeObject | undefined, extra: Partial<AdmissionRequest> = {}): AdmissionRequest {
-  return {
-    uid: 'u1',
-    kind: { group: 'kaos.tools', version: 'v1alpha1', kind },
-    resource: { group: 'kaos.tools', version: 'v1alpha1', resource: KIND_NAMES[kind].plural },
-    name: object?.metadata?.name,
-    namespace: object?.metadata?.namespace ?? NS,
-    operation: 'CREATE',
-    object,
-    ...extra,
-  };
-}
 
 const patched = (object: KubeObject, decision: AdmissionDecision): KubeObject =>
   jsonPatch.applyPatch(structuredClone(object), decision.patch ?? [], true, false).newDocument;
 
 t.test('guards: the wrong kind is a bug in the caller', async (t) => {
   const handler = createMutatingHandler('Agent', { lookup: new MemoryLookup(), config: CONFIG });
-  await t.rejects(handler(request('ModelAPI', modelAPI('m', {}))), /Agent mutating handler received a ModelAPI request/);
-  await t.rejects(handler(request('Agent', undefined, { object: 'x' })), /request.object is not a Kubernetes object/);
-  await t.rejects(handler(request('Agent', agent('a', {}), { operation: 'UPDATE' })), /request.oldObject is not a Kubernetes object/);
-  t.same(await handler(request('Agent', undefined, { operation: 'DELETE', oldObject: agent('a', {}) })), { allowed: true });
+  await t.rejects(handler(admissionRequest('ModelAPI', modelAPI('m', {}))), /Agent mutating handler received a ModelAPI request/);
+  await t.rejects(handler(admissionRequest('Agent', undefined, { object: 'x' })), /request.object is not a Kubernetes object/);
+  await t.rejects(handler(admissionRequest('Agent', agent('a', {}), { operation: 'UPDATE' })), /request.oldObject is not a Kubernetes object/);
+  t.same(await handler(admissionRequest('Agent', undefined, { operation: 'DELETE', oldObject: agent('a', {}) })), { allowed: true });
 });
 
 t.test('CREATE: a JSON Patch to the defaulted object, MODEL_NAME from the known ModelAPI', async (t) => {
   const lookup = new MemoryLookup().add(hosted('m', 'llama3:8b'));
   const handler = createMutatingHandler('Agent', { lookup, config: CONFIG });
   const input = agent('a1', { modelAPI: 'm' });
-  const decision = await handler(request('Agent', input));
+  const decision = await handler(admissionRequest('Agent', input));
   t.equal(decision.allowed, true);
   t.notOk('warnings' in decision);
   const result = patched(input, decision);
@@ -53,14 +41,14 @@ t.test('CREATE: a JSON Patch to the defaulted object, MODEL_NAME from the known 
   t.ok(decision.patch?.some((op) => op.op === 'add' && op.path === '/metadata/annotations'), 'the annotations map is created by the patch');
   t.same(lookup.calls, ['get ModelAPI ns/m'], 'one lookup: the ModelAPI');
 
-  const again = await handler(request('Agent', result));
+  const again = await handler(admissionRequest('Agent', result));
   t.same(again, { allowed: true }, 'a second pass over its own output: no patch');
 });
 
 t.test('existing annotations get one added key, escaped in the patch path', async (t) => {
   const handler = createMutatingHandler('ModelAPI', { lookup: new MemoryLookup(), config: CONFIG });
   const input = modelAPI('m', { mode: 'Hosted', hostedConfig: { model: 'x' } }, { metadata: { annotations: { a: 'b' } } });
-  const decision = await handler(request('ModelAPI', input));
+  const decision = await handler(admissionRequest('ModelAPI', input));
   t.same(decision.patch, [
     { op: 'add', path: '/spec/container', value: { image: CONFIG.images.ollama } },
     { op: 'add', path: '/metadata/annotations/kaos.tools~1defaulted', value: 'spec.container.image' },
@@ -70,11 +58,11 @@ t.test('existing annotations get one added key, escaped in the patch path', asyn
 t.test('UPDATE: a defaulted image follows a mode change', async (t) => {
   const handler = createMutatingHandler('ModelAPI', { lookup: new MemoryLookup(), config: CONFIG });
   const created = modelAPI('m', { mode: 'Proxy', proxyConfig: { model: 'x' } });
-  const stored = patched(created, await handler(request('ModelAPI', created)));
+  const stored = patched(created, await handler(admissionRequest('ModelAPI', created)));
   const changed = structuredClone(stored);
   changed.spec = { ...(stored.spec as object), mode: 'Hosted', hostedConfig: { model: 'x' }, proxyConfig: undefined };
   delete (changed.spec as { proxyConfig?: unknown }).proxyConfig;
-  const decision = await handler(request('ModelAPI', changed, { operation: 'UPDATE', oldObject: stored }));
+  const decision = await handler(admissionRequest('ModelAPI', changed, { operation: 'UPDATE', oldObject: stored }));
   t.same(decision.patch, [{ op: 'replace', path: '/spec/container/image', value: CONFIG.images.ollama }]);
 });
 
@@ -82,10 +70,10 @@ t.test('warnings from defaulting reach the decision; status is never patched; dr
   const lookup = new MemoryLookup().add(modelAPI('w', { mode: 'Proxy', proxyConfig: { apiBase: 'http://x' } }));
   const handler = createMutatingHandler('Agent', { lookup, config: CONFIG });
   const input = agent('a1', { modelAPI: 'w' }, { status: { conditions: [{ type: 'Ready', status: 'Unknown' }] } });
-  const decision = await handler(request('Agent', input));
+  const decision = await handler(admissionRequest('Agent', input));
   t.same(decision.warnings, ['spec.config.env[MODEL_NAME] defaulted to "smollm2:135m": ModelAPI "w" names no model']);
   t.notOk(decision.patch?.some((op) => op.path.startsWith('/status')));
-  t.same(await handler(request('Agent', input, { dryRun: true })), decision);
+  t.same(await handler(admissionRequest('Agent', input, { dryRun: true })), decision);
 });
 
 t.test('every shared sample: patched once, then stable', async (t) => {
@@ -98,13 +86,13 @@ t.test('every shared sample: patched once, then stable', async (t) => {
     for (const object of objects) {
       const kind = object.kind as KaosKind;
       const handler = createMutatingHandler(kind, { lookup, config: CONFIG });
-      const decision = await handler(request(kind, object));
+      const decision = await handler(admissionRequest(kind, object));
       // The samples give MODEL_NAME and reasoningLoopMaxSteps: what is left is the image and,
       // for Agents, the two constant defaults kube-apiserver would have applied already.
       const expected = ['/metadata/annotations', '/spec/container'];
       if (kind === 'Agent') expected.push('/spec/agentNetwork/expose', '/spec/waitForDependencies');
       t.same(decision.patch?.map((op) => op.path).sort(), expected.sort(), `${file} ${object.metadata?.name}`);
-      t.same(await handler(request(kind, patched(object, decision))), { allowed: true }, `${file} ${kind}: idempotent`);
+      t.same(await handler(admissionRequest(kind, patched(object, decision))), { allowed: true }, `${file} ${kind}: idempotent`);
     }
   }
 });

@@ -1,39 +1,25 @@
 import t from 'tap';
 import { createValidatingHandler, type PodSpecCheck } from '../../../src/admission/validate.ts';
-import type { AdmissionRequest } from '../../../src/admission/types.ts';
 import { invalid, type FieldError } from '../../../src/api/field-error.ts';
-import { KIND_NAMES, REFERENCE_POLICY_KEY, type KaosKind } from '../../../src/api/kinds.ts';
-import type { KubeObject } from '../../../src/api/lookup.ts';
+import { REFERENCE_POLICY_KEY, type KaosKind } from '../../../src/api/kinds.ts';
 import { MemoryLookup } from '../../support/memory-lookup.ts';
-import { agent, CONFIG, echoMCP, hosted, mcpServer, modelAPI, NS } from '../api/objects.ts';
+import { admissionRequest, agent, CONFIG, echoMCP, hosted, mcpServer, modelAPI, NS } from '../api/objects.ts';
 
-function request(kind: KaosKind, object: KubeObject | undefined, extra: Partial<AdmissionRequest> = {}): AdmissionRequest {
-  return {
-    uid: 'u1',
-    kind: { group: 'kaos.tools', version: 'v1alpha1', kind },
-    resource: { group: 'kaos.tools', version: 'v1alpha1', resource: KIND_NAMES[kind].plural },
-    name: object?.metadata?.name,
-    namespace: NS,
-    operation: 'CREATE',
-    object,
-    ...extra,
-  };
-}
 
 const world = () =>
   new MemoryLookup().setNamespace(NS).add(hosted('m'), echoMCP('echo'), echoMCP('tools'), agent('peer', { modelAPI: 'm' }));
 
 t.test('guards', async (t) => {
   const handler = createValidatingHandler('MCPServer', { lookup: world(), config: CONFIG });
-  await t.rejects(handler(request('Agent', agent('a', {}))), /MCPServer validating handler received a Agent request/);
-  await t.rejects(handler(request('MCPServer', undefined, { object: [] })), /request.object is not a Kubernetes object/);
-  t.same(await handler(request('MCPServer', undefined, { operation: 'CONNECT' })), { allowed: true });
+  await t.rejects(handler(admissionRequest('Agent', agent('a', {}))), /MCPServer validating handler received a Agent request/);
+  await t.rejects(handler(admissionRequest('MCPServer', undefined, { object: [] })), /request.object is not a Kubernetes object/);
+  t.same(await handler(admissionRequest('MCPServer', undefined, { operation: 'CONNECT' })), { allowed: true });
 });
 
 t.test('a valid Agent is allowed, its references looked up concurrently', async (t) => {
   const lookup = world();
   const handler = createValidatingHandler('Agent', { lookup, config: CONFIG });
-  const decision = await handler(request('Agent', agent('a1', { modelAPI: 'm', mcpServers: ['echo', 'tools'], agentNetwork: { access: ['peer'] } })));
+  const decision = await handler(admissionRequest('Agent', agent('a1', { modelAPI: 'm', mcpServers: ['echo', 'tools'], agentNetwork: { access: ['peer'] } })));
   t.same(decision, { allowed: true });
   t.same([...lookup.calls].sort(), ['exists Agent ns/peer', 'get MCPServer ns/echo', 'get MCPServer ns/tools', 'get ModelAPI ns/m', 'namespace ns']);
   t.equal(lookup.maxInFlight, 5, 'all five lookups were pending together');
@@ -41,7 +27,7 @@ t.test('a valid Agent is allowed, its references looked up concurrently', async 
 
 t.test('a denial is Kubernetes’ 422 Invalid with every error', async (t) => {
   const handler = createValidatingHandler('Agent', { lookup: world(), config: CONFIG });
-  const decision = await handler(request('Agent', agent('a1', { modelAPI: 'gpt', agentNetwork: { access: ['a1'] } })));
+  const decision = await handler(admissionRequest('Agent', agent('a1', { modelAPI: 'gpt', agentNetwork: { access: ['a1'] } })));
   t.equal(decision.allowed, false);
   t.same(decision.status, {
     metadata: {},
@@ -65,7 +51,7 @@ t.test('a denial is Kubernetes’ 422 Invalid with every error', async (t) => {
 
 t.test('schema errors are denied by the webhook too: reasoningLoopMaxSteps 50', async (t) => {
   const handler = createValidatingHandler('Agent', { lookup: world(), config: CONFIG });
-  const decision = await handler(request('Agent', agent('a1', { modelAPI: 'm', config: { reasoningLoopMaxSteps: 50 } })));
+  const decision = await handler(admissionRequest('Agent', agent('a1', { modelAPI: 'm', config: { reasoningLoopMaxSteps: 50 } })));
   t.equal(
     decision.status?.message,
     'Agent.kaos.tools "a1" is invalid: spec.config.reasoningLoopMaxSteps: Invalid value: 50: spec.config.reasoningLoopMaxSteps in body should be less than or equal to 20',
@@ -75,14 +61,14 @@ t.test('schema errors are denied by the webhook too: reasoningLoopMaxSteps 50', 
 t.test('the namespace label turns missing references into warnings; the annotation wins over it', async (t) => {
   const lookup = world().setNamespace(NS, { [REFERENCE_POLICY_KEY]: 'Warn' });
   const handler = createValidatingHandler('Agent', { lookup, config: CONFIG });
-  t.same(await handler(request('Agent', agent('a1', { modelAPI: 'later' }))), {
+  t.same(await handler(admissionRequest('Agent', agent('a1', { modelAPI: 'later' }))), {
     allowed: true,
     warnings: ['spec.modelAPI: Not found: "later" (allowed: reference policy Warn)'],
   });
   const pinned = agent('a1', { modelAPI: 'later' }, { metadata: { annotations: { [REFERENCE_POLICY_KEY]: 'Enforce' } } });
-  t.equal((await handler(request('Agent', pinned))).allowed, false);
+  t.equal((await handler(admissionRequest('Agent', pinned))).allowed, false);
   const unknownNs = new MemoryLookup();
-  t.equal((await createValidatingHandler('Agent', { lookup: unknownNs, config: { ...CONFIG, referencePolicy: 'Warn' } })(request('Agent', agent('a1', { modelAPI: 'x' })))).allowed, true, 'unknown namespace: the operator setting');
+  t.equal((await createValidatingHandler('Agent', { lookup: unknownNs, config: { ...CONFIG, referencePolicy: 'Warn' } })(admissionRequest('Agent', agent('a1', { modelAPI: 'x' })))).allowed, true, 'unknown namespace: the operator setting');
 });
 
 t.test('UPDATE: an Agent whose ModelAPI was deleted can still be relabelled', async (t) => {
@@ -90,30 +76,30 @@ t.test('UPDATE: an Agent whose ModelAPI was deleted can still be relabelled', as
   const handler = createValidatingHandler('Agent', { lookup, config: CONFIG });
   const old = agent('a1', { modelAPI: 'deleted' });
   const relabelled = agent('a1', { modelAPI: 'deleted' }, { metadata: { labels: { team: 'x' } } });
-  t.same(await handler(request('Agent', relabelled, { operation: 'UPDATE', oldObject: old })), { allowed: true });
+  t.same(await handler(admissionRequest('Agent', relabelled, { operation: 'UPDATE', oldObject: old })), { allowed: true });
   const moved = agent('a1', { modelAPI: 'also-missing' });
-  t.equal((await handler(request('Agent', moved, { operation: 'UPDATE', oldObject: old }))).allowed, false);
+  t.equal((await handler(admissionRequest('Agent', moved, { operation: 'UPDATE', oldObject: old }))).allowed, false);
 });
 
 t.test('dry-run requests are judged exactly like real ones', async (t) => {
   const handler = createValidatingHandler('Agent', { lookup: world(), config: CONFIG });
   const object = agent('a1', { modelAPI: 'gpt' });
-  t.same(await handler(request('Agent', object, { dryRun: true })), await handler(request('Agent', object)));
+  t.same(await handler(admissionRequest('Agent', object, { dryRun: true })), await handler(admissionRequest('Agent', object)));
 });
 
 t.test('DELETE only warns, naming the Agents still using the object', async (t) => {
   const lookup = world().add(agent('a2', { modelAPI: 'm', mcpServers: ['echo'] }), agent('a1', { modelAPI: 'm' }));
   const modelAPIs = createValidatingHandler('ModelAPI', { lookup, config: CONFIG });
-  t.same(await modelAPIs(request('ModelAPI', undefined, { operation: 'DELETE', name: 'm', oldObject: hosted('m') })), {
+  t.same(await modelAPIs(admissionRequest('ModelAPI', undefined, { operation: 'DELETE', name: 'm', oldObject: hosted('m') })), {
     allowed: true,
     warnings: ['ModelAPI "m" is still referenced by Agents: a1, a2, peer'],
   });
   const mcps = createValidatingHandler('MCPServer', { lookup, config: CONFIG });
-  t.same(await mcps(request('MCPServer', undefined, { operation: 'DELETE', name: 'echo' })), {
+  t.same(await mcps(admissionRequest('MCPServer', undefined, { operation: 'DELETE', name: 'echo' })), {
     allowed: true,
     warnings: ['MCPServer "echo" is still referenced by Agents: a2'],
   });
-  t.same(await mcps(request('MCPServer', undefined, { operation: 'DELETE', name: 'tools' })), { allowed: true });
+  t.same(await mcps(admissionRequest('MCPServer', undefined, { operation: 'DELETE', name: 'tools' })), { allowed: true });
 });
 
 t.test('podSpecCheck: called only for a schema-valid spec with podSpec; its errors are appended', async (t) => {
@@ -125,11 +111,11 @@ t.test('podSpecCheck: called only for a schema-valid spec with podSpec; its erro
   const handler = createValidatingHandler('MCPServer', { lookup: world(), config: CONFIG, podSpecCheck });
   const base = { type: 'node-runtime', config: { tools: { fromString: 'x' } } };
 
-  t.same(await handler(request('MCPServer', mcpServer('s', { ...base, config: { tools: { fromPackage: 'p' } } }))), { allowed: true });
+  t.same(await handler(admissionRequest('MCPServer', mcpServer('s', { ...base, config: { tools: { fromPackage: 'p' } } }))), { allowed: true });
   t.same(seen, [], 'no podSpec: not called');
 
   const withPodSpec = mcpServer('s', { ...base, podSpec: { containers: [{ name: 'mcp-server', image: '' }] } });
-  const decision = await handler(request('MCPServer', withPodSpec));
+  const decision = await handler(admissionRequest('MCPServer', withPodSpec));
   t.same(decision.status?.details?.causes?.map((c) => `${c.field}: ${c.message}`), [
     'spec.config.tools.fromString: Forbidden: only supported when type is python-runtime',
     'spec.podSpec.containers[0].image: Invalid value: "": must not be empty',
@@ -137,13 +123,13 @@ t.test('podSpecCheck: called only for a schema-valid spec with podSpec; its erro
   t.same(seen, [['MCPServer', { containers: [{ name: 'mcp-server', image: '' }] }]]);
 
   const schemaBroken = mcpServer('s', { type: 'go', podSpec: { containers: [] } });
-  t.equal((await handler(request('MCPServer', schemaBroken))).allowed, false);
+  t.equal((await handler(admissionRequest('MCPServer', schemaBroken))).allowed, false);
   t.equal(seen.length, 1, 'a spec that breaks its schema is not merged');
 });
 
 t.test('ModelAPI and MCPServer validation needs no lookups', async (t) => {
   const lookup = world();
   const calls = lookup.calls.length;
-  await createValidatingHandler('ModelAPI', { lookup, config: CONFIG })(request('ModelAPI', modelAPI('m', { mode: 'Proxy' })));
+  await createValidatingHandler('ModelAPI', { lookup, config: CONFIG })(admissionRequest('ModelAPI', modelAPI('m', { mode: 'Proxy' })));
   t.equal(lookup.calls.length, calls);
 });

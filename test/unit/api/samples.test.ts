@@ -3,14 +3,12 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
-import { referencedNames } from '../../../src/api/agent-references.ts';
 import { defaultObject } from '../../../src/api/default-object.ts';
 import { DEFAULTED_ANNOTATION, isKaosKind, type KaosKind } from '../../../src/api/kinds.ts';
 import { isKubeObject } from '../../../src/api/kube-object.ts';
 import type { KubeObject } from '../../../src/api/lookup.ts';
 import { validateObject } from '../../../src/api/validate-object.ts';
-import type { AgentReferences } from '../../../src/api/validation-types.ts';
-import { CONFIG } from './objects.ts';
+import { CONFIG, referencesIn } from './objects.ts';
 
 const samplesDir = new URL('../../fixtures/samples/', import.meta.url);
 // CI clones the repository with shared/ beside it; a developer's checkout has it there too.
@@ -25,15 +23,6 @@ async function loadSample(file: string): Promise<KubeObject[]> {
   return docs.filter((d): d is KubeObject => isKubeObject(d) && d.kind !== 'Namespace');
 }
 
-function referencesIn(objects: readonly KubeObject[], spec: unknown): AgentReferences {
-  const find = (kind: KaosKind, name: string) => objects.find((o) => o.kind === kind && o.metadata?.name === name);
-  const names = referencedNames(spec);
-  return {
-    modelAPIs: new Map(names.modelAPIs.map((n) => [n, find('ModelAPI', n)])),
-    mcpServers: new Map(names.mcpServers.map((n) => [n, find('MCPServer', n)])),
-    agents: new Map(names.agents.map((n) => [n, find('Agent', n) !== undefined])),
-  };
-}
 
 const files = (await readdir(samplesDir)).filter((f) => f.endsWith('.yaml')).sort();
 

@@ -1,30 +1,18 @@
 import t from 'tap';
 import { REFERENCE_POLICY_KEY, type KaosKind, type ReferencePolicy } from '../../../src/api/kinds.ts';
 import type { KubeObject } from '../../../src/api/lookup.ts';
-import { referencedNames } from '../../../src/api/agent-references.ts';
 import { deletionWarnings, validateObject, type ValidationContext } from '../../../src/api/validate-object.ts';
-import type { AgentReferences } from '../../../src/api/validation-types.ts';
-import { agent, echoMCP, hosted, mcpServer, modelAPI } from './objects.ts';
+import { agent, echoMCP, hosted, mcpServer, modelAPI, referencesIn } from './objects.ts';
 
 const DNS =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 
-/** References resolved from a little world of existing objects, as the handler would. */
-function world(objects: KubeObject[], spec: unknown): AgentReferences {
-  const find = (kind: KaosKind, name: string) => objects.find((o) => o.kind === kind && o.metadata?.name === name);
-  const names = referencedNames(spec);
-  return {
-    modelAPIs: new Map(names.modelAPIs.map((n) => [n, find('ModelAPI', n)])),
-    mcpServers: new Map(names.mcpServers.map((n) => [n, find('MCPServer', n)])),
-    agents: new Map(names.agents.map((n) => [n, find('Agent', n) !== undefined])),
-  };
-}
 
 const EXISTING = [hosted('m'), echoMCP('echo'), echoMCP('tools'), agent('peer', { modelAPI: 'm' })];
 
 function check(object: KubeObject, extra: Partial<ValidationContext> & { existing?: KubeObject[] } = {}) {
   const kind = object.kind as KaosKind;
-  const references = kind === 'Agent' ? world(extra.existing ?? EXISTING, object.spec) : undefined;
+  const references = kind === 'Agent' ? referencesIn(extra.existing ?? EXISTING, object.spec) : undefined;
   const result = validateObject(kind, object, { referencePolicy: 'Enforce', references, ...extra });
   return { errors: result.errors.map((e) => e.errorString()), warnings: result.warnings, raw: result.errors };
 }
