@@ -4,7 +4,7 @@ import type { Config } from '../config.ts';
 import { referencedNames, type ReferencedNames } from '../api/agent-references.ts';
 import type { FieldError } from '../api/field-error.ts';
 import { invalidStatus } from '../api/invalid-status.ts';
-import { getIn, isSet } from '../api/json.ts';
+import { getIn, isSet, jsonEqual } from '../api/json.ts';
 import type { KaosKind } from '../api/kinds.ts';
 import { requireKubeObject } from '../api/kube-object.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
@@ -44,7 +44,11 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
     const namespace = req.namespace ?? object.metadata?.namespace ?? '';
     const isAgent = kind === 'Agent';
     const { podSpecCheck } = deps;
-    const checkPodSpec = podSpecCheck !== undefined && isSet(getIn(object.spec, 'podSpec')) && conformsToSchema(kind, object);
+    // The check costs a call to the API server: only when the spec (everything the pod is rendered
+    // from) is new or changed, so labelling or annotating an object never waits on it.
+    const specChanged = oldObject === undefined || !jsonEqual(object.spec, oldObject.spec);
+    const checkPodSpec =
+      podSpecCheck !== undefined && specChanged && isSet(getIn(object.spec, 'podSpec')) && conformsToSchema(kind, object);
 
     const [references, namespaceLabels, podSpecErrors] = await Promise.all([
       isAgent ? resolveReferences(deps.lookup, namespace, referencedNames(object.spec)) : undefined,

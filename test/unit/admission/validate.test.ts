@@ -125,6 +125,13 @@ t.test('podSpecCheck: called only for a schema-valid spec with podSpec; its erro
   const schemaBroken = mcpServer('s', { type: 'go', podSpec: { containers: [] } });
   t.equal((await handler(admissionRequest('MCPServer', schemaBroken))).allowed, false);
   t.equal(seen.length, 1, 'a spec that breaks its schema is not merged');
+
+  const relabelled = { ...withPodSpec, metadata: { ...withPodSpec.metadata, labels: { team: 'x' } } };
+  await handler(admissionRequest('MCPServer', relabelled, { operation: 'UPDATE', oldObject: withPodSpec }));
+  t.equal(seen.length, 1, 'an UPDATE that leaves the spec alone does not call the API server');
+  const changed = mcpServer('s', { ...base, podSpec: { containers: [{ name: 'mcp-server', image: 'other' }] } });
+  await handler(admissionRequest('MCPServer', changed, { operation: 'UPDATE', oldObject: withPodSpec }));
+  t.equal(seen.length, 2, 'an UPDATE that changes the spec is checked');
 });
 
 t.test('ModelAPI and MCPServer validation needs no lookups', async (t) => {
