@@ -5,20 +5,44 @@ import { duplicate, index, invalid, child, type FieldError } from './field-error
 import { isRecord, type JsonRecord } from './json.ts';
 
 export function validateListMaps(schema: unknown, data: unknown, path: string): FieldError[] {
-  if (!isRecord(schema)) return [];
   const errors: FieldError[] = [];
+  walk(schema, data, path, errors);
+  return errors;
+}
+
+/**
+ * Whether a schema node has a list-type map anywhere below it. Memoised per node (the schemas are
+ * module constants), so a request walks only the few branches that can hold one (the env lists)
+ * instead of every field of the object.
+ */
+const holdsListMap = new WeakMap<JsonRecord, boolean>();
+function hasListMap(schema: unknown): boolean {
+  if (!isRecord(schema)) return false;
+  let known = holdsListMap.get(schema);
+  if (known === undefined) {
+    holdsListMap.set(schema, false); // a recursive schema terminates here
+    known =
+      schema['x-kubernetes-list-type'] === 'map' ||
+      hasListMap(schema.items) ||
+      (isRecord(schema.properties) && Object.values(schema.properties).some(hasListMap));
+    holdsListMap.set(schema, known);
+  }
+  return known;
+}
+
+function walk(schema: unknown, data: unknown, path: string, errors: FieldError[]): void {
+  if (!isRecord(schema) || !hasListMap(schema)) return;
   if (Array.isArray(data)) {
     if (schema['x-kubernetes-list-type'] === 'map' && Array.isArray(schema['x-kubernetes-list-map-keys'])) {
       errors.push(...duplicateKeys(data, schema['x-kubernetes-list-map-keys'].map(String), path));
     }
-    data.forEach((item, i) => errors.push(...validateListMaps(schema.items, item, index(path, i))));
+    if (hasListMap(schema.items)) data.forEach((item, i) => walk(schema.items, item, index(path, i), errors));
   } else if (isRecord(data) && isRecord(schema.properties)) {
     const properties = schema.properties;
-    for (const [name, value] of Object.entries(data)) {
-      if (Object.hasOwn(properties, name)) errors.push(...validateListMaps(properties[name], value, child(path, name)));
+    for (const name of Object.keys(data)) {
+      if (Object.hasOwn(properties, name) && hasListMap(properties[name])) walk(properties[name], data[name], child(path, name), errors);
     }
   }
-  return errors;
 }
 
 function duplicateKeys(list: readonly unknown[], keyFields: readonly string[], path: string): FieldError[] {
