@@ -68,11 +68,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     }
     return n;
   };
-  const positive = (name: string, fallback: number): number => {
+  // Seconds that become a timer: above ~24.8 days setInterval overflows and fires every 1 ms.
+  const positive = (name: string, fallback: number, max = 86_400): number => {
     const raw = str(name, String(fallback));
     const n = Number(raw);
-    if (!Number.isFinite(n) || n <= 0) {
-      problems.push(`${name}: must be a positive number, got "${raw}"`);
+    if (!Number.isFinite(n) || n <= 0 || n > max) {
+      problems.push(`${name}: must be a number of seconds above 0 and at most ${max}, got "${raw}"`);
       return fallback;
     }
     return n;

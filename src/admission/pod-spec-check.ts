@@ -29,12 +29,14 @@ export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
   const timeoutMs = options.timeoutMs ?? 2500;
   return async (kind: KaosKind, object: KubeObject): Promise<FieldError[]> => {
     const namespace = object.metadata?.namespace ?? '';
-    const { deployment, podSpec } = renderPodSpec(kind, object as unknown as AgentInput & ModelAPIInput & MCPServerInput, config);
-    // generateName: the real Deployment may already exist, and a dry-run create must not collide
-    // with it. No owner reference: the owner may not exist yet (CREATE) and it is not validated.
-    const { name: _name, ownerReferences: _owners, ...metadata } = deployment.metadata;
-    const probe = { ...deployment, metadata: { ...metadata, generateName: 'kaos-podspec-check-' } };
+    let podSpec: unknown;
     try {
+      const rendered = renderPodSpec(kind, object as unknown as AgentInput & ModelAPIInput & MCPServerInput, config);
+      podSpec = rendered.podSpec;
+      // generateName: the real Deployment may already exist, and a dry-run create must not collide
+      // with it. No owner reference: the owner may not exist yet (CREATE) and it is not validated.
+      const { name: _name, ownerReferences: _owners, ...metadata } = rendered.deployment.metadata;
+      const probe = { ...rendered.deployment, metadata: { ...metadata, generateName: 'kaos-podspec-check-' } };
       await client.create(resourcePath(DEPLOYMENT, { namespace }), probe, { dryRun: true, timeoutMs });
       return [];
     } catch (err) {

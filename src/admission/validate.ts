@@ -6,7 +6,7 @@ import type { FieldError } from '../api/field-error.ts';
 import { invalidStatus } from '../api/invalid-status.ts';
 import { getIn, isSet, jsonEqual } from '../api/json.ts';
 import type { KaosKind } from '../api/kinds.ts';
-import { requireKubeObject } from '../api/kube-object.ts';
+import { isKubeObject, requireKubeObject } from '../api/kube-object.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
 import { conformsToSchema } from '../api/schema-validation.ts';
 import { deletionWarnings, validateObject } from '../api/validate-object.ts';
@@ -32,7 +32,8 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
     if (req.kind.kind !== kind) throw new Error(`${kind} validating handler received a ${req.kind.kind} request`);
 
     if (req.operation === 'DELETE') {
-      const old = req.oldObject === undefined || req.oldObject === null ? undefined : requireKubeObject(req.oldObject, 'request.oldObject');
+      // Deleting only ever warns: whatever is odd about the request, the answer is "allowed".
+      const old = isKubeObject(req.oldObject) ? req.oldObject : undefined;
       const name = req.name ?? old?.metadata?.name ?? '';
       const namespace = req.namespace ?? old?.metadata?.namespace ?? '';
       return withWarnings({ allowed: true }, deletionWarnings(kind, name, deps.lookup.referencedBy(kind, namespace, name)));
@@ -41,6 +42,8 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
 
     const object = requireKubeObject(req.object, 'request.object');
     const oldObject = req.operation === 'UPDATE' ? requireKubeObject(req.oldObject, 'request.oldObject') : undefined;
+    // An object being deleted only ever loses finalizers (KAOS's among them, §1): never block that.
+    if (oldObject !== undefined && isSet(object.metadata?.deletionTimestamp)) return { allowed: true };
     const namespace = req.namespace ?? object.metadata?.namespace ?? '';
     const isAgent = kind === 'Agent';
     const { podSpecCheck } = deps;
@@ -62,7 +65,11 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
       referencePolicy: deps.config.referencePolicy,
       references,
     });
-    const errors = [...result.errors, ...podSpecErrors];
+    // Ratcheting, as Kubernetes does for CRD schemas: an UPDATE that leaves the spec alone is not
+    // refused for what the spec already was (objects admitted by the Go operator, or by an older
+    // rule), so they can still be relabelled, annotated and cleaned up.
+    const specErrors = specChanged ? result.errors : result.errors.filter((e) => !isSpecField(e.field));
+    const errors = [...specErrors, ...podSpecErrors];
     const name = object.metadata?.name ?? req.name ?? '';
     const decision: AdmissionDecision =
       errors.length > 0 ? { allowed: false, status: invalidStatus(kind, name, errors) } : { allowed: true };
@@ -82,4 +89,8 @@ async function resolveReferences(lookup: ObjectLookup, namespace: string, names:
 
 function withWarnings(decision: AdmissionDecision, warnings: readonly string[]): AdmissionDecision {
   return warnings.length > 0 ? { ...decision, warnings: [...warnings] } : decision;
+}
+
+function isSpecField(field: string): boolean {
+  return field === 'spec' || field.startsWith('spec.') || field.startsWith('spec[');
 }

@@ -12,7 +12,7 @@ const PYPI_REQUIREMENT = new RegExp(
 
 // npm name rules for new packages (lowercase, URL-safe, no leading "." or "_", at most 214
 // characters), optional @scope/, optional @version, @range or @dist-tag.
-const NPM_PART = '[a-z0-9-][a-z0-9._-]*';
+const NPM_PART = '[a-z0-9][a-z0-9._-]*';
 const NPM_SPEC = new RegExp(`^(?<name>(?:@${NPM_PART}/)?${NPM_PART})(?:@[A-Za-z0-9.^~*+<>=_-]+)?$`);
 const NPM_NAME_MAX_LENGTH = 214;
 

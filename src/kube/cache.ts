@@ -15,7 +15,10 @@ export type CacheClient = Pick<KubeClient, 'list' | 'watch' | 'get'>;
 export interface KaosCacheOptions {
   client: CacheClient;
   logger?: Logger;
-  /** Deadline of the one live read made on a cache miss (admission has ~10 s in all). */
+  /**
+   * Deadline of the one live read made on a cache miss. The webhooks have timeoutSeconds 5 in
+   * all, so a read must give up well before the API server gives up on us.
+   */
   liveReadTimeoutMs?: number;
   /** Passed to every reflector (timeouts, backoff): for tests. */
   reflector?: Pick<ReflectorOptions, 'pageSize' | 'watchTimeoutSeconds' | 'watchIdleTimeoutMs' | 'backoff' | 'random'>;
@@ -45,7 +48,7 @@ export class KaosCache implements ObjectLookup {
   constructor(options: KaosCacheOptions) {
     this.#client = options.client;
     this.#log = options.logger ?? silentLogger;
-    this.#liveReadTimeoutMs = options.liveReadTimeoutMs ?? 5000;
+    this.#liveReadTimeoutMs = options.liveReadTimeoutMs ?? 1500;
     this.#reflectorOptions = options.reflector;
     this.agents = this.register(KAOS_TYPES.Agent);
     this.modelAPIs = this.register(KAOS_TYPES.ModelAPI);

@@ -89,7 +89,7 @@ function mergeObject(base: JsonObject, patch: JsonObject, rules: MergeRules): Js
   if (directive === 'replace') return mergeObject({}, withoutKey(patch, PATCH), rules);
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(base)) {
-    if (value !== undefined) out[key] = structuredClone(value);
+    if (value !== undefined) setOwn(out, key, structuredClone(value));
   }
   for (const [key, patchValue] of Object.entries(patch)) {
     if (isDirectiveKey(key) || patchValue === undefined) continue;
@@ -97,11 +97,18 @@ function mergeObject(base: JsonObject, patch: JsonObject, rules: MergeRules): Js
       delete out[key];
       continue;
     }
-    const merged = mergeValue(out[key], patchValue, rules.lists[key]);
+    // Own keys only: a fragment may name "constructor" or "toString", which every object inherits.
+    const merged = mergeValue(Object.hasOwn(out, key) ? out[key] : undefined, patchValue, Object.hasOwn(rules.lists, key) ? rules.lists[key] : undefined);
     if (merged === undefined) delete out[key];
-    else out[key] = merged;
+    else setOwn(out, key, merged);
   }
   return out;
+}
+
+/** `out[key] = value`, except that "__proto__" (an own key after JSON.parse) stays a plain key. */
+function setOwn(out: JsonObject, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
 }
 
 function mergeValue(base: unknown, patch: unknown, listRule: ListRule | undefined): unknown {
@@ -151,7 +158,7 @@ function mergeList(base: readonly unknown[], patch: readonly unknown[], rule: Li
 function retain(base: JsonObject, patch: JsonObject): JsonObject {
   const out: JsonObject = {};
   for (const key of Object.keys(patch)) {
-    if (!isDirectiveKey(key) && key in base) out[key] = base[key];
+    if (!isDirectiveKey(key) && Object.hasOwn(base, key)) out[key] = base[key];
   }
   return out;
 }

@@ -140,3 +140,29 @@ t.test('ModelAPI and MCPServer validation needs no lookups', async (t) => {
   await createValidatingHandler('ModelAPI', { lookup, config: CONFIG })(admissionRequest('ModelAPI', modelAPI('m', { mode: 'Proxy' })));
   t.equal(lookup.calls.length, calls);
 });
+
+t.test('ratcheting: an UPDATE that leaves an invalid spec alone is not refused for it', async (t) => {
+  const handler = createValidatingHandler('ModelAPI', { lookup: world(), config: CONFIG });
+  // Admitted by the Go operator: both configs at once.
+  const legacy = modelAPI('m', { mode: 'Proxy', proxyConfig: { model: 'm' }, hostedConfig: { model: 'x' } });
+  const relabelled = { ...legacy, metadata: { ...legacy.metadata, labels: { team: 'a' } } };
+  t.same(await handler(admissionRequest('ModelAPI', relabelled, { operation: 'UPDATE', oldObject: legacy })), { allowed: true }, 'relabel allowed');
+  const edited = modelAPI('m', { mode: 'Proxy', proxyConfig: { model: 'n' }, hostedConfig: { model: 'x' } });
+  const denied = await handler(admissionRequest('ModelAPI', edited, { operation: 'UPDATE', oldObject: legacy }));
+  t.equal(denied.allowed, false, 'a spec edit is judged in full');
+  t.same(denied.status?.details?.causes?.map((c) => c.field), ['spec.hostedConfig']);
+  t.equal((await handler(admissionRequest('ModelAPI', legacy))).allowed, false, 'and so is a CREATE');
+
+  const terminating = { ...legacy, metadata: { ...legacy.metadata, deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: [] } };
+  const withFinalizer = { ...legacy, metadata: { ...legacy.metadata, deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['kaos.tools/modelapi-finalizer'] } };
+  t.same(
+    await handler(admissionRequest('ModelAPI', terminating, { operation: 'UPDATE', oldObject: withFinalizer })),
+    { allowed: true },
+    'removing the KAOS finalizer from an object being deleted is never blocked',
+  );
+});
+
+t.test('DELETE is always allowed, whatever the request holds', async (t) => {
+  const handler = createValidatingHandler('ModelAPI', { lookup: world(), config: CONFIG });
+  t.same(await handler(admissionRequest('ModelAPI', undefined, { operation: 'DELETE', name: 'gone', oldObject: 'garbage' })), { allowed: true });
+});

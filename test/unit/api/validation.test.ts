@@ -200,7 +200,7 @@ t.test('MCPServer: fromPackage is a package name for its runtime', async (t) => 
     `spec.config.tools.fromPackage: Invalid value: "a b": must be a PyPI package name with an optional version specifier and no spaces or shell characters (e.g. 'mcp-server-fetch' or 'mcp-server-fetch==1.2.0')`,
   ]);
   const npmOk = ['@modelcontextprotocol/server-everything', 'my-tools', 'my-tools@1.2.0', '@scope/x@^1.2', 'x@latest', 'x@>=1'];
-  const npmBad = ['My-Tools', '@scope', '.hidden', '_x', 'x y', 'x;y', '@scope/x@1 || 2', 'x@$(id)', 'a'.repeat(215)];
+  const npmBad = ['My-Tools', '@scope', '.hidden', '_x', 'x y', 'x;y', '@scope/x@1 || 2', 'x@$(id)', 'a'.repeat(215), '-c', '--yes', '@-x/y'];
   for (const p of npmOk) t.same(errs('node-runtime', p), [], `node ok: ${p}`);
   for (const p of npmBad) t.equal(errs('node-runtime', p).length, 1, `node bad: ${p.slice(0, 30)}`);
   t.match(errs('node-runtime', 'x y')[0], /must be an npm package name with an optional version and no spaces or shell characters/);

@@ -218,3 +218,13 @@ t.test('fragmentPath: a merged-pod path points back at the field the user wrote'
   t.equal(fragmentPath(merged, fragment, 'containers[0].ports[0].containerPort'), undefined, 'a generated port');
   t.equal(fragmentPath(merged, fragment, 'volumes[0].emptyDir'), undefined, 'a generated volume');
 });
+
+t.test('keys every object inherits, and "__proto__", are plain data in a fragment', async (t) => {
+  const base = { containers: [{ name: 'agent', image: 'a', env: [{ name: 'X', value: '1' }] }], volumes: [{ name: 'v', emptyDir: {} }] };
+  const fragment = JSON.parse('{"containers":[{"name":"agent","env":[{"name":"X","toString":"x"}]}],"volumes":[{"name":"v","constructor":1}],"__proto__":{"polluted":true}}') as unknown;
+  const merged = mergePodSpec(base as never, fragment) as unknown as Record<string, unknown>;
+  t.same((merged.containers as Array<{ env: unknown[] }>)[0]?.env, [{ name: 'X', toString: 'x' }]);
+  t.same(merged.volumes, [{ name: 'v', constructor: 1 }]);
+  t.ok(Object.hasOwn(merged, '__proto__'), '"__proto__" stays an own key');
+  t.equal(({} as Record<string, unknown>).polluted, undefined, 'no prototype was touched');
+});
