@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import { defaultObject } from '../api/default-object.ts';
 import { asString, getIn, type JsonRecord } from '../api/json.ts';
 import type { KaosKind } from '../api/kinds.ts';
+import { validateDNS1123Subdomain } from '../api/names.ts';
 import { requireKubeObject } from '../api/kube-object.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
 import type { AdmissionHandler } from './router.ts';
@@ -37,7 +38,9 @@ export function createMutatingHandler(kind: KaosKind, deps: MutatingHandlerDeps)
 /** The ModelAPI an Agent names, for its MODEL_NAME; undefined when unnamed or absent. */
 async function referencedModelAPI(lookup: ObjectLookup, namespace: string, agent: KubeObject): Promise<KubeObject | undefined> {
   const name = asString(getIn(agent.spec, 'modelAPI'));
-  return name === undefined || name === '' ? undefined : lookup.get('ModelAPI', namespace, name);
+  // An invalid name is validation's to report; looking it up could only make a nonsense URL.
+  if (name === undefined || validateDNS1123Subdomain('', name).length > 0) return undefined;
+  return lookup.get('ModelAPI', namespace, name);
 }
 
 /**

@@ -2,6 +2,7 @@
 // (pure) and answer with Kubernetes' own 422 Invalid status, or allow with warnings.
 import type { Config } from '../config.ts';
 import { referencedNames, type ReferencedNames } from '../api/agent-references.ts';
+import { validateDNS1123Subdomain } from '../api/names.ts';
 import type { FieldError } from '../api/field-error.ts';
 import { invalidStatus } from '../api/invalid-status.ts';
 import { getIn, isSet, jsonEqual } from '../api/json.ts';
@@ -54,7 +55,7 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
       podSpecCheck !== undefined && specChanged && isSet(getIn(object.spec, 'podSpec')) && conformsToSchema(kind, object);
 
     const [references, namespaceLabels, podSpecErrors] = await Promise.all([
-      isAgent ? resolveReferences(deps.lookup, namespace, referencedNames(object.spec)) : undefined,
+      isAgent ? resolveReferences(deps.lookup, namespace, namesToResolve(object.spec, oldObject?.spec)) : undefined,
       isAgent ? deps.lookup.namespaceLabels(namespace) : undefined,
       checkPodSpec ? podSpecCheck(kind, object) : [],
     ]);
@@ -77,14 +78,43 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
   };
 }
 
-/** Looks up every referenced object concurrently. */
+/** Peers only ever warn: a handful of "does not exist yet" lines is all a user can read anyway. */
+const MAX_PEER_LOOKUPS = 20;
+
+/**
+ * The references worth a lookup (a miss may cost a live read): valid names only; dependencies
+ * that are new, or all of them when waitForDependencies is false (their readiness is warned
+ * about); peers only when new, and only the first few, since they can only warn.
+ */
+function namesToResolve(spec: unknown, oldSpec: unknown): ReferencedNames {
+  const now = referencedNames(spec);
+  const before = oldSpec === undefined ? undefined : referencedNames(oldSpec);
+  const valid = (name: string): boolean => validateDNS1123Subdomain('', name).length === 0;
+  const isNew = (name: string, previous: readonly string[] | undefined): boolean => previous === undefined || !previous.includes(name);
+  const everyDependency = getIn(spec, 'waitForDependencies') === false;
+  return {
+    modelAPIs: now.modelAPIs.filter((n) => valid(n) && (everyDependency || isNew(n, before?.modelAPIs))),
+    mcpServers: now.mcpServers.filter((n) => valid(n) && (everyDependency || isNew(n, before?.mcpServers))),
+    agents: now.agents.filter((n) => valid(n) && isNew(n, before?.agents)).slice(0, MAX_PEER_LOOKUPS),
+  };
+}
+
+/** Looks up the named objects concurrently. A failed peer lookup is left out: peers only warn. */
 async function resolveReferences(lookup: ObjectLookup, namespace: string, names: ReferencedNames): Promise<AgentReferences> {
   const [modelAPIs, mcpServers, agents] = await Promise.all([
     Promise.all(names.modelAPIs.map(async (n) => [n, await lookup.get('ModelAPI', namespace, n)] as const)),
     Promise.all(names.mcpServers.map(async (n) => [n, await lookup.get('MCPServer', namespace, n)] as const)),
-    Promise.all(names.agents.map(async (n) => [n, await lookup.exists('Agent', namespace, n)] as const)),
+    Promise.all(
+      names.agents.map(async (n) => {
+        try {
+          return [[n, await lookup.exists('Agent', namespace, n)] as const];
+        } catch {
+          return [];
+        }
+      }),
+    ),
   ]);
-  return { modelAPIs: new Map(modelAPIs), mcpServers: new Map(mcpServers), agents: new Map(agents) };
+  return { modelAPIs: new Map(modelAPIs), mcpServers: new Map(mcpServers), agents: new Map(agents.flat()) };
 }
 
 function withWarnings(decision: AdmissionDecision, warnings: readonly string[]): AdmissionDecision {

@@ -166,3 +166,20 @@ t.test('DELETE is always allowed, whatever the request holds', async (t) => {
   const handler = createValidatingHandler('ModelAPI', { lookup: world(), config: CONFIG });
   t.same(await handler(admissionRequest('ModelAPI', undefined, { operation: 'DELETE', name: 'gone', oldObject: 'garbage' })), { allowed: true });
 });
+
+t.test('lookups: only what can change the answer, never a storm', async (t) => {
+  const lookup = world();
+  const handler = createValidatingHandler('Agent', { lookup, config: CONFIG });
+  const peers = Array.from({ length: 2000 }, (_, i) => `p${i}`);
+  const old = agent('a1', { modelAPI: 'gone', agentNetwork: { access: peers } });
+  const relabelled = { ...old, metadata: { ...old.metadata, labels: { team: 'x' } } };
+  const before = lookup.calls.length;
+  t.same(await handler(admissionRequest('Agent', relabelled, { operation: 'UPDATE', oldObject: old })), { allowed: true });
+  t.same(lookup.calls.slice(before).filter((c) => !c.startsWith('namespace ')), [], 'unchanged references are not looked up');
+
+  const created = await handler(admissionRequest('Agent', agent('a2', { modelAPI: 'm', agentNetwork: { access: [...peers, 'Not_A_Name'] } })));
+  const agentLookups = lookup.calls.filter((c) => c.startsWith('exists Agent'));
+  t.equal(agentLookups.length, 20, 'at most 20 new peers are looked up');
+  t.equal(created.warnings?.length, 20, 'and warned about');
+  t.same(created.status?.details?.causes?.map((c) => c.field), ['spec.agentNetwork.access[2000]'], 'the invalid name is an error, not a lookup');
+});
