@@ -1,4 +1,5 @@
-// api.md §5: "the merged pod must be a valid pod spec". Kubernetes' own pod validation is large
+// api.md §5: "the merged pod must be a valid pod spec". The same holds for what the schema cannot
+// check inside spec.container (resources) and env entries (valueFrom), so those are checked too. Kubernetes' own pod validation is large
 // and versioned with the cluster, so instead of re-implementing it we render the Deployment the
 // controller would create and ask the API server to validate it with a server-side dry run.
 // Its field errors come back under spec.template.spec and are reported under spec.podSpec.
@@ -40,7 +41,9 @@ export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
       await client.create(resourcePath(DEPLOYMENT, { namespace }), probe, { dryRun: true, timeoutMs });
       return [];
     } catch (err) {
-      if (err instanceof ApiError && err.code === 422) {
+      // 422: the pod is invalid. 400: the API server could not even decode it (e.g. a resource
+      // quantity such as "lots"), which only user input can cause. Both are refusals.
+      if (err instanceof ApiError && (err.code === 422 || err.code === 400)) {
         return podSpecErrors(err, podSpec, (object.spec as { podSpec?: unknown } | undefined)?.podSpec);
       }
       // Not a verdict on the pod (timeout, outage, RBAC): let the object through rather than block
@@ -52,9 +55,10 @@ export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
 }
 
 /**
- * The 422's causes under the pod template, re-rooted at spec.podSpec. A cause about a field the
- * user wrote points at it in the user's fragment (the merged pod puts generated containers, ports
- * and env first); one about a generated field keeps its place in the merged pod.
+ * The 422's causes under the pod template. A cause about a field the user wrote in spec.podSpec
+ * points at it there (the merged pod puts generated containers, ports and env first); any other
+ * (from spec.container, an env entry, or what the operator generates) is reported on `spec`,
+ * naming the field of the generated pod, since no one field of the object holds it.
  */
 export function podSpecErrors(err: ApiError, merged: unknown, fragment: unknown): FieldError[] {
   const errors: FieldError[] = [];
@@ -62,12 +66,16 @@ export function podSpecErrors(err: ApiError, merged: unknown, fragment: unknown)
     const field = cause.field ?? '';
     if (field !== TEMPLATE_SPEC && !field.startsWith(`${TEMPLATE_SPEC}.`) && !field.startsWith(`${TEMPLATE_SPEC}[`)) continue;
     const inPod = field.slice(TEMPLATE_SPEC.length).replace(/^\./, '');
-    const path = fragmentPath(merged, fragment, inPod) ?? inPod;
+    const path = fragment === undefined ? undefined : fragmentPath(merged, fragment, inPod);
+    if (path === undefined) {
+      errors.push(invalid('spec', undefined, `the pod it generates is invalid: ${inPod === '' ? '' : `${inPod}: `}${cause.message ?? ''}`));
+      continue;
+    }
     const rooted = path === '' ? PODSPEC_FIELD : path.startsWith('[') ? `${PODSPEC_FIELD}${path}` : `${PODSPEC_FIELD}.${path}`;
     errors.push(fromCause(rooted, cause.reason ?? '', cause.message ?? ''));
   }
   // A 422 without usable causes is still a refusal of the pod: say so rather than allow it.
-  if (errors.length === 0) errors.push(invalid(PODSPEC_FIELD, undefined, `the merged pod is invalid: ${err.message}`));
+  if (errors.length === 0) errors.push(invalid('spec', undefined, `the pod it generates is invalid: ${err.message}`));
   return errors;
 }
 

@@ -51,8 +51,7 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
     // The check costs a call to the API server: only when the spec (everything the pod is rendered
     // from) is new or changed, so labelling or annotating an object never waits on it.
     const specChanged = oldObject === undefined || !jsonEqual(object.spec, oldObject.spec);
-    const checkPodSpec =
-      podSpecCheck !== undefined && specChanged && isSet(getIn(object.spec, 'podSpec')) && conformsToSchema(kind, object);
+    const checkPodSpec = podSpecCheck !== undefined && specChanged && shapesThePod(object.spec) && conformsToSchema(kind, object);
 
     const [references, namespaceLabels, podSpecErrors] = await Promise.all([
       isAgent ? resolveReferences(deps.lookup, namespace, namesToResolve(object.spec, oldObject?.spec)) : undefined,
@@ -123,4 +122,18 @@ function withWarnings(decision: AdmissionDecision, warnings: readonly string[]):
 
 function isSpecField(field: string): boolean {
   return field === 'spec' || field.startsWith('spec.') || field.startsWith('spec[');
+}
+
+/**
+ * Whether the spec holds anything the schema leaves opaque that reaches the pod: a podSpec
+ * override, a container override beyond its image (resources, command, env), or an env entry
+ * with valueFrom. Only then is the pod worth a dry run.
+ */
+function shapesThePod(spec: unknown): boolean {
+  if (isSet(getIn(spec, 'podSpec'))) return true;
+  // The image alone (which the mutating webhook always sets) is the schema's to check.
+  const container = getIn(spec, 'container');
+  if (container !== null && typeof container === 'object' && Object.keys(container).some((k) => k !== 'image')) return true;
+  const envLists = [getIn(spec, 'config', 'env'), getIn(spec, 'proxyConfig', 'env'), getIn(spec, 'hostedConfig', 'env')];
+  return envLists.some((list) => Array.isArray(list) && list.some((e) => isSet(getIn(e, 'valueFrom'))));
 }

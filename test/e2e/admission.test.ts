@@ -713,6 +713,17 @@ t.test('denied: a podSpec override that makes the pod invalid (server-side dry r
     },
   });
   t.strictSame(await apply(ns, [ok]), { code: 0, stdout: created([ok]), stderr: '' }, 'a valid override is accepted');
+
+  // Without a podSpec, what the schema leaves opaque (valueFrom, container resources) is checked
+  // the same way, and reported on spec with the generated pod's field.
+  await expectDenied(
+    t, ns,
+    agent('a3', { modelAPI: 'llm', config: { env: [{ name: 'API_KEY', value: 'x', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] } }),
+    invalid('Agent', 'a3', [
+      "spec: Invalid value: the pod it generates is invalid: containers[0].env[1].valueFrom: Invalid value: \"\": may not be specified when `value` is not empty",
+    ]),
+    'an env entry with both value and valueFrom',
+  );
 });
 
 t.test('denied: several errors of one object are reported at once', async (t) => {

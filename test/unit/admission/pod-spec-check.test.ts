@@ -13,9 +13,16 @@ function invalidDeployment(causes: Array<{ reason: string; field: string; messag
 }
 
 const merged = {
-  containers: [{ name: 'agent', image: 'img', ports: [{ name: 'http', containerPort: 8000 }, { containerPort: 70000 }] }],
+  containers: [
+    {
+      name: 'agent',
+      image: 'img',
+      ports: [{ name: 'http', containerPort: 8000 }, { containerPort: 70000 }],
+      volumeMounts: [{ name: 'cache', mountPath: '/cache' }],
+    },
+  ],
 };
-const fragment = { containers: [{ name: 'agent', ports: [{ containerPort: 70000 }] }] };
+const fragment = { containers: [{ name: 'agent', ports: [{ containerPort: 70000 }], volumeMounts: [{ name: 'cache', mountPath: '/cache' }] }] };
 
 t.test('causes under the pod template point at the user\'s fragment, with the API server\'s text', async (t) => {
   const errors = podSpecErrors(
@@ -32,16 +39,25 @@ t.test('causes under the pod template point at the user\'s fragment, with the AP
     errors.map((e) => [e.type, e.errorString()]),
     [
       ['FieldValueInvalid', 'spec.podSpec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive'],
-      ['FieldValueRequired', 'spec.podSpec.containers[0].image: Required value'],
+      ['FieldValueInvalid', 'spec: Invalid value: the pod it generates is invalid: containers[0].image: Required value'],
       ['FieldValueNotFound', 'spec.podSpec.containers[0].volumeMounts[0].name: Not found: "cache"'],
     ],
-    'user fields re-mapped, generated fields kept at their merged place, non-pod causes dropped',
+    'user fields re-mapped, others reported on spec with the generated pod\'s path, non-pod causes dropped',
   );
 });
 
 t.test('a 422 without pod causes is still a refusal of the pod', async (t) => {
   const errors = podSpecErrors(invalidDeployment([]), merged, fragment);
   t.equal(errors.length, 1);
-  t.equal(errors[0]?.field, 'spec.podSpec');
-  t.match(errors[0]?.errorString() ?? '', /^spec\.podSpec: Invalid value: the merged pod is invalid: Deployment\.apps/);
+  t.equal(errors[0]?.field, 'spec');
+  t.match(errors[0]?.errorString() ?? '', /^spec: Invalid value: the pod it generates is invalid: Deployment\.apps/);
+});
+
+t.test('without a podSpec fragment every cause is reported on spec', async (t) => {
+  const errors = podSpecErrors(
+    invalidDeployment([{ reason: 'FieldValueInvalid', field: 'spec.template.spec.containers[0].resources.limits[cpu]', message: 'Invalid value: "lots": must be a quantity' }]),
+    merged,
+    undefined,
+  );
+  t.same(errors.map((e) => e.errorString()), ['spec: Invalid value: the pod it generates is invalid: containers[0].resources.limits[cpu]: Invalid value: "lots": must be a quantity']);
 });
