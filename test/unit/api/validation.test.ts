@@ -167,6 +167,10 @@ t.test('ModelAPI: configYaml holds exactly one source; an inline config must be 
     `${field} model_list[1] must have a model_name`,
     `${field} model_list[2] must have a model_name`,
   ]);
+  t.same(errs({ fromString: 'models: &m\n  - model_name: a\nmodel_list: *m\n' }), [], 'an alias is read as LiteLLM reads it');
+  t.same(errs({ fromString: 'defaults: &d\n  model_name: a\nmodel_list:\n  - <<: *d\n    litellm_params: {model: x}\n' }), [], 'so is a merge key');
+  const bomb = 'a: &a [1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: [*c,*c,*c,*c,*c,*c,*c,*c,*c]\nmodel_list: []\n';
+  t.same(errs({ fromString: bomb }), [`${field} must be valid YAML: Excessive alias count indicates a resource exhaustion attack`], 'alias expansion is bounded');
 });
 
 t.test('MCPServer: exactly one tools source', async (t) => {
