@@ -36,6 +36,11 @@ export interface Config {
   metricsPort: number;
   metricsHost: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+  /**
+   * On SIGTERM, seconds to keep serving while /readyz already fails, so that the Service stops
+   * sending admission requests here before the listener closes (a rollout never refuses one).
+   */
+  shutdownDelaySeconds: number;
   /** Path to a kubeconfig; empty means in-cluster configuration. */
   kubeconfig: string;
 }
@@ -74,6 +79,15 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     const n = Number(raw);
     if (!Number.isFinite(n) || n <= 0 || n > max) {
       problems.push(`${name}: must be a number of seconds above 0 and at most ${max}, got "${raw}"`);
+      return fallback;
+    }
+    return n;
+  };
+  const seconds = (name: string, fallback: number, max: number): number => {
+    const raw = str(name, String(fallback));
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < 0 || n > max) {
+      problems.push(`${name}: must be a number of seconds from 0 to ${max}, got "${raw}"`);
       return fallback;
     }
     return n;
@@ -125,6 +139,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     metricsPort: port('METRICS_PORT', 8080),
     metricsHost: str('METRICS_HOST', '0.0.0.0'),
     logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    shutdownDelaySeconds: seconds('SHUTDOWN_DELAY_SECONDS', 5, 300),
     kubeconfig: str('KUBECONFIG', ''),
   };
   if (config.gateway.enabled && (config.gateway.name === '' || config.gateway.namespace === '')) {

@@ -23,6 +23,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
       ? createMutatingHandler(kind, { lookup: cache, config })
       : createValidatingHandler(kind, { lookup: cache, config, podSpecCheck });
 
+  let stopping = false;
   const registry = createRegistry();
   const webhook = await startWebhookServer({
     config: config.webhook,
@@ -37,26 +38,29 @@ async function main(config: Config, logger: Logger): Promise<void> {
     logger,
     // Admission can answer before the cache syncs (a miss costs one live read), but a replica
     // that is still listing should not take traffic from one that is warm.
-    readiness: () => (cache.isSynced() ? { ready: true } : { ready: false, reason: 'cache not synced' }),
+    readiness: () =>
+      stopping ? { ready: false, reason: 'shutting down' } : cache.isSynced() ? { ready: true } : { ready: false, reason: 'cache not synced' },
   });
   logger.info(
     { webhookPort: webhook.port, metricsPort: health.port, server: client.server.origin },
     'kaos-operator started',
   );
 
-  let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
+    // SIGTERM is Kubernetes stopping a pod: keep answering while /readyz fails and the endpoints
+    // drop this pod. SIGINT is a person at a terminal: stop now.
+    const delayMs = signal === 'SIGTERM' ? config.shutdownDelaySeconds * 1000 : 0;
+    logger.info({ signal, delaySeconds: delayMs / 1000 }, 'shutting down');
     // Webhook first (drains requests in flight), then the rest; exit even if something hangs.
     const deadline = setTimeout(() => {
       logger.error({}, 'shutdown took too long; exiting');
       process.exit(1);
-    }, 15_000);
+    }, delayMs + 15_000);
     deadline.unref();
-    void webhook
-      .close()
+    void new Promise((resolve) => setTimeout(resolve, delayMs))
+      .then(() => webhook.close())
       .then(() => Promise.all([health.close(), cache.stop()]))
       .then(
         () => process.exit(0),

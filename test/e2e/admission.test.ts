@@ -1101,3 +1101,29 @@ t.test('the operator runs as its ServiceAccount with the least privilege of src/
     t.equal(await can(verb, resource), 'no', `no ${verb} ${resource}`);
   }
 });
+
+// Last: it stops the operator.
+t.test('SIGTERM (a pod being stopped): /readyz fails at once, admission goes on for the delay, then a clean exit', async (t) => {
+  if (stack === undefined) throw new Error('no local stack');
+  const operator = stack.operator;
+  const readyz = async (): Promise<number> => {
+    try {
+      return (await fetch(`http://127.0.0.1:${operator.metricsPort}/readyz`)).status;
+    } catch {
+      return 0;
+    }
+  };
+  t.equal(await readyz(), 200, 'ready before');
+  process.kill(operator.pid, 'SIGTERM');
+  let status = await readyz();
+  for (let i = 0; i < 50 && status === 200; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    status = await readyz();
+  }
+  t.equal(status, 503, 'unready as soon as the signal arrives');
+  const ns = 'shutdown';
+  await setup(t, ns);
+  const dry = await kubectl(['create', '-n', ns, '--dry-run=server', '-o', 'jsonpath={.spec.container.image}', '-f', '-'], manifest([kaos('ModelAPI', 'm', { mode: 'Hosted', hostedConfig: { model: 'x' } })]));
+  t.strictSame(dry, { code: 0, stdout: IMAGES.ollama, stderr: '' }, 'the webhooks still answer during the delay');
+  t.equal(await operator.stop(), 0, 'then it exits 0');
+});

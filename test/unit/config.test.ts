@@ -18,6 +18,9 @@ t.test('defaults: api.md §6 images and model, webhook and metrics ports', async
   t.equal(c.metricsPort, 8080);
   t.equal(c.logLevel, 'info');
   t.equal(c.kubeconfig, '', 'in-cluster');
+  t.equal(c.shutdownDelaySeconds, 5);
+  t.equal(loadConfig({ SHUTDOWN_DELAY_SECONDS: '0' }).shutdownDelaySeconds, 0, '0 turns the delay off');
+  t.throws(() => loadConfig({ SHUTDOWN_DELAY_SECONDS: '-1' }), /SHUTDOWN_DELAY_SECONDS: must be a number of seconds from 0 to 300, got "-1"/);
 });
 
 t.test('values from the environment; an empty value means the default', async (t) => {
