@@ -30,6 +30,7 @@ import type {
   Status,
   WebhookType,
 } from './types.ts';
+import { isRecord } from '../api/json.ts';
 import { GROUP, KIND_NAMES, VERSION, type KaosKind } from '../api/kinds.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
@@ -192,10 +193,6 @@ function describeGroupVersion(value: unknown, field: 'kind' | 'resource'): strin
   const version = typeof value.version === 'string' ? value.version : '?';
   const name = typeof value[field] === 'string' ? value[field] : '?';
   return clip(`${group === '' ? '' : `${group}/`}${version} ${name}`);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function typeName(value: unknown): string {
