@@ -2,7 +2,7 @@
 // and answer with the JSON Patch from the request's object to the defaulted one.
 import jsonPatch from 'fast-json-patch';
 import type { Config } from '../config.ts';
-import { defaultObject } from '../api/default-object.ts';
+import { defaultObject } from '../api/defaulting/default-object.ts';
 import { asString, getIn, type JsonRecord } from '../api/json.ts';
 import type { KaosKind } from '../api/kinds.ts';
 import { validateDNS1123Subdomain } from '../api/names.ts';

@@ -4,14 +4,14 @@ import type { Config } from '../config.ts';
 import { referencedNames, type ReferencedNames } from '../api/agent-references.ts';
 import { validateDNS1123Subdomain } from '../api/names.ts';
 import type { FieldError } from '../api/field-error.ts';
-import { invalidStatus } from '../api/invalid-status.ts';
+import { invalidStatus } from '../api/validation/invalid-status.ts';
 import { getIn, isSet, jsonEqual } from '../api/json.ts';
 import type { KaosKind } from '../api/kinds.ts';
 import { isKubeObject, requireKubeObject } from '../api/kube-object.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
-import { conformsToSchema } from '../api/schema-validation.ts';
-import { deletionWarnings, validateObject } from '../api/validate-object.ts';
-import type { AgentReferences } from '../api/validation-types.ts';
+import { conformsToSchema } from '../api/validation/schema-validation.ts';
+import { deletionWarnings, validateObject } from '../api/validation/validate-object.ts';
+import type { AgentReferences } from '../api/validation/validation-types.ts';
 import type { AdmissionHandler } from './router.ts';
 import type { AdmissionDecision } from './types.ts';
 

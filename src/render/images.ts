@@ -3,7 +3,7 @@
 // so both agree by construction.
 import type { KaosKind } from '../api/kinds.ts';
 import type { AgentSpecInput, MCPServerSpecInput, ModelAPISpecInput, RenderConfig } from './inputs.ts';
-import { defaultImage } from '../api/derived-defaults.ts';
+import { defaultImage } from '../api/defaulting/derived-defaults.ts';
 import type { JsonRecord } from '../api/json.ts';
 
 export function defaultAgentImage(config: RenderConfig): string {

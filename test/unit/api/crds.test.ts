@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import t from 'tap';
-import { crdFiles, buildCrds, type JsonSchemaProps } from '../../../src/api/crds.ts';
-import { createAjv } from '../../../src/api/schema-validation.ts';
+import { crdFiles, buildCrds, type JsonSchemaProps } from '../../../src/api/schema/crds.ts';
+import { createAjv } from '../../../src/api/validation/schema-validation.ts';
 import { INITIAL_STATUS } from '../../../src/api/schema/index.ts';
 import { isRecord } from '../../../src/api/json.ts';
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { defaultObject, type DefaultingContext } from '../../../src/api/default-object.ts';
+import { defaultObject, type DefaultingContext } from '../../../src/api/defaulting/default-object.ts';
 import { AGENT_DEFAULTS } from '../../../src/api/defaults.ts';
 import { DEFAULTED_ANNOTATION, type KaosKind } from '../../../src/api/kinds.ts';
 import type { KubeObject } from '../../../src/api/lookup.ts';

@@ -13,7 +13,7 @@ import {
   typeInvalid,
 } from '../../../src/api/field-error.ts';
 import { goJSON, goQuote, goValue } from '../../../src/api/go-format.ts';
-import { aggregateMessage, invalidStatus } from '../../../src/api/invalid-status.ts';
+import { aggregateMessage, invalidStatus } from '../../../src/api/validation/invalid-status.ts';
 
 t.test('goQuote is strconv.Quote', async (t) => {
   t.equal(goQuote('gpt'), '"gpt"');

@@ -4,7 +4,7 @@ import type { AdmissionRequest } from '../../../src/admission/types.ts';
 import { referencedNames } from '../../../src/api/agent-references.ts';
 import { KIND_NAMES, type KaosKind } from '../../../src/api/kinds.ts';
 import type { KubeObject } from '../../../src/api/lookup.ts';
-import type { AgentReferences } from '../../../src/api/validation-types.ts';
+import type { AgentReferences } from '../../../src/api/validation/validation-types.ts';
 
 export const CONFIG: Config = loadConfig({});
 export const NS = 'ns';

@@ -3,11 +3,11 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
-import { defaultObject } from '../../../src/api/default-object.ts';
+import { defaultObject } from '../../../src/api/defaulting/default-object.ts';
 import { DEFAULTED_ANNOTATION, isKaosKind, type KaosKind } from '../../../src/api/kinds.ts';
 import { isKubeObject } from '../../../src/api/kube-object.ts';
 import type { KubeObject } from '../../../src/api/lookup.ts';
-import { validateObject } from '../../../src/api/validate-object.ts';
+import { validateObject } from '../../../src/api/validation/validate-object.ts';
 import { CONFIG, referencesIn } from './objects.ts';
 
 const samplesDir = new URL('../../fixtures/samples/', import.meta.url);

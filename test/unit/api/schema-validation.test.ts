@@ -1,6 +1,6 @@
 import t from 'tap';
-import { fieldPathOf } from '../../../src/api/ajv-field-errors.ts';
-import { conformsToSchema, validateSchema } from '../../../src/api/schema-validation.ts';
+import { fieldPathOf } from '../../../src/api/validation/ajv-field-errors.ts';
+import { conformsToSchema, validateSchema } from '../../../src/api/validation/schema-validation.ts';
 import type { KaosKind } from '../../../src/api/kinds.ts';
 
 const texts = (kind: KaosKind, spec: unknown): string[] => validateSchema(kind, { spec }).map((e) => e.errorString());

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { REFERENCE_POLICY_KEY, type KaosKind, type ReferencePolicy } from '../../../src/api/kinds.ts';
 import type { KubeObject } from '../../../src/api/lookup.ts';
-import { deletionWarnings, validateObject, type ValidationContext } from '../../../src/api/validate-object.ts';
+import { deletionWarnings, validateObject, type ValidationContext } from '../../../src/api/validation/validate-object.ts';
 import { agent, echoMCP, hosted, mcpServer, modelAPI, referencesIn } from './objects.ts';
 
 const DNS =

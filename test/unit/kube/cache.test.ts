@@ -4,7 +4,7 @@ import { KaosCache } from '../../../src/kube/cache.ts';
 import { KubeClient } from '../../../src/kube/client.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
 import { DEPLOYMENT, KAOS_TYPES, NAMESPACE } from '../../../src/kube/paths.ts';
-import { FakeApiServer, eventually, status } from './fake-apiserver.ts';
+import { FakeApiServer, eventually, status } from '../../support/fake-apiserver.ts';
 
 const { Agent: AGENT, ModelAPI: MODEL_API, MCPServer: MCP_SERVER } = KAOS_TYPES;
 

@@ -5,7 +5,7 @@ import t from 'tap';
 import { KubeClient, parseWarningHeader, type WatchEvent } from '../../../src/kube/client.ts';
 import { ApiError, isGone, isNotFound } from '../../../src/kube/errors.ts';
 import { KAOS_TYPES, NAMESPACE, DEPLOYMENT, CONFIG_MAP, kaosPath, resourcePath } from '../../../src/kube/paths.ts';
-import { FakeApiServer, eventually, status } from './fake-apiserver.ts';
+import { FakeApiServer, eventually, status } from '../../support/fake-apiserver.ts';
 
 t.test('paths for core, grouped, namespaced, cluster-scoped and KAOS resources', async (t) => {
   t.equal(resourcePath(NAMESPACE), '/api/v1/namespaces');

@@ -3,7 +3,7 @@ import type { KubeObject } from '../../../src/api/lookup.ts';
 import { KubeClient } from '../../../src/kube/client.ts';
 import { KAOS_TYPES, NAMESPACE } from '../../../src/kube/paths.ts';
 import { Reflector, type ReflectorEvent } from '../../../src/kube/reflector.ts';
-import { FakeApiServer, eventually, status } from './fake-apiserver.ts';
+import { FakeApiServer, eventually, status } from '../../support/fake-apiserver.ts';
 
 const AGENT = KAOS_TYPES.Agent;
 

@@ -1,8 +1,8 @@
 // Uniqueness of `x-kubernetes-list-type: map` lists, which kube-apiserver checks next to the
 // OpenAPI validation (apiextensions-apiserver schema/listtype): like it, only the first repeat of
 // each key is reported, as `Duplicate value: {"name":"X"}`.
-import { duplicate, index, invalid, child, type FieldError } from './field-error.ts';
-import { isRecord, type JsonRecord } from './json.ts';
+import { duplicate, index, invalid, child, type FieldError } from '../field-error.ts';
+import { isRecord, type JsonRecord } from '../json.ts';
 
 export function validateListMaps(schema: unknown, data: unknown, path: string): FieldError[] {
   const errors: FieldError[] = [];

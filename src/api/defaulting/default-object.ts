@@ -1,7 +1,7 @@
 // The mutating webhook's decision, as a pure function (api.md §5 "Mutating"): derived values
 // (container image, an Agent's MODEL_NAME) first, then the schema's constant defaults. Idempotent:
 // running it on its own output changes nothing. Never touches status.
-import type { Config } from '../config.ts';
+import type { Config } from '../../config.ts';
 import { readDefaulted, writeDefaulted } from './defaulted-annotation.ts';
 import {
   defaultImage,
@@ -11,13 +11,13 @@ import {
   modelNameFor,
   type DerivedField,
 } from './derived-defaults.ts';
-import { goQuote } from './go-format.ts';
-import { asRecord, cloneJson, jsonEqual, type JsonRecord } from './json.ts';
-import type { KaosKind } from './kinds.ts';
-import type { KubeObject } from './lookup.ts';
+import { goQuote } from '../go-format.ts';
+import { asRecord, cloneJson, jsonEqual, type JsonRecord } from '../json.ts';
+import type { KaosKind } from '../kinds.ts';
+import type { KubeObject } from '../lookup.ts';
 import { applySchemaDefaults } from './schema-defaults.ts';
-import { SPEC_SCHEMAS } from './schema/index.ts';
-import { truncateWarning } from './warnings.ts';
+import { SPEC_SCHEMAS } from '../schema/index.ts';
+import { truncateWarning } from '../warnings.ts';
 
 export interface DefaultingContext {
   config: Pick<Config, 'images' | 'defaultModelName'>;

@@ -4,11 +4,11 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import { toFieldError } from './ajv-field-errors.ts';
-import { required, type FieldError } from './field-error.ts';
-import { KINDS, type KaosKind } from './kinds.ts';
-import type { KubeObject } from './lookup.ts';
+import { required, type FieldError } from '../field-error.ts';
+import { KINDS, type KaosKind } from '../kinds.ts';
+import type { KubeObject } from '../lookup.ts';
 import { validateListMaps } from './list-maps.ts';
-import { SPEC_SCHEMAS } from './schema/index.ts';
+import { SPEC_SCHEMAS } from '../schema/index.ts';
 
 /** Builds the ajv instance that understands our schemas: the Kubernetes extensions are annotations. */
 export function createAjv(): Ajv {

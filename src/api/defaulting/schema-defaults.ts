@@ -2,7 +2,7 @@
 // over our own schemas: for every object node, each missing (or non-nullable null) property that
 // has a `default` gets a copy of it, then defaulting recurses into the properties and list items.
 // Running the very algorithm kube-apiserver runs keeps the webhook and the API server in agreement.
-import { cloneJson, isRecord, type JsonRecord } from './json.ts';
+import { cloneJson, isRecord, type JsonRecord } from '../json.ts';
 
 /** Applies the schema's defaults to `value` in place: the caller passes a copy it owns. */
 export function applySchemaDefaults(schema: unknown, value: unknown): void {

@@ -6,8 +6,8 @@
 // Only derived values are listed (images, MODEL_NAME). Constant defaults (waitForDependencies,
 // reasoningLoopMaxSteps, ...) are not: they live in the CRD schema, kube-apiserver applies them
 // too, and nothing ever needs re-deriving them.
-import { DEFAULTED_ANNOTATION } from './kinds.ts';
-import type { KubeObject } from './lookup.ts';
+import { DEFAULTED_ANNOTATION } from '../kinds.ts';
+import type { KubeObject } from '../lookup.ts';
 
 export function readDefaulted(object: KubeObject): Set<string> {
   const raw = object.metadata?.annotations?.[DEFAULTED_ANNOTATION];

@@ -1,9 +1,9 @@
 // The ModelAPI's rules beyond its schema (api.md §5): what each mode needs and forbids, the
 // configYaml source, an inline LiteLLM config, and the backend URL.
-import { forbidden, invalid, invalidOmitValue, required, type FieldError } from './field-error.ts';
-import { asRecord, isSet, type JsonRecord } from './json.ts';
+import { forbidden, invalid, invalidOmitValue, required, type FieldError } from '../field-error.ts';
+import { asRecord, isSet, type JsonRecord } from '../json.ts';
 import { liteLLMConfigProblems } from './litellm-config.ts';
-import type { KubeObject } from './lookup.ts';
+import type { KubeObject } from '../lookup.ts';
 import type { ValidationResult } from './validation-types.ts';
 
 const PROXY_SOURCES = ['apiBase', 'model', 'configYaml'] as const;

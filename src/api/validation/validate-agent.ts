@@ -1,14 +1,14 @@
 // The Agent's rules beyond its schema (api.md §5): reference names, duplicates, self-reference,
 // existence of the ModelAPI and MCPServers (under the reference policy), peers and readiness.
-import { referencedNames } from './agent-references.ts';
-import { child, duplicate, index, invalid, notFound, required, type FieldError } from './field-error.ts';
-import { goQuote } from './go-format.ts';
-import { asArray, asRecord, getIn, type JsonRecord } from './json.ts';
-import type { ReferencePolicy } from './kinds.ts';
-import type { KubeObject } from './lookup.ts';
-import { validateDNS1123Subdomain } from './names.ts';
+import { referencedNames } from '../agent-references.ts';
+import { child, duplicate, index, invalid, notFound, required, type FieldError } from '../field-error.ts';
+import { goQuote } from '../go-format.ts';
+import { asArray, asRecord, getIn, type JsonRecord } from '../json.ts';
+import type { ReferencePolicy } from '../kinds.ts';
+import type { KubeObject } from '../lookup.ts';
+import { validateDNS1123Subdomain } from '../names.ts';
 import type { AgentReferences, ValidationResult } from './validation-types.ts';
-import { truncateWarning } from './warnings.ts';
+import { truncateWarning } from '../warnings.ts';
 
 export interface AgentValidationContext {
   /** The stored object on UPDATE: only references it did not already hold are checked. */

@@ -1,15 +1,15 @@
 // The validating webhook's decision, as a pure function (api.md §5 "Validating"): the schema's
 // errors, then the kind's own rules, all reported at once in a stable order.
-import type { ReferencePolicy } from './kinds.ts';
-import type { KaosKind } from './kinds.ts';
-import type { KubeObject } from './lookup.ts';
+import type { ReferencePolicy } from '../kinds.ts';
+import type { KaosKind } from '../kinds.ts';
+import type { KubeObject } from '../lookup.ts';
 import { resolveReferencePolicy } from './reference-policy.ts';
 import { validateSchema } from './schema-validation.ts';
 import { validateAgent } from './validate-agent.ts';
 import { validateMCPServer } from './validate-mcpserver.ts';
 import { validateModelAPI } from './validate-modelapi.ts';
 import type { AgentReferences, ValidationResult } from './validation-types.ts';
-import { stillReferencedWarning } from './warnings.ts';
+import { stillReferencedWarning } from '../warnings.ts';
 
 export interface ValidationContext {
   /** The stored object on UPDATE; absent on CREATE. */

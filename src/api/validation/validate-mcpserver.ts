@@ -1,9 +1,9 @@
 // The MCPServer's rules beyond its schema (api.md §5): exactly one tools source, sources that
 // only the python runtime supports, and a package name that is safe and valid for the runtime.
-import { MCP_RUNTIMES, type MCPRuntime } from './enums.ts';
-import { forbidden, invalid, required, type FieldError } from './field-error.ts';
-import { asRecord, getIn, isSet } from './json.ts';
-import type { KubeObject } from './lookup.ts';
+import { MCP_RUNTIMES, type MCPRuntime } from '../enums.ts';
+import { forbidden, invalid, required, type FieldError } from '../field-error.ts';
+import { asRecord, getIn, isSet } from '../json.ts';
+import type { KubeObject } from '../lookup.ts';
 import { isValidPackage, PACKAGE_RULES } from './package-names.ts';
 import type { ValidationResult } from './validation-types.ts';
 

@@ -1,8 +1,8 @@
 // Builds the three CustomResourceDefinitions from the schemas (pure; generate-crds.ts writes them).
 import type { TSchema } from '@sinclair/typebox';
 import { Document, Scalar, visit } from 'yaml';
-import { GROUP, KIND_NAMES, KINDS, VERSION, type KaosKind } from './kinds.ts';
-import { OBJECT_SCHEMAS } from './schema/index.ts';
+import { GROUP, KIND_NAMES, KINDS, VERSION, type KaosKind } from '../kinds.ts';
+import { OBJECT_SCHEMAS } from './index.ts';
 
 export type JsonSchemaProps = { [key: string]: unknown };
 

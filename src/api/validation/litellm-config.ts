@@ -1,7 +1,7 @@
 // A LiteLLM config given inline (spec.proxyConfig.configYaml.fromString) must be usable as is:
 // valid YAML, a mapping with a `model_list` list whose entries each have a `model_name`.
 import { parseDocument } from 'yaml';
-import { isRecord } from './json.ts';
+import { isRecord } from '../json.ts';
 
 /** What is wrong with the config, in order; empty when it is acceptable. */
 export function liteLLMConfigProblems(source: string): string[] {

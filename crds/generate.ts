@@ -1,9 +1,9 @@
 // Writes crds/*.yaml from the schemas: `npm run gen:crds`. With `--check` it writes nothing and
 // exits 1 when a committed file differs (for CI; the unit tests check the same).
 import { readFile, writeFile } from 'node:fs/promises';
-import { crdFiles } from './crds.ts';
+import { crdFiles } from '../src/api/schema/crds.ts';
 
-const dir = new URL('../../crds/', import.meta.url);
+const dir = new URL('./', import.meta.url);
 const check = process.argv.includes('--check');
 let stale = 0;
 

@@ -1,9 +1,9 @@
 // Which reference policy judges an object (api.md §5): the object's annotation, else its
 // namespace's label, else the operator's configuration — the most specific wins.
-import { notSupported, type FieldError } from './field-error.ts';
-import { goQuote } from './go-format.ts';
-import { REFERENCE_POLICIES, REFERENCE_POLICY_KEY, type ReferencePolicy } from './kinds.ts';
-import type { KubeObject } from './lookup.ts';
+import { notSupported, type FieldError } from '../field-error.ts';
+import { goQuote } from '../go-format.ts';
+import { REFERENCE_POLICIES, REFERENCE_POLICY_KEY, type ReferencePolicy } from '../kinds.ts';
+import type { KubeObject } from '../lookup.ts';
 
 export interface ResolvedPolicy {
   policy: ReferencePolicy;

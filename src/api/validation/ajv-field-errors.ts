@@ -3,9 +3,9 @@
 // messages), so a webhook denial reads like a native one:
 //   spec.config.reasoningLoopMaxSteps: Invalid value: 50: spec.config.reasoningLoopMaxSteps in body should be less than or equal to 20
 import type { ErrorObject } from 'ajv';
-import { child, index, invalid, notSupported, required, tooLong, tooMany, typeInvalid, type FieldError } from './field-error.ts';
-import { goQuote } from './go-format.ts';
-import { isRecord } from './json.ts';
+import { child, index, invalid, notSupported, required, tooLong, tooMany, typeInvalid, type FieldError } from '../field-error.ts';
+import { goQuote } from '../go-format.ts';
+import { isRecord } from '../json.ts';
 
 /** JSON Pointer (ajv's instancePath) to a Kubernetes field path, with [i] for list indexes. */
 export function fieldPathOf(root: string, pointer: string, data: unknown): { path: string; value: unknown } {

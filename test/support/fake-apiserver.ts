@@ -3,8 +3,8 @@
 // single-object GET, and scripted failures. Only what those components use; not a test of them.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { KubeObject } from '../../../src/api/lookup.ts';
-import { objectKey, resourcePath, type ResourceType } from '../../../src/kube/paths.ts';
+import type { KubeObject } from '../../src/api/lookup.ts';
+import { objectKey, resourcePath, type ResourceType } from '../../src/kube/paths.ts';
 
 export interface RecordedRequest {
   method: string;

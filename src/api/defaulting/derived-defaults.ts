@@ -1,9 +1,9 @@
 // Values the webhook derives from other fields or from the operator's configuration (api.md §5):
 // the container image of each kind, and an Agent's MODEL_NAME.
-import type { Config, ImageDefaults } from '../config.ts';
-import { asArray, asRecord, asString, getIn, isRecord, isSet, type JsonRecord } from './json.ts';
-import type { KaosKind } from './kinds.ts';
-import type { KubeObject } from './lookup.ts';
+import type { Config, ImageDefaults } from '../../config.ts';
+import { asArray, asRecord, asString, getIn, isRecord, isSet, type JsonRecord } from '../json.ts';
+import type { KaosKind } from '../kinds.ts';
+import type { KubeObject } from '../lookup.ts';
 
 export const IMAGE_FIELD = 'spec.container.image';
 export const MODEL_NAME_ENV = 'MODEL_NAME';

@@ -2,10 +2,10 @@
 // so kubectl prints our webhook's verdict exactly like a native schema error:
 //   The Agent "a1" is invalid:
 //   * spec.modelAPI: Not found: "gpt"
-import type { Status } from '../admission/types.ts';
-import type { FieldError } from './field-error.ts';
-import { goQuote } from './go-format.ts';
-import { GROUP, type KaosKind } from './kinds.ts';
+import type { Status } from '../../admission/types.ts';
+import type { FieldError } from '../field-error.ts';
+import { goQuote } from '../go-format.ts';
+import { GROUP, type KaosKind } from '../kinds.ts';
 
 /**
  * Joins error strings like apimachinery's ErrorList.ToAggregate().Error(): duplicates dropped,

@@ -1,6 +1,6 @@
 // Shapes shared by the per-kind validators.
-import type { FieldError } from './field-error.ts';
-import type { KubeObject } from './lookup.ts';
+import type { FieldError } from '../field-error.ts';
+import type { KubeObject } from '../lookup.ts';
 
 /**
  * The objects an Agent references, resolved by the caller (the handler reads its cache). Every

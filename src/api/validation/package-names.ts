@@ -1,7 +1,7 @@
 // Package names an MCPServer may install (api.md §4). The renderer passes the name to pip/npx only
 // through an environment variable, never spliced into a command line; these rules additionally keep
 // out whitespace, quotes and shell metacharacters, and a leading "-" that would read as an option.
-import type { MCPRuntime } from './enums.ts';
+import type { MCPRuntime } from '../enums.ts';
 
 // PEP 508 name, optional [extras], optional comma-separated version specifiers: pkg, pkg==1.2, pkg[cli]>=1,<2
 const PYPI_NAME = '[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?';
