@@ -9,7 +9,7 @@ import { webhookPath, WEBHOOK_ENDPOINTS } from '../../../src/admission/paths.ts'
 import type { AdmissionDecision, AdmissionRequest, AdmissionReviewOut, WebhookType } from '../../../src/admission/types.ts';
 import type { KaosKind } from '../../../src/api/kinds.ts';
 import { makeTestCerts, type TestCerts } from '../../support/certs.ts';
-import { admissionRequest, captureLogger, eventually, httpsRequest, review, type Reply } from '../server/helpers.ts';
+import { admissionRequest, captureLogger, eventually, httpsRequest, review, type Reply } from './helpers.ts';
 
 const AGENT_VALIDATE = webhookPath('validate', 'Agent');
 const AGENT_MUTATE = webhookPath('mutate', 'Agent');

@@ -7,9 +7,9 @@
 import express from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { AdmissionDecision, AdmissionRequest, AdmissionReviewOut, WebhookType } from './types.ts';
+import type { AdmissionDecision, AdmissionRequest, AdmissionReviewOut, WebhookType } from '../admission/types.ts';
 import type { KaosKind } from '../api/kinds.ts';
-import { WEBHOOK_ENDPOINTS, type WebhookEndpoint } from './paths.ts';
+import { WEBHOOK_ENDPOINTS, type WebhookEndpoint } from '../admission/paths.ts';
 import {
   BODY_LIMIT_BYTES,
   decodeReview,
@@ -19,9 +19,9 @@ import {
   isDecision,
   parseJson,
   type RequestFacts,
-} from './review.ts';
-import { isJsonContentType, readBody } from '../server/body.ts';
-import { noWebhookMetrics, type WebhookMetrics, type WebhookPathMetrics } from '../server/metrics.ts';
+} from '../admission/review.ts';
+import { isJsonContentType, readBody } from './body.ts';
+import { noWebhookMetrics, type WebhookMetrics, type WebhookPathMetrics } from './metrics.ts';
 
 export type AdmissionHandler = (request: AdmissionRequest) => Promise<AdmissionDecision>;
 /** Called once per endpoint when the router is built. */
