@@ -9,7 +9,7 @@ import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../api/lookup.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { ApiError } from '../kube/errors.ts';
-import type { Logger } from '../kube/logger.ts';
+import type { Logger } from '../logger.ts';
 import { DEPLOYMENT, resourcePath } from '../kube/paths.ts';
 import { fragmentPath, renderPodSpec, type AgentInput, type MCPServerInput, type ModelAPIInput } from '../render/index.ts';
 import type { PodSpecCheck } from './validate.ts';

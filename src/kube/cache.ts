@@ -5,7 +5,7 @@ import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
 import type { KubeClient } from './client.ts';
 import { isNotFound } from './errors.ts';
-import { silentLogger, type Logger } from './logger.ts';
+import { silentLogger, type Logger } from '../logger.ts';
 import { KAOS_TYPES, NAMESPACE, kaosPath, resourcePath, type ResourceType } from './paths.ts';
 import { ReferenceIndex } from './references.ts';
 import { Reflector, type ReflectorOptions } from './reflector.ts';

@@ -7,7 +7,7 @@ import t from 'tap';
 import type { KubeObject } from '../../src/api/lookup.ts';
 import { KaosCache, type CacheClient } from '../../src/kube/cache.ts';
 import { KubeClient, type CallOptions, type KubeList, type ListOptions, type WatchEvent, type WatchOptions } from '../../src/kube/client.ts';
-import type { Logger } from '../../src/kube/logger.ts';
+import type { Logger } from '../../src/logger.ts';
 import { CONFIG_MAP, NAMESPACE, kaosPath, resourcePath } from '../../src/kube/paths.ts';
 import type { ReflectorEvent } from '../../src/kube/reflector.ts';
 import { startControlPlane } from '../cluster/control-plane.ts';
