@@ -2,7 +2,7 @@
 // metrics → signals. Every decision lives in the modules it wires together.
 import { createMutatingHandler } from './admission/mutate.ts';
 import { createPodSpecCheck } from './admission/pod-spec-check.ts';
-import type { HandlerFactory } from './server/webhook-router.ts';
+import type { HandlerFactory } from './admission/types.ts';
 import { createValidatingHandler } from './admission/validate.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { KaosCache } from './kube/cache.ts';

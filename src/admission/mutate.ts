@@ -8,7 +8,7 @@ import type { KaosKind } from '../api/kinds.ts';
 import { validateDNS1123Subdomain } from '../api/names.ts';
 import { requireKubeObject } from '../api/kube-object.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
-import type { AdmissionHandler } from '../server/webhook-router.ts';
+import type { AdmissionHandler } from './types.ts';
 
 export interface MutatingHandlerDeps {
   lookup: ObjectLookup;

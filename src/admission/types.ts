@@ -1,5 +1,6 @@
 // The admission.k8s.io/v1 AdmissionReview protocol, as far as kaos-operator reads and writes it.
 import type { Operation } from 'fast-json-patch';
+import type { KaosKind } from '../api/kinds.ts';
 
 export interface GroupVersionKind { group: string; version: string; kind: string }
 export interface GroupVersionResource { group: string; version: string; resource: string }
@@ -74,3 +75,7 @@ export interface AdmissionDecision {
 }
 
 export type WebhookType = 'mutate' | 'validate';
+
+export type AdmissionHandler = (request: AdmissionRequest) => Promise<AdmissionDecision>;
+/** Called once per endpoint when the server is built. */
+export type HandlerFactory = (kind: KaosKind, type: WebhookType) => AdmissionHandler;

@@ -12,8 +12,7 @@ import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
 import { conformsToSchema } from '../api/validation/schema-validation.ts';
 import { deletionWarnings, validateObject } from '../api/validation/validate-object.ts';
 import type { AgentReferences } from '../api/validation/validation-types.ts';
-import type { AdmissionHandler } from '../server/webhook-router.ts';
-import type { AdmissionDecision } from './types.ts';
+import type { AdmissionDecision, AdmissionHandler } from './types.ts';
 
 /**
  * Checks that an object's spec.podSpec, merged onto the pod the operator generates, is a valid

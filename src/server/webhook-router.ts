@@ -7,8 +7,7 @@
 import express from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { AdmissionDecision, AdmissionRequest, AdmissionReviewOut, WebhookType } from '../admission/types.ts';
-import type { KaosKind } from '../api/kinds.ts';
+import type { AdmissionHandler, AdmissionRequest, AdmissionReviewOut, HandlerFactory } from '../admission/types.ts';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpoint } from '../admission/paths.ts';
 import {
   BODY_LIMIT_BYTES,
@@ -22,10 +21,6 @@ import {
 } from '../admission/review.ts';
 import { isJsonContentType, readBody } from './body.ts';
 import { noWebhookMetrics, type WebhookMetrics, type WebhookPathMetrics } from './metrics.ts';
-
-export type AdmissionHandler = (request: AdmissionRequest) => Promise<AdmissionDecision>;
-/** Called once per endpoint when the router is built. */
-export type HandlerFactory = (kind: KaosKind, type: WebhookType) => AdmissionHandler;
 
 export interface WebhookRouterOptions {
   handlers: HandlerFactory;

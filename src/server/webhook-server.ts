@@ -2,7 +2,8 @@
 // certificate. This is what main.ts starts (and closes on SIGTERM).
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { createWebhookListener, type HandlerFactory } from './webhook-router.ts';
+import type { HandlerFactory } from '../admission/types.ts';
+import { createWebhookListener } from './webhook-router.ts';
 import { startHttpsServer, type RunningHttpsServer } from './https-server.ts';
 import type { WebhookMetrics } from './metrics.ts';
 

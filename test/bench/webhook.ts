@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import jsonPatch from 'fast-json-patch';
 import { createMutatingHandler } from '../../src/admission/mutate.ts';
 import { createValidatingHandler } from '../../src/admission/validate.ts';
-import type { HandlerFactory } from '../../src/server/webhook-router.ts';
+import type { HandlerFactory } from '../../src/admission/types.ts';
 import { webhookPath } from '../../src/admission/paths.ts';
 import type { AdmissionRequest, AdmissionReviewOut, WebhookType } from '../../src/admission/types.ts';
 import { isKaosKind, KINDS, type KaosKind } from '../../src/api/kinds.ts';
