@@ -1,6 +1,7 @@
 // The admission.k8s.io/v1 AdmissionReview protocol, as far as kaos-operator reads and writes it.
 import type { Operation } from 'fast-json-patch';
 import type { KaosKind } from '../api/kinds.ts';
+import type { Status } from '../api/meta.ts';
 
 export interface GroupVersionKind { group: string; version: string; kind: string }
 export interface GroupVersionResource { group: string; version: string; resource: string }
@@ -24,20 +25,7 @@ export interface AdmissionRequest {
   options?: unknown;
 }
 
-/**
- * metav1.StatusCause on the wire: Go's field `Type` is serialized as `reason` (json:"reason"), so
- * that is the key the API server and its clients read the FieldValue* type from.
- */
-export interface StatusCause { reason: string; field?: string; message: string }
-/** metav1.Status, as returned in a denial. */
-export interface Status {
-  metadata?: Record<string, never>;
-  status: 'Success' | 'Failure';
-  message: string;
-  reason: string;
-  code: number;
-  details?: { name?: string; group?: string; kind?: string; causes?: StatusCause[] };
-}
+export type { Status, StatusCause } from '../api/meta.ts';
 
 export interface AdmissionResponse {
   uid: string;

@@ -1,23 +1,7 @@
 import type { KaosKind } from './kinds.ts';
+import type { KubeObject } from './meta.ts';
 
-/** The part of any Kubernetes object that admission and the controller read generically. */
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: {
-    name?: string;
-    namespace?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    uid?: string;
-    resourceVersion?: string;
-    generation?: number;
-    [key: string]: unknown;
-  };
-  spec?: unknown;
-  status?: unknown;
-  [key: string]: unknown;
-}
+export type { KubeObject };
 
 /**
  * How admission (and later the controller) sees existing objects. Implementations answer from

@@ -1,27 +1,9 @@
 // Errors from the API server, in its own terms (metav1.Status), so callers branch on `code` and
 // `reason` instead of parsing messages.
 
-/** metav1.StatusDetails as the API server sends it. */
-export interface StatusDetails {
-  name?: string;
-  group?: string;
-  kind?: string;
-  uid?: string;
-  /** StatusCause: its Go field `Type` (FieldValueNotFound, ...) is serialized as `reason`. */
-  causes?: Array<{ reason?: string; message?: string; field?: string }>;
-  retryAfterSeconds?: number;
-}
+import type { ApiStatus, StatusDetails } from '../api/meta.ts';
 
-/** metav1.Status: the body of every API error response and of watch ERROR events. */
-export interface ApiStatus {
-  kind?: 'Status';
-  apiVersion?: string;
-  status?: 'Success' | 'Failure';
-  message?: string;
-  reason?: string;
-  code?: number;
-  details?: StatusDetails;
-}
+export type { ApiStatus, StatusDetails };
 
 export class ApiError extends Error {
   /** HTTP status code (from the Status body when present, else from the response). */

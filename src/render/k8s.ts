@@ -4,21 +4,9 @@
 // through verbatim (valueFrom, resources, anything merged in from spec.podSpec), the type is
 // deliberately loose: the API server validates it, render only carries it.
 
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller: boolean;
-  blockOwnerDeletion: boolean;
-}
+import type { ObjectMeta, OwnerReference } from '../api/meta.ts';
 
-export interface ObjectMeta {
-  name: string;
-  namespace: string;
-  labels: Record<string, string>;
-  ownerReferences: OwnerReference[];
-}
+export type { ObjectMeta, OwnerReference };
 
 export interface SecretKeySelector {
   name?: string;

@@ -2,7 +2,7 @@
 // so kubectl prints our webhook's verdict exactly like a native schema error:
 //   The Agent "a1" is invalid:
 //   * spec.modelAPI: Not found: "gpt"
-import type { Status } from '../../admission/types.ts';
+import type { Status } from '../meta.ts';
 import type { FieldError } from '../field-error.ts';
 import { goQuote } from '../go-format.ts';
 import { GROUP, type KaosKind } from '../kinds.ts';
