@@ -7,6 +7,7 @@ import { createValidatingHandler } from './admission/validate.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { KaosCache } from './kube/cache.ts';
 import { KubeClient } from './kube/client.ts';
+import { deploymentDryRun } from './kube/dry-run.ts';
 import { startHealthServer } from './server/health-server.ts';
 import { createLogger, type Logger } from './server/logger.ts';
 import { createRegistry, createWebhookMetrics } from './server/metrics.ts';
@@ -17,7 +18,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
   const cache = new KaosCache({ client, logger });
   cache.start();
 
-  const podSpecCheck = createPodSpecCheck({ client, config, logger });
+  const podSpecCheck = createPodSpecCheck({ dryRunCreate: deploymentDryRun(client), config, logger });
   const handlers: HandlerFactory = (kind, type) =>
     type === 'mutate'
       ? createMutatingHandler(kind, { lookup: cache, config })

@@ -6,28 +6,28 @@
 import type { Config } from '../config.ts';
 import { FIELD_ERROR_TYPES, FieldError, TYPE_TEXT, invalid, type FieldErrorType } from '../api/field-error.ts';
 import type { KaosKind } from '../api/kinds.ts';
-import type { KubeObject } from '../api/lookup.ts';
-import type { KubeClient } from '../kube/client.ts';
-import { ApiError } from '../kube/errors.ts';
+import type { KubeObject, Refusal } from '../api/meta.ts';
 import type { Logger } from '../logger.ts';
-import { DEPLOYMENT, resourcePath } from '../kube/paths.ts';
 import { fragmentPath, renderPodSpec, type AgentInput, type MCPServerInput, type ModelAPIInput } from '../render/index.ts';
 import type { PodSpecCheck } from './validate.ts';
 
 const TEMPLATE_SPEC = 'spec.template.spec';
 const PODSPEC_FIELD = 'spec.podSpec';
 
+/**
+ * A server-side dry-run create of a Deployment (kube/dry-run.ts gives one): resolves with the API
+ * server's verdict, rejects only when there is none (timeout, outage).
+ */
+export type DryRunCreate = (namespace: string, deployment: object) => Promise<{ ok: true } | { ok: false; status: Refusal }>;
+
 export interface PodSpecCheckOptions {
-  client: Pick<KubeClient, 'create'>;
+  dryRunCreate: DryRunCreate;
   config: Config;
   logger: Logger;
-  /** The webhook has timeoutSeconds 5 in all; the dry run must leave room for the rest. */
-  timeoutMs?: number;
 }
 
 export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
-  const { client, config, logger } = options;
-  const timeoutMs = options.timeoutMs ?? 2500;
+  const { dryRunCreate, config, logger } = options;
   return async (kind: KaosKind, object: KubeObject): Promise<FieldError[]> => {
     const namespace = object.metadata?.namespace ?? '';
     let podSpec: unknown;
@@ -38,20 +38,28 @@ export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
       // with it. No owner reference: the owner may not exist yet (CREATE) and it is not validated.
       const { name: _name, ownerReferences: _owners, ...metadata } = rendered.deployment.metadata;
       const probe = { ...rendered.deployment, metadata: { ...metadata, generateName: 'kaos-podspec-check-' } };
-      await client.create(resourcePath(DEPLOYMENT, { namespace }), probe, { dryRun: true, timeoutMs });
-      return [];
-    } catch (err) {
+      const answer = await dryRunCreate(namespace, probe);
+      if (answer.ok) return [];
       // 422: the pod is invalid. 400: the API server could not even decode it (e.g. a resource
       // quantity such as "lots"), which only user input can cause. Both are refusals.
-      if (err instanceof ApiError && (err.code === 422 || err.code === 400)) {
-        return podSpecErrors(err, podSpec, (object.spec as { podSpec?: unknown } | undefined)?.podSpec);
+      if (answer.status.code === 422 || answer.status.code === 400) {
+        return podSpecErrors(answer.status, podSpec, (object.spec as { podSpec?: unknown } | undefined)?.podSpec);
       }
-      // Not a verdict on the pod (timeout, outage, RBAC): let the object through rather than block
-      // every podSpec edit while the API server is unhappy; the controller reports the real error.
-      logger.warn({ kind, namespace, name: object.metadata?.name, err: String(err) }, 'spec.podSpec could not be checked');
-      return [];
+      return uncheckedWarning(logger, kind, object, `ApiError: ${answer.status.message}`);
+    } catch (err) {
+      return uncheckedWarning(logger, kind, object, String(err));
     }
   };
+}
+
+/**
+ * Not a verdict on the pod (timeout, outage, RBAC, a render failure): let the object through
+ * rather than block every podSpec edit while the API server is unhappy; the controller reports
+ * the real error.
+ */
+function uncheckedWarning(logger: Logger, kind: KaosKind, object: KubeObject, err: string): FieldError[] {
+  logger.warn({ kind, namespace: object.metadata?.namespace ?? '', name: object.metadata?.name, err }, 'spec.podSpec could not be checked');
+  return [];
 }
 
 /**
@@ -60,7 +68,7 @@ export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
  * (from spec.container, an env entry, or what the operator generates) is reported on `spec`,
  * naming the field of the generated pod, since no one field of the object holds it.
  */
-export function podSpecErrors(err: ApiError, merged: unknown, fragment: unknown): FieldError[] {
+export function podSpecErrors(err: Pick<Refusal, 'message' | 'details'>, merged: unknown, fragment: unknown): FieldError[] {
   const errors: FieldError[] = [];
   for (const cause of err.details?.causes ?? []) {
     const field = cause.field ?? '';

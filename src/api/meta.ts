@@ -74,3 +74,6 @@ export interface ApiStatus {
   code?: number;
   details?: StatusDetails;
 }
+
+/** An API server's refusal of a request: its Status, with the fields every refusal carries. */
+export type Refusal = Required<Pick<ApiStatus, 'code' | 'reason' | 'message'>> & Pick<ApiStatus, 'details'>;
