@@ -1,0 +1,79 @@
+// The import directions of src/ (README "Layout"), checked by `npm run lint:deps` in `npm test`.
+// Bottom to top: api/ (the API: schemas, defaulting, validation, metav1 shapes) → render/ (pure
+// desired state) → admission/ (the AdmissionReview protocol and rules) and kube/ (API I/O) →
+// server/ (HTTP around admission) and controller/ → main.ts (wiring). config.ts and logger.ts are
+// shared leaves. Type-only imports count: a type is a dependency too.
+/** @type {import('dependency-cruiser').IConfiguration} */
+const IO = '^(node:)?(fs|fs/promises|net|http|https|http2|tls|dgram|child_process|cluster|worker_threads)$';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      severity: 'error',
+      comment: 'Modules (and so folders) import one way; a cycle means two layers know each other.',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'api-imports-only-config',
+      severity: 'error',
+      comment: 'api/ is the bottom layer: of ours it may import only itself and config types.',
+      from: { path: '^src/api/' },
+      to: { path: '^src/', pathNot: ['^src/api/', '^src/config\\.ts$'] },
+    },
+    {
+      name: 'render-imports-only-api-and-config',
+      severity: 'error',
+      comment: 'render/ is pure: it sees the API and the config, nothing above it.',
+      from: { path: '^src/render/' },
+      to: { path: '^src/', pathNot: ['^src/render/', '^src/api/', '^src/config\\.ts$'] },
+    },
+    {
+      name: 'api-and-render-do-no-io',
+      severity: 'error',
+      comment: 'api/ and render/ are pure functions of their inputs: no files, sockets or processes.',
+      from: { path: '^src/(api|render)/' },
+      to: { dependencyTypes: ['core'], path: IO },
+    },
+    {
+      name: 'admission-knows-no-server-kube-or-controller',
+      severity: 'error',
+      comment: 'The server wraps admission; admission reaches the API server only through functions it is given.',
+      from: { path: '^src/admission/' },
+      to: { path: '^src/(server|kube|controller)/' },
+    },
+    {
+      name: 'controller-knows-no-admission',
+      severity: 'error',
+      from: { path: '^src/controller/' },
+      to: { path: '^src/(admission|server)/' },
+    },
+    {
+      name: 'kube-knows-no-reconciler',
+      severity: 'error',
+      comment: 'kube/ is API I/O: it serves admission and the controller and knows neither.',
+      from: { path: '^src/kube/' },
+      to: { path: '^src/(controller|admission|server|render)/' },
+    },
+    {
+      name: 'server-knows-no-rule',
+      severity: 'error',
+      comment: 'The server carries HTTP around admission; the rules (defaulting, validation, render) are not its business.',
+      from: { path: '^src/server/' },
+      to: { path: '^src/(api/(defaulting|validation|schema)|render|kube|controller)/' },
+    },
+    {
+      name: 'main-is-the-top',
+      severity: 'error',
+      from: {},
+      to: { path: '^src/main\\.ts$' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    exclude: { path: '^(node_modules|dist)/' },
+  },
+};
