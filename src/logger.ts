@@ -1,5 +1,6 @@
-// The slice of pino's API the kube layer logs through, so that a pino logger (or a test double)
-// can be passed in without this layer depending on pino.
+// The one Logger type of the process: the slice of pino's API every layer logs through, so that
+// the pino logger server/logger.ts makes (or a test double) is passed in and no layer but that
+// one depends on pino.
 
 export type LogFn = (obj: Record<string, unknown>, msg: string) => void;
 
@@ -8,11 +9,14 @@ export interface Logger {
   info: LogFn;
   warn: LogFn;
   error: LogFn;
+  fatal: LogFn;
+  /** Lets a hot path skip building fields for a line that would be dropped. */
+  isLevelEnabled(level: string): boolean;
 }
 
 const noop: LogFn = () => {};
 
-export const silentLogger: Logger = { debug: noop, info: noop, warn: noop, error: noop };
+export const silentLogger: Logger = { debug: noop, info: noop, warn: noop, error: noop, fatal: noop, isLevelEnabled: () => false };
 
 /** Error fields worth logging, without stack noise for API errors. */
 export function errorFields(err: unknown): Record<string, unknown> {

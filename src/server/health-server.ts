@@ -2,7 +2,7 @@
 // Prometheus need no certificate and a webhook under load does not starve them of sockets.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from 'pino';
+import type { Logger } from '../logger.ts';
 import type { Registry } from 'prom-client';
 import { closeGracefully } from './close.ts';
 

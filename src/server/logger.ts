@@ -1,7 +1,8 @@
 // The process logger: pino, one JSON line per event, level as a word so that log systems do not
 // need pino's number table. Callers log identifiers (kind, namespace, name, uid, operation),
 // never whole objects; the redaction below is a second line of defence, not the policy.
-import { pino, type DestinationStream, type Logger } from 'pino';
+import { pino, type DestinationStream } from 'pino';
+import type { Logger } from '../logger.ts';
 
 export type { Logger };
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

@@ -6,7 +6,7 @@
 // logged, objects never: they may carry secrets.
 import express from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from 'pino';
+import type { Logger } from '../logger.ts';
 import type { AdmissionHandler, AdmissionRequest, AdmissionReviewOut, HandlerFactory } from '../admission/types.ts';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpoint } from '../admission/paths.ts';
 import {

@@ -1,6 +1,6 @@
 // The admission webhook server: the webhook routes on an HTTPS server that reloads its
 // certificate. This is what main.ts starts (and closes on SIGTERM).
-import type { Logger } from 'pino';
+import type { Logger } from '../logger.ts';
 import type { Config } from '../config.ts';
 import type { HandlerFactory } from '../admission/types.ts';
 import { createWebhookListener } from './webhook-router.ts';

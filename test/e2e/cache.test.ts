@@ -7,7 +7,7 @@ import t from 'tap';
 import type { KubeObject } from '../../src/api/lookup.ts';
 import { KaosCache, type CacheClient } from '../../src/kube/cache.ts';
 import { KubeClient, type CallOptions, type KubeList, type ListOptions, type WatchEvent, type WatchOptions } from '../../src/kube/client.ts';
-import type { Logger } from '../../src/logger.ts';
+import { silentLogger, type Logger } from '../../src/logger.ts';
 import { CONFIG_MAP, NAMESPACE, kaosPath, resourcePath } from '../../src/kube/paths.ts';
 import type { ReflectorEvent } from '../../src/kube/reflector.ts';
 import { startControlPlane } from '../cluster/control-plane.ts';
@@ -64,7 +64,7 @@ const logLines: string[] = [];
 const record = (level: string) => (obj: Record<string, unknown>, msg: string): void => {
   logLines.push(`${level} ${msg} ${JSON.stringify(obj)}`);
 };
-const logger: Logger = { debug: () => {}, info: record('info'), warn: record('warn'), error: record('error') };
+const logger: Logger = { ...silentLogger, info: record('info'), warn: record('warn'), error: record('error') };
 
 const plane = await startControlPlane({ log: (line) => t.comment(line) });
 let cache: KaosCache | undefined;

@@ -2,7 +2,7 @@
 // test CA, AdmissionReview builders, and polling without timing assertions.
 import { request, Agent } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
-import type { Logger } from 'pino';
+import type { Logger } from '../../../src/logger.ts';
 import { createLogger } from '../../../src/server/logger.ts';
 import type { AdmissionRequest } from '../../../src/admission/types.ts';
 import { GROUP, KIND_NAMES, VERSION, type KaosKind } from '../../../src/api/kinds.ts';
