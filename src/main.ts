@@ -8,7 +8,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { KaosCache } from './kube/cache.ts';
 import { KubeClient } from './kube/client.ts';
 import { deploymentDryRun } from './kube/dry-run.ts';
-import { startHealthServer } from './server/health-server.ts';
+import { allReady, startHealthServer } from './server/health-server.ts';
 import { createLogger, type Logger } from './server/logger.ts';
 import { createRegistry, createWebhookMetrics } from './server/metrics.ts';
 import { startWebhookServer } from './server/webhook-server.ts';
@@ -39,8 +39,10 @@ async function main(config: Config, logger: Logger): Promise<void> {
     logger,
     // Admission can answer before the cache syncs (a miss costs one live read), but a replica
     // that is still listing should not take traffic from one that is warm.
-    readiness: () =>
-      stopping ? { ready: false, reason: 'shutting down' } : cache.isSynced() ? { ready: true } : { ready: false, reason: 'cache not synced' },
+    readiness: allReady({
+      shutdown: () => (stopping ? { ready: false, reason: 'shutting down' } : { ready: true }),
+      cache: () => (cache.isSynced() ? { ready: true } : { ready: false, reason: 'not synced' }),
+    }),
   });
   logger.info(
     { webhookPort: webhook.port, metricsPort: health.port, server: client.server.origin },
