@@ -30,21 +30,29 @@ export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
   const timeoutMs = options.timeoutMs ?? 2500;
   return async (kind: KaosKind, object: KubeObject): Promise<FieldError[]> => {
     const namespace = object.metadata?.namespace ?? '';
+    const fragment = (object.spec as { podSpec?: unknown } | undefined)?.podSpec;
     let podSpec: unknown;
+    let probe: unknown;
     try {
       const rendered = renderPodSpec(kind, object as unknown as AgentInput & ModelAPIInput & MCPServerInput, config);
       podSpec = rendered.podSpec;
       // generateName: the real Deployment may already exist, and a dry-run create must not collide
       // with it. No owner reference: the owner may not exist yet (CREATE) and it is not validated.
       const { name: _name, ownerReferences: _owners, ...metadata } = rendered.deployment.metadata;
-      const probe = { ...rendered.deployment, metadata: { ...metadata, generateName: 'kaos-podspec-check-' } };
+      probe = { ...rendered.deployment, metadata: { ...metadata, generateName: 'kaos-podspec-check-' } };
+    } catch (err) {
+      // Rendering is pure: it can only fail for something in the object, so the object is refused.
+      return [unbuildable(fragment, err)];
+    }
+    try {
       await client.create(resourcePath(DEPLOYMENT, { namespace }), probe, { dryRun: true, timeoutMs });
       return [];
     } catch (err) {
-      // 422: the pod is invalid. 400: the API server could not even decode it (e.g. a resource
-      // quantity such as "lots"), which only user input can cause. Both are refusals.
-      if (err instanceof ApiError && (err.code === 422 || err.code === 400)) {
-        return podSpecErrors(err, podSpec, (object.spec as { podSpec?: unknown } | undefined)?.podSpec);
+      if (!isOutage(err)) {
+        // 422: the pod is invalid. 400: the API server could not even decode it (e.g. a resource
+        // quantity such as "lots"); 413: too large. Only the object can cause these.
+        if (err instanceof ApiError && (err.code === 422 || err.code === 400)) return podSpecErrors(err, podSpec, fragment);
+        return [invalid('spec', undefined, `the pod it generates is invalid: ${clip(errorText(err))}`)];
       }
       // Not a verdict on the pod (timeout, outage, RBAC): let the object through rather than block
       // every podSpec edit while the API server is unhappy; the controller reports the real error.
@@ -52,6 +60,30 @@ export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
       return [];
     }
   };
+}
+
+/**
+ * Whether a failed dry run says nothing about the object: no answer (timeout, network), the API
+ * server failing or overloaded (5xx, 429), or refusing us rather than the pod (401, 403; 404
+ * when the namespace is gone; 408). Any other answer is a verdict on what we sent.
+ */
+export function isOutage(err: unknown): boolean {
+  if (!(err instanceof ApiError)) return true;
+  return err.code >= 500 || [401, 403, 404, 408, 429].includes(err.code);
+}
+
+/** The refusal of an object whose pod cannot even be built (render or podSpec merge threw). */
+function unbuildable(fragment: unknown, err: unknown): FieldError {
+  return invalid(fragment === undefined ? 'spec' : PODSPEC_FIELD, undefined, `no pod can be built from it: ${clip(errorText(err))}`);
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Error texts are ours or the API server's, but may quote the object: keep the denial short. */
+function clip(text: string): string {
+  return text.length <= 200 ? text : `${text.slice(0, 200)}...`;
 }
 
 /**
