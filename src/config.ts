@@ -31,6 +31,10 @@ export interface Config {
     certDir: string;
     /** Seconds between periodic certificate checks (a file watch also triggers a reload). */
     certCheckIntervalSeconds: number;
+    /** Open connections beyond this are closed at once, before the TLS handshake. */
+    maxConnections: number;
+    /** Seconds a request's body may take after its headers; then 408 and the connection is closed. */
+    bodyTimeoutSeconds: number;
   };
   /** Plain-HTTP port for /healthz, /readyz and /metrics. */
   metricsPort: number;
@@ -92,6 +96,15 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     }
     return n;
   };
+  const count = (name: string, fallback: number, max: number): number => {
+    const raw = str(name, String(fallback));
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1 || n > max) {
+      problems.push(`${name}: must be a whole number from 1 to ${max}, got "${raw}"`);
+      return fallback;
+    }
+    return n;
+  };
   const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
     const raw = str(name, fallback);
     if (!(allowed as readonly string[]).includes(raw)) {
@@ -135,6 +148,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       port: port('WEBHOOK_PORT', 9443),
       certDir: str('WEBHOOK_CERT_DIR', '/tmp/k8s-webhook-server/serving-certs'),
       certCheckIntervalSeconds: positive('WEBHOOK_CERT_CHECK_INTERVAL_SECONDS', 10),
+      maxConnections: count('WEBHOOK_MAX_CONNECTIONS', 1000, 100_000),
+      // Below the 32 s header timeout: the API server sends a body at once, right after its headers.
+      bodyTimeoutSeconds: positive('WEBHOOK_BODY_TIMEOUT_SECONDS', 10, 60),
     },
     metricsPort: port('METRICS_PORT', 8080),
     metricsHost: str('METRICS_HOST', '0.0.0.0'),

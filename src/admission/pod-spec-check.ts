@@ -30,36 +30,66 @@ export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
   const { dryRunCreate, config, logger } = options;
   return async (kind: KaosKind, object: KubeObject): Promise<FieldError[]> => {
     const namespace = object.metadata?.namespace ?? '';
+    const fragment = (object.spec as { podSpec?: unknown } | undefined)?.podSpec;
     let podSpec: unknown;
+    let probe: object;
     try {
       const rendered = renderPodSpec(kind, object as unknown as AgentInput & ModelAPIInput & MCPServerInput, config);
       podSpec = rendered.podSpec;
       // generateName: the real Deployment may already exist, and a dry-run create must not collide
       // with it. No owner reference: the owner may not exist yet (CREATE) and it is not validated.
       const { name: _name, ownerReferences: _owners, ...metadata } = rendered.deployment.metadata;
-      const probe = { ...rendered.deployment, metadata: { ...metadata, generateName: 'kaos-podspec-check-' } };
-      const answer = await dryRunCreate(namespace, probe);
-      if (answer.ok) return [];
-      // 422: the pod is invalid. 400: the API server could not even decode it (e.g. a resource
-      // quantity such as "lots"), which only user input can cause. Both are refusals.
-      if (answer.status.code === 422 || answer.status.code === 400) {
-        return podSpecErrors(answer.status, podSpec, (object.spec as { podSpec?: unknown } | undefined)?.podSpec);
-      }
-      return uncheckedWarning(logger, kind, object, `ApiError: ${answer.status.message}`);
+      probe = { ...rendered.deployment, metadata: { ...metadata, generateName: 'kaos-podspec-check-' } };
+    } catch (err) {
+      // Rendering is pure: it can only fail for something in the object, so the object is refused.
+      return [unbuildable(fragment, err)];
+    }
+    let answer: Awaited<ReturnType<DryRunCreate>>;
+    try {
+      answer = await dryRunCreate(namespace, probe);
     } catch (err) {
       return uncheckedWarning(logger, kind, object, String(err));
     }
+    if (answer.ok) return [];
+    const { status } = answer;
+    if (isOutage(status.code)) return uncheckedWarning(logger, kind, object, `${status.code}: ${status.message}`);
+    // 422: the pod is invalid. 400: the API server could not even decode it (e.g. a resource
+    // quantity such as "lots"); 413: too large. Only the object can cause these.
+    if (status.code === 422 || status.code === 400) return podSpecErrors(status, podSpec, fragment);
+    return [invalid('spec', undefined, `the pod it generates is invalid: ${clip(status.message)}`)];
   };
 }
 
 /**
- * Not a verdict on the pod (timeout, outage, RBAC, a render failure): let the object through
- * rather than block every podSpec edit while the API server is unhappy; the controller reports
- * the real error.
+ * Not a verdict on the pod (no answer, outage, RBAC): let the object through rather than block
+ * every podSpec edit while the API server is unhappy; the controller reports the real error.
  */
 function uncheckedWarning(logger: Logger, kind: KaosKind, object: KubeObject, err: string): FieldError[] {
   logger.warn({ kind, namespace: object.metadata?.namespace ?? '', name: object.metadata?.name, err }, 'spec.podSpec could not be checked');
   return [];
+}
+
+/**
+ * Whether a refused dry run says nothing about the object: the API server failing or overloaded
+ * (5xx, 429), or refusing us rather than the pod (401, 403; 404 when the namespace is gone; 408).
+ * Any other answer is a verdict on what we sent.
+ */
+export function isOutage(code: number): boolean {
+  return code >= 500 || [401, 403, 404, 408, 429].includes(code);
+}
+
+/** The refusal of an object whose pod cannot even be built (render or podSpec merge threw). */
+function unbuildable(fragment: unknown, err: unknown): FieldError {
+  return invalid(fragment === undefined ? 'spec' : PODSPEC_FIELD, undefined, `no pod can be built from it: ${clip(errorText(err))}`);
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Error texts are ours or the API server's, but may quote the object: keep the denial short. */
+function clip(text: string): string {
+  return text.length <= 200 ? text : `${text.slice(0, 200)}...`;
 }
 
 /**

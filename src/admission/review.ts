@@ -7,12 +7,17 @@
 //   answer is plain HTTP: status 400 (413 oversized, 415 wrong Content-Type, 404 unknown path,
 //   405 wrong method) and a JSON body `{"message": "..."}`. The API server turns a non-200 into
 //   "failed calling webhook ...: <message>", which is what the user should read. This covers:
-//   a body that is not JSON, JSON that is not an AdmissionReview, an apiVersion other than
+//   a body that is not JSON, JSON nested deeper than MAX_JSON_DEPTH (100) levels (found by a
+//   linear scan before JSON.parse, so that no recursive walk of the object can overflow the
+//   stack), JSON that is not an AdmissionReview, an apiVersion other than
 //   admission.k8s.io/v1 (the message names the supported one), and a missing request.uid.
 // * Once the uid is known the protocol expects an AdmissionReview back, so every later problem
 //   is HTTP 200 with `allowed: false` and a metav1.Status: code 400 (reason BadRequest) when the
 //   request does not belong on this endpoint (kind or resource not the path's, an unknown
-//   operation, a subresource, no object on CREATE/UPDATE, no oldObject on UPDATE), and code 500
+//   operation, a subresource, no object on CREATE/UPDATE, no oldObject on UPDATE, an object or
+//   oldObject whose metadata is not what the API server's ObjectMeta would have made of it, such
+//   as a null, array or string metadata, or a name that is not a string: api/object-meta.ts),
+//   and code 500
 //   (reason InternalError, message "internal error: <what>", never a stack) when a handler
 //   throws or returns something that is not a decision.
 // * A subresource (e.g. status) is refused rather than waved through: the generated webhook
@@ -32,6 +37,8 @@ import type {
 } from './types.ts';
 import { isRecord } from '../api/json.ts';
 import { GROUP, KIND_NAMES, VERSION, type KaosKind } from '../api/kinds.ts';
+import { kubeObjectProblem } from '../api/object-meta.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 export const ADMISSION_REVIEW_KIND = 'AdmissionReview';
@@ -62,6 +69,9 @@ const OPERATIONS: readonly AdmissionOperation[] = ['CREATE', 'UPDATE', 'DELETE',
 const QUOTE_LIMIT = 120;
 
 export function parseJson(body: Buffer): ParseResult {
+  if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
+    return { ok: false, message: `request body is nested deeper than ${MAX_JSON_DEPTH} levels` };
+  }
   try {
     return { ok: true, value: JSON.parse(body.toString('utf8')) as unknown };
   } catch (err) {
@@ -107,11 +117,19 @@ export function decodeReview(body: unknown, kind: KaosKind): DecodeResult {
   if (!(OPERATIONS as readonly unknown[]).includes(operation)) {
     return deny(`request.operation ${quote(operation)} is not one of ${OPERATIONS.join(', ')}`);
   }
-  if ((operation === 'CREATE' || operation === 'UPDATE') && !isRecord(request.object)) {
-    return deny(`request.object is required for ${operation}`);
+  for (const field of ['name', 'namespace'] as const) {
+    const value = request[field];
+    if (value !== undefined && typeof value !== 'string') return deny(`request.${field} must be a string, got ${typeName(value)}`);
   }
-  if (operation === 'UPDATE' && !isRecord(request.oldObject)) {
-    return deny('request.oldObject is required for UPDATE');
+  if (operation === 'CREATE' || operation === 'UPDATE') {
+    if (request.object === undefined || request.object === null) return deny(`request.object is required for ${operation}`);
+    const problem = kubeObjectProblem(request.object, 'request.object');
+    if (problem !== undefined) return deny(problem);
+  }
+  if (operation === 'UPDATE') {
+    if (request.oldObject === undefined || request.oldObject === null) return deny('request.oldObject is required for UPDATE');
+    const problem = kubeObjectProblem(request.oldObject, 'request.oldObject');
+    if (problem !== undefined) return deny(problem);
   }
   // The fields checked above are the ones handlers rely on; the rest are optional in the type.
   return { ok: true, request: request as unknown as AdmissionRequest };

@@ -1,13 +1,18 @@
 // Recognising a Kubernetes object in JSON of unknown shape (an AdmissionRequest's object).
-import { isRecord } from './json.ts';
 import type { KubeObject } from './lookup.ts';
+import { kubeObjectProblem } from './object-meta.ts';
 
+/** A record whose metadata, when present, has the types KubeObject promises (object-meta.ts). */
 export function isKubeObject(value: unknown): value is KubeObject {
-  return isRecord(value) && (value.metadata === undefined || isRecord(value.metadata));
+  return kubeObjectProblem(value, '') === undefined;
 }
 
-/** The object, or a TypeError naming what was malformed (the protocol layer answers 400). */
+/**
+ * The object, or a TypeError naming what was malformed. decodeReview refuses such objects with
+ * a 400 before any handler runs, so in a handler this only guards against a caller that skipped it.
+ */
 export function requireKubeObject(value: unknown, what: string): KubeObject {
-  if (!isKubeObject(value)) throw new TypeError(`${what} is not a Kubernetes object`);
-  return value;
+  const problem = kubeObjectProblem(value, what);
+  if (problem !== undefined) throw new TypeError(problem);
+  return value as KubeObject;
 }

@@ -5,7 +5,7 @@ import type { IncomingMessage } from 'node:http';
 
 export type BodyResult =
   | { ok: true; body: Buffer }
-  | { ok: false; code: 400 | 413; message: string };
+  | { ok: false; code: 400 | 408 | 413; message: string };
 
 /** True when the Content-Type is application/json, parameters (charset) allowed. */
 export function isJsonContentType(header: string | undefined): boolean {
@@ -20,17 +20,32 @@ export function isJsonContentType(header: string | undefined): boolean {
  * otherwise as soon as the body crosses the limit. A refused body is still drained (and
  * dropped), not cut off: closing a socket the client is still writing to makes the kernel reset
  * it, and the client would lose our 413 along with it. The server's requestTimeout bounds the
- * drain.
+ * drain; `deadlineMs`, counted from this call (the end of the headers), bounds the whole body.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
+export function readBody(req: IncomingMessage, limit: number, deadlineMs?: number): Promise<BodyResult> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) {
     // Node drains the unread body itself once the response is sent.
     return Promise.resolve(tooLarge(limit));
   }
-  return new Promise((resolve) => {
+  return new Promise<BodyResult>((settle) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    // A client that trickles its body would hold the connection (and its memory) until the
+    // server's requestTimeout; past the deadline it is answered 408 and the connection is cut
+    // (the caller sends the answer with Connection: close), however much is still to come.
+    const timer =
+      deadlineMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            chunks.length = 0;
+            size = limit + 1; // drop whatever still arrives
+            settle({ ok: false, code: 408, message: `request body not received within ${deadlineMs / 1000} s` });
+          }, deadlineMs);
+    const resolve = (result: BodyResult): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      settle(result);
+    };
     // resolve() is idempotent: whatever settles first wins, later events change nothing.
     req.on('data', (chunk: Buffer) => {
       if (size > limit) return; // refused already: drop the rest

@@ -41,6 +41,12 @@ export interface HttpsServerOptions {
   shutdownGraceMs?: number;
   /** Quiet time after a change in certDir before the files are read. Default 100 ms. */
   certDebounceMs?: number;
+  /**
+   * Connections open at once; beyond it Node closes a new connection as soon as it is accepted
+   * (before the TLS handshake), so a flood of idle connections costs a bounded amount of memory.
+   * Default: unlimited.
+   */
+  maxConnections?: number;
 }
 
 export interface RunningHttpsServer {
@@ -70,6 +76,13 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
   server.headersTimeout = SERVER_TIMEOUTS.headersTimeout;
   server.requestTimeout = SERVER_TIMEOUTS.requestTimeout;
   server.on('tlsClientError', throttledTlsLog(logger));
+  if (options.maxConnections !== undefined) {
+    server.maxConnections = options.maxConnections;
+    server.on('drop', throttled(logger, DROP_LOG_INTERVAL_MS, (suppressed) => [
+      { maxConnections: options.maxConnections, suppressed },
+      'connection refused: too many open connections',
+    ]));
+  }
 
   const watcher = watchCertificates({
     certDir,
@@ -120,6 +133,25 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
       })();
       return closing;
     },
+  };
+}
+
+/** Like the TLS log: a flood of refused connections is one line a minute, with the count. */
+const DROP_LOG_INTERVAL_MS = 60_000;
+
+function throttled(logger: Logger, intervalMs: number, line: (suppressed: number) => [Record<string, unknown>, string]): () => void {
+  let last = -Infinity;
+  let suppressed = 0;
+  return () => {
+    const now = Date.now();
+    if (now - last < intervalMs) {
+      suppressed += 1;
+      return;
+    }
+    const [fields, msg] = line(suppressed);
+    logger.warn(fields, msg);
+    last = now;
+    suppressed = 0;
   };
 }
 

@@ -28,7 +28,12 @@ export interface WebhookRouterOptions {
   metrics?: WebhookMetrics;
   /** Default BODY_LIMIT_BYTES (7 MiB). */
   bodyLimitBytes?: number;
+  /** How long the body may take, from the end of the headers; default BODY_TIMEOUT_MS (10 s). */
+  bodyTimeoutMs?: number;
 }
+
+/** A client that has not sent its whole body 10 s after its headers is trickling it on purpose. */
+export const BODY_TIMEOUT_MS = 10_000;
 
 /** Longest handler error message passed to the client; the full one goes to the log. */
 const INTERNAL_MESSAGE_LIMIT = 500;
@@ -47,6 +52,7 @@ export function createWebhookEndpoints(options: WebhookRouterOptions): ReadonlyM
         logger: options.logger,
         metrics: metrics.forPath(endpoint.path),
         limit: options.bodyLimitBytes ?? BODY_LIMIT_BYTES,
+        bodyTimeoutMs: options.bodyTimeoutMs ?? BODY_TIMEOUT_MS,
       }),
     );
   }
@@ -125,10 +131,11 @@ interface EndpointDeps {
   logger: Logger;
   metrics: WebhookPathMetrics;
   limit: number;
+  bodyTimeoutMs: number;
 }
 
 function endpointServer(endpoint: WebhookEndpoint, handler: AdmissionHandler, deps: EndpointDeps): EndpointServer {
-  const { logger, metrics, limit } = deps;
+  const { logger, metrics, limit, bodyTimeoutMs } = deps;
   const { path, kind, type } = endpoint;
 
   // Answers without an AdmissionReview (no uid to echo): plain HTTP status and {message}.
@@ -143,8 +150,12 @@ function endpointServer(endpoint: WebhookEndpoint, handler: AdmissionHandler, de
       const got = req.headers['content-type'] ?? 'none';
       return refuse(res, 415, `unsupported Content-Type ${JSON.stringify(got.slice(0, 100))}: send application/json`, {});
     }
-    const read = await readBody(req, limit);
-    if (!read.ok) return refuse(res, read.code, read.message, {});
+    const read = await readBody(req, limit, bodyTimeoutMs);
+    if (!read.ok) {
+      // The rest of a late body is not worth waiting for: answer, then close the connection.
+      if (read.code === 408) res.setHeader('Connection', 'close');
+      return refuse(res, read.code, read.message, {});
+    }
     const parsed = parseJson(read.body);
     if (!parsed.ok) return refuse(res, 400, parsed.message, {});
     const decoded = decodeReview(parsed.value, kind);

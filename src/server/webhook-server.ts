@@ -1,15 +1,19 @@
 // The admission webhook server: the webhook routes on an HTTPS server that reloads its
 // certificate. This is what main.ts starts (and closes on SIGTERM).
 import type { Logger } from '../logger.ts';
-import type { Config } from '../config.ts';
+import { loadConfig, type Config } from '../config.ts';
 import type { HandlerFactory } from '../admission/types.ts';
 import { createWebhookListener } from './webhook-router.ts';
 import { startHttpsServer, type RunningHttpsServer } from './https-server.ts';
 import type { WebhookMetrics } from './metrics.ts';
 
 export interface WebhookServerOptions {
-  /** `config.webhook`: host, port, certDir, certCheckIntervalSeconds. */
-  config: Config['webhook'];
+  /**
+   * `config.webhook`: host, port, certDir, certCheckIntervalSeconds; maxConnections and
+   * bodyTimeoutSeconds default to WEBHOOK_MAX_CONNECTIONS' and WEBHOOK_BODY_TIMEOUT_SECONDS' defaults.
+   */
+  config: Omit<Config['webhook'], 'maxConnections' | 'bodyTimeoutSeconds'> &
+    Partial<Pick<Config['webhook'], 'maxConnections' | 'bodyTimeoutSeconds'>>;
   handlers: HandlerFactory;
   logger: Logger;
   /** createWebhookMetrics(registry); no metrics when omitted. */
@@ -22,11 +26,14 @@ export interface WebhookServerOptions {
 
 export type RunningWebhookServer = RunningHttpsServer;
 
+const DEFAULTS = loadConfig({}).webhook;
+
 export function startWebhookServer(options: WebhookServerOptions): Promise<RunningWebhookServer> {
   const { config, logger } = options;
   const listener = createWebhookListener({
     handlers: options.handlers,
     logger,
+    bodyTimeoutMs: (config.bodyTimeoutSeconds ?? DEFAULTS.bodyTimeoutSeconds) * 1000,
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   });
   return startHttpsServer({
@@ -36,6 +43,7 @@ export function startWebhookServer(options: WebhookServerOptions): Promise<Runni
     certCheckIntervalSeconds: config.certCheckIntervalSeconds,
     listener,
     logger,
+    maxConnections: config.maxConnections ?? DEFAULTS.maxConnections,
     ...(options.shutdownGraceMs === undefined ? {} : { shutdownGraceMs: options.shutdownGraceMs }),
     ...(options.certDebounceMs === undefined ? {} : { certDebounceMs: options.certDebounceMs }),
   });

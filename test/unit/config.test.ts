@@ -14,7 +14,7 @@ t.test('defaults: api.md §6 images and model, webhook and metrics ports', async
   t.equal(c.defaultModelName, 'smollm2:135m');
   t.same(c.gateway, { enabled: false, name: '', namespace: '', defaultTimeouts: { agent: '120s', modelAPI: '120s', mcpServer: '30s' } });
   t.equal(c.referencePolicy, 'Enforce');
-  t.same(c.webhook, { host: '0.0.0.0', port: 9443, certDir: '/tmp/k8s-webhook-server/serving-certs', certCheckIntervalSeconds: 10 });
+  t.same(c.webhook, { host: '0.0.0.0', port: 9443, certDir: '/tmp/k8s-webhook-server/serving-certs', certCheckIntervalSeconds: 10, maxConnections: 1000, bodyTimeoutSeconds: 10 });
   t.equal(c.metricsPort, 8080);
   t.equal(c.logLevel, 'info');
   t.equal(c.kubeconfig, '', 'in-cluster');
@@ -54,6 +54,8 @@ t.test('every problem at once', async (t) => {
       GATEWAY_DEFAULT_AGENT_TIMEOUT: '2 minutes',
       GATEWAY_API_ENABLED: 'true',
       WEBHOOK_CERT_CHECK_INTERVAL_SECONDS: '9999999999',
+      WEBHOOK_MAX_CONNECTIONS: '0',
+      WEBHOOK_BODY_TIMEOUT_SECONDS: '61',
     }),
   ) as ConfigError;
   t.ok(err instanceof ConfigError);
@@ -62,6 +64,8 @@ t.test('every problem at once', async (t) => {
     'REFERENCE_POLICY: must be one of Enforce, Warn, got "Strict"',
     'WEBHOOK_PORT: must be a port number 0-65535, got "70000"',
     'WEBHOOK_CERT_CHECK_INTERVAL_SECONDS: must be a number of seconds above 0 and at most 86400, got "9999999999"',
+    'WEBHOOK_MAX_CONNECTIONS: must be a whole number from 1 to 100000, got "0"',
+    'WEBHOOK_BODY_TIMEOUT_SECONDS: must be a number of seconds above 0 and at most 60, got "61"',
     'METRICS_PORT: must be a port number 0-65535, got "http"',
     'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, got "loud"',
     'GATEWAY_NAME and GATEWAY_NAMESPACE: required when GATEWAY_API_ENABLED is "true"',

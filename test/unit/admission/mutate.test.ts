@@ -17,8 +17,8 @@ const patched = (object: KubeObject, decision: AdmissionDecision): KubeObject =>
 t.test('guards: the wrong kind is a bug in the caller', async (t) => {
   const handler = createMutatingHandler('Agent', { lookup: new MemoryLookup(), config: CONFIG });
   await t.rejects(handler(admissionRequest('ModelAPI', modelAPI('m', {}))), /Agent mutating handler received a ModelAPI request/);
-  await t.rejects(handler(admissionRequest('Agent', undefined, { object: 'x' })), /request.object is not a Kubernetes object/);
-  await t.rejects(handler(admissionRequest('Agent', agent('a', {}), { operation: 'UPDATE' })), /request.oldObject is not a Kubernetes object/);
+  await t.rejects(handler(admissionRequest('Agent', undefined, { object: 'x' })), /request.object must be an object, got an? (array|string)/);
+  await t.rejects(handler(admissionRequest('Agent', agent('a', {}), { operation: 'UPDATE' })), /request.oldObject must be an object, got nothing/);
   t.same(await handler(admissionRequest('Agent', undefined, { operation: 'DELETE', oldObject: agent('a', {}) })), { allowed: true });
 });
 

@@ -1,5 +1,9 @@
 import t from 'tap';
-import { podSpecErrors } from '../../../src/admission/pod-spec-check.ts';
+import { createPodSpecCheck, isOutage, podSpecErrors } from '../../../src/admission/pod-spec-check.ts';
+import { loadConfig } from '../../../src/config.ts';
+import type { KubeObject } from '../../../src/api/lookup.ts';
+import { silentLogger, type Logger } from '../../../src/logger.ts';
+import { deploymentDryRun } from '../../../src/kube/dry-run.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
 
 // What the API server answers to a dry-run create of a Deployment whose pod is invalid.
@@ -60,4 +64,67 @@ t.test('without a podSpec fragment every cause is reported on spec', async (t) =
     undefined,
   );
   t.same(errors.map((e) => e.errorString()), ['spec: Invalid value: the pod it generates is invalid: containers[0].resources.limits[cpu]: Invalid value: "lots": must be a quantity']);
+});
+
+// The check end to end, with the dry run's answer chosen by the test.
+function checkWith(answer: () => Promise<unknown>, logger: Logger = silentLogger) {
+  let calls = 0;
+  const check = createPodSpecCheck({
+    dryRunCreate: deploymentDryRun({ create: async <T>() => (calls++, (await answer()) as T) }),
+    config: loadConfig({}),
+    logger,
+  });
+  return { check, calls: () => calls };
+}
+
+const agentWith = (spec: Record<string, unknown>): KubeObject => ({
+  apiVersion: 'kaos.tools/v1alpha1',
+  kind: 'Agent',
+  metadata: { name: 'a', namespace: 'ns' },
+  spec: { modelAPI: 'm', ...spec },
+});
+
+t.test('a pod that cannot be built from the object refuses the object, without a dry run', async (t) => {
+  const { check, calls } = checkWith(async () => ({}));
+  const noFragment = await check('Agent', agentWith({ config: { env: 'not a list' } }));
+  t.same(noFragment.map((e) => e.field), ['spec'], 'on spec when there is no podSpec');
+  t.match(noFragment[0]?.errorString(), /^spec: Invalid value: no pod can be built from it: /);
+  const withFragment = await check('Agent', agentWith({ container: { env: [null] }, podSpec: { nodeSelector: { a: 'b' } } }));
+  t.same(withFragment.map((e) => e.field), ['spec.podSpec'], 'on spec.podSpec when there is one');
+  t.match(withFragment[0]?.errorString(), /^spec\.podSpec: Invalid value: no pod can be built from it: /);
+  t.equal(calls(), 0, 'nothing sent to the API server');
+});
+
+t.test('only outages of the API server let the object through', async (t) => {
+  const object = agentWith({ podSpec: { nodeSelector: { a: 'b' } } });
+  const outages: [string, unknown][] = [
+    ['timeout', new Error('request timed out after 2500 ms')],
+    ['network', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' })],
+    ['500', new ApiError(500, 'InternalError', 'etcd is unhappy')],
+    ['503', new ApiError(503, 'ServiceUnavailable', 'HTTP 503')],
+    ['429', new ApiError(429, 'TooManyRequests', 'slow down')],
+    ['401', new ApiError(401, 'Unauthorized', 'Unauthorized')],
+    ['403', new ApiError(403, 'Forbidden', 'deployments.apps is forbidden')],
+  ];
+  for (const [name, err] of outages) {
+    const warned: string[] = [];
+    const logger: Logger = { ...silentLogger, warn: (_o: object, msg: string) => void warned.push(msg) };
+    const { check, calls } = checkWith(() => Promise.reject(err), logger);
+    t.same(await check('Agent', object), [], `${name}: allowed`);
+    t.equal(calls(), 1, `${name}: the dry run was tried`);
+    t.same(warned, ['spec.podSpec could not be checked'], `${name}: logged once`);
+    if (err instanceof ApiError) t.equal(isOutage(err.code), true, `${name}: an outage`);
+  }
+  const verdicts: [string, ApiError, RegExp][] = [
+    ['422', invalidDeployment([{ reason: 'FieldValueRequired', field: 'spec.template.spec.containers[0].name', message: 'Required value' }]), /Required value/],
+    ['400', new ApiError(400, 'BadRequest', 'quantities must match the regular expression'), /quantities must match/],
+    ['413', new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728'), /^spec: Invalid value: the pod it generates is invalid: Request entity too large/],
+  ];
+  for (const [name, err, message] of verdicts) {
+    const { check } = checkWith(() => Promise.reject(err));
+    const errors = await check('Agent', object);
+    t.equal(errors.length, 1, `${name}: refused`);
+    t.match(errors[0]?.errorString(), message, `${name}: in the API server's words`);
+    t.equal(isOutage(err.code), false, `${name}: a verdict on the object`);
+  }
 });

@@ -64,7 +64,7 @@ t.test('decodeReview denies with the uid once it is known', async (t) => {
     ['subresource', { ...base, subResource: 'status' }, /does not serve subresources/],
     ['bad operation', { ...base, operation: 'PATCH' }, /request.operation "PATCH" is not one of/],
     ['no object on CREATE', { ...base, object: undefined }, /request.object is required for CREATE/],
-    ['array object on UPDATE', { ...base, operation: 'UPDATE', object: [], oldObject: {} }, /request.object is required for UPDATE/],
+    ['array object on UPDATE', { ...base, operation: 'UPDATE', object: [], oldObject: {} }, /request.object must be an object, got an array/],
     ['no oldObject on UPDATE', { ...base, operation: 'UPDATE' }, /request.oldObject is required for UPDATE/],
   ];
   for (const [name, request, message] of cases) {

@@ -1,0 +1,144 @@
+// The depth limit: the scan itself, every path of the real admission stack at exactly the limit
+// (answered, never a 500), one level more refused with a clean HTTP 400, and headroom in every
+// recursive walk of an object: each survives ten times the limit.
+import t from 'tap';
+import jsonPatch from 'fast-json-patch';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../../src/admission/json-depth.ts';
+import { webhookPath } from '../../../src/admission/paths.ts';
+import { cloneJson, isRecord, jsonEqual } from '../../../src/api/json.ts';
+import { goJSON } from '../../../src/api/go-format.ts';
+import { GROUP, KIND_NAMES, VERSION, type KaosKind } from '../../../src/api/kinds.ts';
+import type { KubeObject } from '../../../src/api/lookup.ts';
+import { validateSchema } from '../../../src/api/validation/schema-validation.ts';
+import { defaultObject } from '../../../src/api/defaulting/default-object.ts';
+import { mergePodSpec } from '../../../src/render/pod-merge.ts';
+import type { PodSpec } from '../../../src/render/k8s.ts';
+import { CONFIG, sampleObjects, startHarness, withPodParts } from '../../support/admission-harness.ts';
+
+const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
+
+/** `levels` levels of objects and arrays, alternating: {"d":[{"d":[...]}]}. */
+function nested(levels: number): unknown {
+  let value: unknown = 'leaf';
+  for (let i = 0; i < levels; i++) value = i % 2 === 0 ? [value] : { d: value };
+  return value;
+}
+
+t.test('the scan counts brackets outside strings only', async (t) => {
+  t.equal(nestsDeeperThan(bytes('1'), 0), false, 'a scalar is level 0');
+  t.equal(nestsDeeperThan(bytes('{}'), 0), true);
+  t.equal(nestsDeeperThan(bytes('{}'), 1), false);
+  t.equal(nestsDeeperThan(bytes('[[{"a":[]}]]'), 4), false);
+  t.equal(nestsDeeperThan(bytes('[[{"a":[]}]]'), 3), true);
+  t.equal(nestsDeeperThan(bytes('{"a":"[[[[{{{{"}'), 1), false, 'brackets in a string');
+  t.equal(nestsDeeperThan(bytes('{"a\\"[[":"\\\\","b":"x\\"]]"}'), 1), false, 'escaped quotes and backslashes');
+  t.equal(nestsDeeperThan(bytes('["\\\\",[[]]]'), 2), true, 'an escaped backslash ends no string');
+  t.equal(nestsDeeperThan(bytes('{"ü€😀[":"{"}'), 1), false, 'multi-byte UTF-8 never looks like a bracket');
+  t.equal(nestsDeeperThan(bytes(JSON.stringify(nested(MAX_JSON_DEPTH))), MAX_JSON_DEPTH), false);
+  t.equal(nestsDeeperThan(bytes(JSON.stringify(nested(MAX_JSON_DEPTH + 1))), MAX_JSON_DEPTH), true);
+});
+
+/** Nesting depth at `index` of a JSON text (outside strings), counted like nestsDeeperThan. */
+function depthAt(text: string, index: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < index; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') depth--;
+  }
+  return depth;
+}
+
+const PLACE = '"@@DEEP@@"';
+
+/** A review whose deepest point is `extra` levels beyond MAX_JSON_DEPTH, at the placeholder. */
+function deepReview(kind: KaosKind, object: unknown, oldObject: unknown, extra: number): string {
+  const request = {
+    uid: 'u1',
+    kind: { group: GROUP, version: VERSION, kind },
+    resource: { group: GROUP, version: VERSION, resource: KIND_NAMES[kind].plural },
+    operation: oldObject === undefined ? 'CREATE' : 'UPDATE',
+    namespace: 'kaos-multi',
+    object,
+    ...(oldObject === undefined ? {} : { oldObject }),
+  };
+  let text = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request });
+  // Each placeholder becomes as many levels as take it to the limit (plus `extra`).
+  for (let at = text.indexOf(PLACE); at >= 0; at = text.indexOf(PLACE)) {
+    text = text.slice(0, at) + JSON.stringify(nested(MAX_JSON_DEPTH + extra - depthAt(text, at))) + text.slice(at + PLACE.length);
+  }
+  return text;
+}
+
+/** Where deep values go: inside the podSpec the merge walks, and where the schema objects. */
+function deepVariants(object: KubeObject): [string, KubeObject][] {
+  const spec = object.spec as Record<string, unknown>;
+  const podSpec = spec.podSpec as { containers: Record<string, unknown>[] };
+  const container = podSpec.containers[0] as Record<string, unknown>;
+  return [
+    ['spec.podSpec.affinity', { ...object, spec: { ...spec, podSpec: { ...podSpec, affinity: PLACE_VALUE } } }],
+    ['spec.podSpec.containers[0] (merged by name)', { ...object, spec: { ...spec, podSpec: { ...podSpec, containers: [{ ...container, deep: PLACE_VALUE }] } } }],
+    ['spec.container.image (a schema error quoting it)', { ...object, spec: { ...spec, container: { image: PLACE_VALUE } } }],
+    ['metadata.annotations (a non-string value)', { ...object, metadata: { ...object.metadata, annotations: { a: PLACE_VALUE } } } as unknown as KubeObject],
+  ];
+}
+const PLACE_VALUE = '@@DEEP@@';
+
+interface Answer {
+  response?: { allowed?: boolean; status?: { code?: number; message?: string } };
+  message?: string;
+}
+
+t.test('every path at exactly the limit is answered; one level more is a clean 400', async (t) => {
+  const samples = (await sampleObjects()).map(withPodParts);
+  const harness = await startHarness(samples);
+  t.teardown(() => harness.close());
+  for (const sample of samples) {
+    const kind = sample.kind as KaosKind;
+    for (const [where, object] of deepVariants(sample)) {
+      for (const [operation, old] of [['CREATE', undefined], ['UPDATE', sample]] as const) {
+        for (const type of ['mutate', 'validate'] as const) {
+          const name = `${type} ${kind} ${sample.metadata?.name} ${operation} ${where}`;
+          const atLimit = deepReview(kind, object, old, 0);
+          t.equal(nestsDeeperThan(bytes(atLimit), MAX_JSON_DEPTH), false, `${name}: at the limit`);
+          t.equal(nestsDeeperThan(bytes(atLimit), MAX_JSON_DEPTH - 1), true, `${name}: exactly at the limit`);
+          const dryRuns = harness.dryRuns.length;
+          const ok = await harness.post(webhookPath(type, kind), atLimit);
+          const response = (ok.body as Answer).response;
+          t.equal(ok.status, 200, `${name}: an AdmissionReview`);
+          t.not(response?.status?.code, 500, `${name}: not a 500 (${response?.status?.message?.slice(0, 200)})`);
+          if (type === 'validate' && where.startsWith('spec.podSpec')) {
+            t.equal(harness.dryRuns.length, dryRuns + 1, `${name}: the pod was rendered, merged and sent`);
+          }
+          const over = await harness.post(webhookPath(type, kind), deepReview(kind, object, old, 1));
+          t.equal(over.status, 400, `${name}: one level more is HTTP 400`);
+          t.match((over.body as Answer).message, `request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+        }
+      }
+    }
+  }
+});
+
+t.test('every recursive walk of an object survives ten times the limit', async (t) => {
+  const deep = nested(10 * MAX_JSON_DEPTH);
+  const sample = withPodParts((await sampleObjects()).find((o) => o.kind === 'Agent') as KubeObject);
+  const spec = sample.spec as Record<string, unknown>;
+  const object: KubeObject = { ...sample, spec: { ...spec, deep, podSpec: { ...(spec.podSpec as object), affinity: deep } } };
+  const text = JSON.stringify(object);
+  t.same(JSON.parse(text), object, 'JSON.parse and JSON.stringify');
+  t.same(cloneJson(object), object, 'cloneJson');
+  t.ok(goJSON(object).length > 0, 'goJSON');
+  t.ok(jsonEqual(object, JSON.parse(text)), 'jsonEqual');
+  t.ok(jsonPatch.compare({ spec: object.spec }, { spec: { ...object.spec as object, deep: nested(10 * MAX_JSON_DEPTH - 1) } }).length > 0, 'fast-json-patch compare');
+  t.ok(validateSchema('Agent', { ...object, spec: { ...spec, container: { image: deep } } }).length > 0, 'ajv validation, quoting the value');
+  t.ok(isRecord(defaultObject('Agent', object, { config: CONFIG }).object.spec), 'defaulting');
+  const merged = mergePodSpec({ containers: [{ name: 'agent', image: 'i' }] } as unknown as PodSpec, { affinity: deep, containers: [{ name: 'agent', deep }] });
+  t.same((merged as Record<string, unknown>).affinity, deep, 'podSpec merge');
+  const replaced = mergePodSpec({ containers: [] } as unknown as PodSpec, { $patch: 'replace', affinity: { $patch: 'replace', deep } });
+  t.same((replaced as Record<string, unknown>).affinity, { deep }, 'podSpec merge with $patch: replace');
+});
