@@ -36,14 +36,9 @@ export function boundedErrors(errors: readonly FieldError[]): FieldError[] {
   return [...errors.slice(0, shown), truncatedList(commonField(rest.map((e) => e.field)), rest.length)];
 }
 
-/** The sentinel that ends a cut list: `<field>: Too many: N: too many errors, the list is truncated`. */
+/** The error that ends a cut list: `<field>: Too many: 414: further errors not shown, the list is truncated`. */
 function truncatedList(field: string, more: number): FieldError {
-  return new FieldError(
-    'FieldValueTooMany',
-    field,
-    undefined,
-    `too many errors, the list is truncated: ${more} more ${more === 1 ? 'error' : 'errors'} not shown`,
-  );
+  return new FieldError('FieldValueTooMany', field, more, 'further errors not shown, the list is truncated');
 }
 
 /** The deepest path every field lies under (`spec.config.env` for its items), or `spec`/'' at worst. */
