@@ -91,17 +91,15 @@ const MAX_PEER_LOOKUPS = 20;
  * about); peers only when new, and only the first few, since they can only warn.
  */
 function namesToResolve(spec: unknown, oldSpec: unknown): ReferencedNames {
-  const now = referencedNames(spec);
+  // Names past the schema's maxItems are refused as "Too many" and never judged one by one.
+  const now = referencedNames(spec, MAX_REFERENCES);
   const before = oldSpec === undefined ? undefined : referencedNames(oldSpec);
   const valid = (name: string): boolean => validateDNS1123Subdomain('', name).length === 0;
   const isNew = (name: string, previous: readonly string[] | undefined): boolean => previous === undefined || !previous.includes(name);
   const everyDependency = getIn(spec, 'waitForDependencies') === false;
-  // Names past the schema's maxItems are refused as "Too many" and never judged one by one.
   return {
     modelAPIs: now.modelAPIs.filter((n) => valid(n) && (everyDependency || isNew(n, before?.modelAPIs))),
-    mcpServers: now.mcpServers
-      .slice(0, MAX_REFERENCES)
-      .filter((n) => valid(n) && (everyDependency || isNew(n, before?.mcpServers))),
+    mcpServers: now.mcpServers.filter((n) => valid(n) && (everyDependency || isNew(n, before?.mcpServers))),
     agents: now.agents.filter((n) => valid(n) && isNew(n, before?.agents)).slice(0, MAX_PEER_LOOKUPS),
   };
 }
