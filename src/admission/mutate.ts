@@ -8,6 +8,7 @@ import type { KaosKind } from '../api/kinds.ts';
 import { validateDNS1123Subdomain } from '../api/names.ts';
 import { requireKubeObject } from '../api/kube-object.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
+import { LookupBudget, LookupNotMade } from '../api/lookup-budget.ts';
 import type { AdmissionHandler } from './types.ts';
 
 export interface MutatingHandlerDeps {
@@ -40,7 +41,14 @@ async function referencedModelAPI(lookup: ObjectLookup, namespace: string, agent
   const name = asString(getIn(agent.spec, 'modelAPI'));
   // An invalid name is validation's to report; looking it up could only make a nonsense URL.
   if (name === undefined || validateDNS1123Subdomain('', name).length > 0) return undefined;
-  return lookup.get('ModelAPI', namespace, name);
+  // One lookup, but within the same per-request deadline as validation's: past it, the ModelAPI
+  // is unknown and MODEL_NAME takes the operator's default, as for a ModelAPI that does not exist.
+  try {
+    return await lookup.get('ModelAPI', namespace, name, new LookupBudget());
+  } catch (err) {
+    if (err instanceof LookupNotMade) return undefined;
+    throw err;
+  }
 }
 
 /**

@@ -9,6 +9,9 @@ import { getIn, isSet, jsonEqual } from '../api/json.ts';
 import type { KaosKind } from '../api/kinds.ts';
 import { isKubeObject, requireKubeObject } from '../api/kube-object.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
+import { LookupBudget, LookupNotMade } from '../api/lookup-budget.ts';
+import { boundedWarnings } from '../api/validation/answer-limits.ts';
+import { MAX_REFERENCES } from '../api/schema/limits.ts';
 import { conformsToSchema } from '../api/validation/schema-validation.ts';
 import { deletionWarnings, validateObject } from '../api/validation/validate-object.ts';
 import type { AgentReferences } from '../api/validation/validation-types.ts';
@@ -52,9 +55,11 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
     const specChanged = oldObject === undefined || !jsonEqual(object.spec, oldObject.spec);
     const checkPodSpec = podSpecCheck !== undefined && specChanged && shapesThePod(object.spec) && conformsToSchema(kind, object);
 
+    // This request's live reads on cache misses: a few, within a deadline, shared by its lookups only.
+    const budget = new LookupBudget();
     const [references, namespaceLabels, podSpecErrors] = await Promise.all([
-      isAgent ? resolveReferences(deps.lookup, namespace, namesToResolve(object.spec, oldObject?.spec)) : undefined,
-      isAgent ? deps.lookup.namespaceLabels(namespace) : undefined,
+      isAgent ? resolveReferences(deps.lookup, namespace, namesToResolve(object.spec, oldObject?.spec), budget) : undefined,
+      isAgent ? namespaceLabelsWithin(deps.lookup, namespace, budget) : undefined,
       checkPodSpec ? podSpecCheck(kind, object) : [],
     ]);
 
@@ -85,7 +90,8 @@ const MAX_PEER_LOOKUPS = 20;
  * about); peers only when new, and only the first few, since they can only warn.
  */
 function namesToResolve(spec: unknown, oldSpec: unknown): ReferencedNames {
-  const now = referencedNames(spec);
+  // Names past the schema's maxItems are refused as "Too many" and never judged one by one.
+  const now = referencedNames(spec, MAX_REFERENCES);
   const before = oldSpec === undefined ? undefined : referencedNames(oldSpec);
   const valid = (name: string): boolean => validateDNS1123Subdomain('', name).length === 0;
   const isNew = (name: string, previous: readonly string[] | undefined): boolean => previous === undefined || !previous.includes(name);
@@ -97,26 +103,60 @@ function namesToResolve(spec: unknown, oldSpec: unknown): ReferencedNames {
   };
 }
 
-/** Looks up the named objects concurrently. A failed peer lookup is left out: peers only warn. */
-async function resolveReferences(lookup: ObjectLookup, namespace: string, names: ReferencedNames): Promise<AgentReferences> {
-  const [modelAPIs, mcpServers, agents] = await Promise.all([
-    Promise.all(names.modelAPIs.map(async (n) => [n, await lookup.get('ModelAPI', namespace, n)] as const)),
-    Promise.all(names.mcpServers.map(async (n) => [n, await lookup.get('MCPServer', namespace, n)] as const)),
-    Promise.all(
-      names.agents.map(async (n) => {
-        try {
-          return [[n, await lookup.exists('Agent', namespace, n)] as const];
-        } catch {
-          return [];
-        }
-      }),
-    ),
+/**
+ * Looks up the named objects concurrently, within the request's budget: a dependency the budget
+ * did not allow is "unchecked" (with the reason); a failed peer lookup is left out (peers only
+ * warn). Dependencies first, so the budget's live reads go to what can deny.
+ */
+async function resolveReferences(
+  lookup: ObjectLookup,
+  namespace: string,
+  names: ReferencedNames,
+  budget: LookupBudget,
+): Promise<AgentReferences> {
+  const found = { ModelAPI: new Map<string, KubeObject | undefined>(), MCPServer: new Map<string, KubeObject | undefined>() };
+  const unchecked = { ModelAPI: new Map<string, string>(), MCPServer: new Map<string, string>() };
+  const dependency = async (kind: 'ModelAPI' | 'MCPServer', name: string): Promise<void> => {
+    try {
+      found[kind].set(name, await lookup.get(kind, namespace, name, budget));
+    } catch (err) {
+      if (!(err instanceof LookupNotMade)) throw err;
+      unchecked[kind].set(name, err.message);
+    }
+  };
+  const peer = async (name: string): Promise<[string, boolean][]> => {
+    try {
+      return [[name, await lookup.exists('Agent', namespace, name, budget)]];
+    } catch {
+      return [];
+    }
+  };
+  const dependencies = Promise.all([
+    ...names.modelAPIs.map((n) => dependency('ModelAPI', n)),
+    ...names.mcpServers.map((n) => dependency('MCPServer', n)),
   ]);
-  return { modelAPIs: new Map(modelAPIs), mcpServers: new Map(mcpServers), agents: new Map(agents.flat()) };
+  const peers = Promise.all(names.agents.map(peer));
+  const [, agents] = await Promise.all([dependencies, peers]);
+  return {
+    modelAPIs: found.ModelAPI,
+    mcpServers: found.MCPServer,
+    agents: new Map(agents.flat()),
+    unchecked: { modelAPIs: unchecked.ModelAPI, mcpServers: unchecked.MCPServer },
+  };
+}
+
+/** The namespace's labels; unknown (so the operator's policy applies) when its read would pass the deadline. */
+async function namespaceLabelsWithin(lookup: ObjectLookup, namespace: string, budget: LookupBudget): Promise<Record<string, string> | undefined> {
+  try {
+    return await lookup.namespaceLabels(namespace, budget);
+  } catch (err) {
+    if (err instanceof LookupNotMade) return undefined;
+    throw err;
+  }
 }
 
 function withWarnings(decision: AdmissionDecision, warnings: readonly string[]): AdmissionDecision {
-  return warnings.length > 0 ? { ...decision, warnings: [...warnings] } : decision;
+  return warnings.length > 0 ? { ...decision, warnings: boundedWarnings(warnings) } : decision;
 }
 
 function isSpecField(field: string): boolean {

@@ -1,6 +1,7 @@
 // A field-level validation error, modelled on k8s.io/apimachinery/pkg/util/validation/field.Error
 // (v0.36) so that the text we return is exactly what Kubernetes prints for its own validation.
-import { goQuote, goValue } from './go-format.ts';
+import { boundedDetail, boundedValue } from './bounded-text.ts';
+import { goQuote } from './go-format.ts';
 
 export const FIELD_ERROR_TYPES = [
   'FieldValueRequired',
@@ -51,8 +52,9 @@ export class FieldError {
   /** The message without the field, as in a StatusCause (apimachinery's ErrorBody). */
   errorBody(): string {
     let s = TYPE_TEXT[this.type];
-    if (!VALUELESS.has(this.type) && this.badValue !== undefined) s += `: ${goValue(this.badValue)}`;
-    if (this.detail !== undefined) s += `: ${this.detail}`;
+    // Both cut to a readable size (bounded-text.ts): a hostile object must not be echoed back whole.
+    if (!VALUELESS.has(this.type) && this.badValue !== undefined) s += `: ${boundedValue(this.badValue)}`;
+    if (this.detail !== undefined) s += `: ${boundedDetail(this.detail)}`;
     return s;
   }
 
@@ -90,8 +92,8 @@ export const duplicate = (field: string, value: unknown): FieldError =>
 export const forbidden = (field: string, detail: string): FieldError =>
   new FieldError('FieldValueForbidden', field, undefined, detail);
 
-export const notFound = (field: string, value: unknown): FieldError =>
-  new FieldError('FieldValueNotFound', field, value);
+export const notFound = (field: string, value: unknown, detail?: string): FieldError =>
+  new FieldError('FieldValueNotFound', field, value, detail);
 
 export const tooLong = (field: string, maxLength: number): FieldError =>
   new FieldError(

@@ -1,5 +1,6 @@
 import type { KaosKind } from './kinds.ts';
 import type { KubeObject } from './meta.ts';
+import type { LookupBudget } from './lookup-budget.ts';
 
 export type { KubeObject };
 
@@ -9,9 +10,12 @@ export type { KubeObject };
  * so the methods that can miss are async. Returned objects are shared: never mutate them.
  */
 export interface ObjectLookup {
-  /** The object, or undefined when it does not exist. */
-  get(kind: KaosKind, namespace: string, name: string): Promise<KubeObject | undefined>;
-  exists(kind: KaosKind, namespace: string, name: string): Promise<boolean>;
+  /**
+   * The object, or undefined when it does not exist. With a `budget` (one per admission request),
+   * a cache miss reads live only if the budget allows, and rejects with LookupNotMade otherwise.
+   */
+  get(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<KubeObject | undefined>;
+  exists(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<boolean>;
   /**
    * Names of the Agents in `namespace` that reference the named object: through `spec.modelAPI`
    * (ModelAPI), `spec.mcpServers` (MCPServer) or `spec.agentNetwork.access` (Agent). Sorted.
@@ -19,5 +23,6 @@ export interface ObjectLookup {
    */
   referencedBy(kind: KaosKind, namespace: string, name: string): string[];
   /** The namespace's labels, or undefined when the namespace is unknown. */
-  namespaceLabels(namespace: string): Promise<Record<string, string> | undefined>;
+  /** Its live read on a miss is not counted against `budget` (one per request) but keeps to its deadline. */
+  namespaceLabels(namespace: string, budget?: LookupBudget): Promise<Record<string, string> | undefined>;
 }

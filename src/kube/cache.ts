@@ -3,6 +3,7 @@
 // ObjectLookup that admission reads through.
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
+import { LookupNotMade, type LookupBudget } from '../api/lookup-budget.ts';
 import type { KubeClient } from './client.ts';
 import { isNotFound } from './errors.ts';
 import { silentLogger, type Logger } from '../logger.ts';
@@ -113,7 +114,7 @@ export class KaosCache implements ObjectLookup {
     return this.#liveReads;
   }
 
-  async get(kind: KaosKind, namespace: string, name: string): Promise<KubeObject | undefined> {
+  async get(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<KubeObject | undefined> {
     const reflector = this.reflector(kind);
     if (reflector.isSynced()) {
       const cached = reflector.getByName(namespace, name);
@@ -122,34 +123,48 @@ export class KaosCache implements ObjectLookup {
     if (namespace === '' || name === '') return undefined;
     // A miss may be an object created a moment ago that the watch has not delivered yet: one
     // live read settles it. Errors other than 404 propagate: "could not check" is not "absent".
-    return this.#liveGet<KubeObject>(kaosPath(kind, { namespace, name }), { kind, namespace, name });
+    // With a budget, only as many as the request may make (lookup-budget.ts).
+    const timeoutMs = budget?.claim();
+    return this.#liveGet<KubeObject>(kaosPath(kind, { namespace, name }), { kind, namespace, name }, budget, timeoutMs);
   }
 
-  async exists(kind: KaosKind, namespace: string, name: string): Promise<boolean> {
-    return (await this.get(kind, namespace, name)) !== undefined;
+  async exists(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<boolean> {
+    return (await this.get(kind, namespace, name, budget)) !== undefined;
   }
 
   referencedBy(kind: KaosKind, namespace: string, name: string): string[] {
     return this.references.referencedBy(kind, namespace, name);
   }
 
-  async namespaceLabels(namespace: string): Promise<Record<string, string> | undefined> {
+  async namespaceLabels(namespace: string, budget?: LookupBudget): Promise<Record<string, string> | undefined> {
     let ns: KubeObject | undefined;
     if (this.namespaces.isSynced()) ns = this.namespaces.getByName(undefined, namespace);
     if (ns === undefined) {
       if (namespace === '') return undefined;
-      ns = await this.#liveGet<KubeObject>(resourcePath(NAMESPACE, { name: namespace }), { kind: 'Namespace', name: namespace });
+      ns = await this.#liveGet<KubeObject>(
+        resourcePath(NAMESPACE, { name: namespace }),
+        { kind: 'Namespace', name: namespace },
+        budget,
+        budget?.timeLeft(),
+      );
     }
     return ns === undefined ? undefined : (ns.metadata?.labels ?? {});
   }
 
-  async #liveGet<T>(path: string, logFields: Record<string, unknown>): Promise<T | undefined> {
+  async #liveGet<T>(
+    path: string,
+    logFields: Record<string, unknown>,
+    budget: LookupBudget | undefined,
+    budgetMs: number | undefined,
+  ): Promise<T | undefined> {
     this.#liveReads++;
     this.#log.debug(logFields, 'cache miss, reading live');
     try {
-      return await this.#client.get<T>(path, { timeoutMs: this.#liveReadTimeoutMs });
+      return await this.#client.get<T>(path, { timeoutMs: Math.min(this.#liveReadTimeoutMs, budgetMs ?? Infinity) });
     } catch (err) {
       if (isNotFound(err)) return undefined;
+      // Cut short by the request's deadline, not by an outage: the object is unknown.
+      if (budget !== undefined && budget.remainingMs() <= 0) throw new LookupNotMade('deadline', budget);
       throw err;
     }
   }

@@ -4,6 +4,7 @@
 import { getIn } from '../../src/api/json.ts';
 import { isKaosKind, type KaosKind } from '../../src/api/kinds.ts';
 import type { KubeObject, ObjectLookup } from '../../src/api/lookup.ts';
+import type { LookupBudget } from '../../src/api/lookup-budget.ts';
 
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object') {
@@ -24,14 +25,29 @@ function agentReferences(agent: KubeObject, kind: KaosKind): string[] {
   return strings(getIn(agent.spec, 'agentNetwork', 'access'));
 }
 
+export interface MemoryLookupOptions {
+  /**
+   * Behave like KaosCache on a miss: an absent object costs a live read, claimed from the
+   * request's budget (so it may reject with LookupNotMade) and counted in `liveReads`.
+   */
+  liveOnMiss?: boolean;
+}
+
 export class MemoryLookup implements ObjectLookup {
   readonly #objects = new Map<string, KubeObject>();
+  readonly #liveOnMiss: boolean;
+  /** Live reads made on misses (with liveOnMiss). */
+  liveReads = 0;
   readonly #namespaces = new Map<string, Record<string, string>>();
   #inFlight = 0;
   /** The most lookups that were pending at the same time. */
   maxInFlight = 0;
   /** Every async lookup, in call order, as `get Agent ns/name`, `exists ...`, `namespace ns`. */
   readonly calls: string[] = [];
+
+  constructor(options: MemoryLookupOptions = {}) {
+    this.#liveOnMiss = options.liveOnMiss ?? false;
+  }
 
   /** Adds (or replaces) objects; each must carry kind, metadata.namespace and metadata.name. */
   add(...objects: KubeObject[]): this {
@@ -62,12 +78,21 @@ export class MemoryLookup implements ObjectLookup {
     return this;
   }
 
-  async get(kind: KaosKind, namespace: string, name: string): Promise<KubeObject | undefined> {
+  async get(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<KubeObject | undefined> {
+    this.#missCosts(kind, namespace, name, budget);
     return this.#answer(`get ${kind} ${namespace}/${name}`, () => this.#objects.get(keyOf(kind, namespace, name)));
   }
 
-  async exists(kind: KaosKind, namespace: string, name: string): Promise<boolean> {
+  async exists(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<boolean> {
+    this.#missCosts(kind, namespace, name, budget);
     return this.#answer(`exists ${kind} ${namespace}/${name}`, () => this.#objects.has(keyOf(kind, namespace, name)));
+  }
+
+  /** As KaosCache.get: a miss claims a live read from the budget before it is made. */
+  #missCosts(kind: KaosKind, namespace: string, name: string, budget: LookupBudget | undefined): void {
+    if (!this.#liveOnMiss || this.#objects.has(keyOf(kind, namespace, name))) return;
+    budget?.claim();
+    this.liveReads++;
   }
 
   referencedBy(kind: KaosKind, namespace: string, name: string): string[] {
@@ -79,7 +104,7 @@ export class MemoryLookup implements ObjectLookup {
     return names.sort();
   }
 
-  async namespaceLabels(namespace: string): Promise<Record<string, string> | undefined> {
+  async namespaceLabels(namespace: string, _budget?: LookupBudget): Promise<Record<string, string> | undefined> {
     return this.#answer(`namespace ${namespace}`, () => {
       const labels = this.#namespaces.get(namespace);
       return labels === undefined ? undefined : { ...labels };

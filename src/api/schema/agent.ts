@@ -2,6 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AGENT_DEFAULTS } from '../defaults.ts';
 import { AGENT_PHASES, MEMORY_TYPES } from '../enums.ts';
+import { MAX_DESCRIPTION_LENGTH, MAX_INLINE_TEXT_LENGTH, MAX_NAME_LENGTH, MAX_REFERENCES } from './limits.ts';
 import { ContainerOverride, EnvVarList, GatewayRoute, PodSpecFragment } from './common.ts';
 import { Int32, StringEnum, StringMap } from './helpers.ts';
 import { StatusSchema } from './status.ts';
@@ -25,8 +26,12 @@ export const AgentMemory = Type.Object(
 
 export const AgentConfig = Type.Object(
   {
-    description: Type.Optional(Type.String({ description: 'What the agent does (AGENT_DESCRIPTION).' })),
-    instructions: Type.Optional(Type.String({ description: 'System instructions of the agent (AGENT_INSTRUCTIONS).' })),
+    description: Type.Optional(
+      Type.String({ maxLength: MAX_DESCRIPTION_LENGTH, description: 'What the agent does (AGENT_DESCRIPTION).' }),
+    ),
+    instructions: Type.Optional(
+      Type.String({ maxLength: MAX_INLINE_TEXT_LENGTH, description: 'System instructions of the agent (AGENT_INSTRUCTIONS).' }),
+    ),
     reasoningLoopMaxSteps: Type.Optional(
       Int32({
         minimum: 1,
@@ -46,14 +51,24 @@ export const AgentNetwork = Type.Object(
     expose: Type.Optional(
       Type.Boolean({ default: AGENT_DEFAULTS.expose, description: 'Create a Service so other agents can reach this one.' }),
     ),
-    access: Type.Optional(Type.Array(Type.String(), { description: 'Names of peer Agents in the namespace.' })),
+    access: Type.Optional(
+      Type.Array(Type.String({ maxLength: MAX_NAME_LENGTH }), {
+        maxItems: MAX_REFERENCES,
+        description: 'Names of peer Agents in the namespace.',
+      }),
+    ),
   },
   { default: AGENT_DEFAULTS.agentNetwork },
 );
 
 export const AgentSpec = Type.Object({
-  modelAPI: Type.String({ description: 'Name of a ModelAPI in the same namespace.' }),
-  mcpServers: Type.Optional(Type.Array(Type.String(), { description: 'Names of MCPServers in the same namespace.' })),
+  modelAPI: Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of a ModelAPI in the same namespace.' }),
+  mcpServers: Type.Optional(
+    Type.Array(Type.String({ maxLength: MAX_NAME_LENGTH }), {
+      maxItems: MAX_REFERENCES,
+      description: 'Names of MCPServers in the same namespace.',
+    }),
+  ),
   agentNetwork: Type.Optional(AgentNetwork),
   config: Type.Optional(AgentConfig),
   waitForDependencies: Type.Optional(

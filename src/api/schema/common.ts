@@ -1,22 +1,32 @@
 // Pieces shared by the three kinds (api.md §1).
 import { Type, type Static } from '@sinclair/typebox';
+import {
+  MAX_ARG_LENGTH,
+  MAX_COMMAND_ITEMS,
+  MAX_DURATION_LENGTH,
+  MAX_ENV_NAME_LENGTH,
+  MAX_ENV_VARS,
+  MAX_IMAGE_LENGTH,
+  MAX_INLINE_TEXT_LENGTH,
+  MAX_NAME_LENGTH,
+} from './limits.ts';
 import { MapList, OpaqueObject } from './helpers.ts';
 
 /** core/v1 EnvVar; `valueFrom` is kept opaque and checked by the API server when the pod is built. */
 export const EnvVar = Type.Object({
-  name: Type.String({ description: 'Name of the environment variable.' }),
-  value: Type.Optional(Type.String()),
+  name: Type.String({ maxLength: MAX_ENV_NAME_LENGTH, description: 'Name of the environment variable.' }),
+  value: Type.Optional(Type.String({ maxLength: MAX_INLINE_TEXT_LENGTH })),
   valueFrom: Type.Optional(OpaqueObject({ description: 'core/v1 EnvVarSource.' })),
 });
 export type EnvVar = Static<typeof EnvVar>;
 
-export const EnvVarList = (description: string) => MapList(EnvVar, ['name'], { description });
+export const EnvVarList = (description: string) => MapList(EnvVar, ['name'], { maxItems: MAX_ENV_VARS, description });
 
 /** core/v1 SecretKeySelector. */
 export const SecretKeySelector = Type.Object(
   {
-    name: Type.Optional(Type.String({ description: 'Name of the Secret in the same namespace.' })),
-    key: Type.String({ description: 'The key of the Secret to select.' }),
+    name: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of the Secret in the same namespace.' })),
+    key: Type.String({ maxLength: MAX_NAME_LENGTH, description: 'The key of the Secret to select.' }),
     optional: Type.Optional(Type.Boolean()),
   },
   { 'x-kubernetes-map-type': 'atomic' },
@@ -31,6 +41,7 @@ export const GatewayRoute = Type.Object(
     timeout: Type.Optional(
       Type.String({
         pattern: GATEWAY_TIMEOUT_PATTERN,
+        maxLength: MAX_DURATION_LENGTH,
         description: 'Request timeout of the HTTPRoute, e.g. 30s or 2m; 0s for none. Defaults per kind.',
       }),
     ),
@@ -41,9 +52,9 @@ export type GatewayRoute = Static<typeof GatewayRoute>;
 
 export const ContainerOverride = Type.Object(
   {
-    image: Type.Optional(Type.String({ description: 'Container image; defaulted by the operator.' })),
-    command: Type.Optional(Type.Array(Type.String())),
-    args: Type.Optional(Type.Array(Type.String())),
+    image: Type.Optional(Type.String({ maxLength: MAX_IMAGE_LENGTH, description: 'Container image; defaulted by the operator.' })),
+    command: Type.Optional(Type.Array(Type.String({ maxLength: MAX_ARG_LENGTH }), { maxItems: MAX_COMMAND_ITEMS })),
+    args: Type.Optional(Type.Array(Type.String({ maxLength: MAX_ARG_LENGTH }), { maxItems: MAX_COMMAND_ITEMS })),
     resources: Type.Optional(OpaqueObject({ description: 'core/v1 ResourceRequirements.' })),
     env: Type.Optional(EnvVarList('Appended after the generated variables; wins on name clashes.')),
   },

@@ -1,6 +1,7 @@
 // MCPServer (api.md §4).
 import { Type, type Static } from '@sinclair/typebox';
 import { MCP_RUNTIMES, PHASES } from '../enums.ts';
+import { MAX_INLINE_TEXT_LENGTH, MAX_PACKAGE_LENGTH } from './limits.ts';
 import { ContainerOverride, EnvVarList, GatewayRoute, PodSpecFragment, SecretKeySelector } from './common.ts';
 import { StringEnum } from './helpers.ts';
 import { StatusSchema } from './status.ts';
@@ -8,9 +9,14 @@ import { StatusSchema } from './status.ts';
 export const MCPTools = Type.Object(
   {
     fromPackage: Type.Optional(
-      Type.String({ description: 'A PyPI (python-runtime) or npm (node-runtime) package, optionally with a version.' }),
+      Type.String({
+        maxLength: MAX_PACKAGE_LENGTH,
+        description: 'A PyPI (python-runtime) or npm (node-runtime) package, optionally with a version.',
+      }),
     ),
-    fromString: Type.Optional(Type.String({ description: 'Python source defining the tools (python-runtime only).' })),
+    fromString: Type.Optional(
+      Type.String({ maxLength: MAX_INLINE_TEXT_LENGTH, description: 'Python source defining the tools (python-runtime only).' }),
+    ),
     fromSecretKeyRef: Type.Optional(SecretKeySelector),
   },
   { description: 'Where the tools come from: exactly one source.' },

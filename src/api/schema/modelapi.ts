@@ -1,13 +1,14 @@
 // ModelAPI (api.md §3).
 import { Type, type Static } from '@sinclair/typebox';
 import { MODEL_API_MODES, PHASES } from '../enums.ts';
+import { MAX_INLINE_TEXT_LENGTH, MAX_MODEL_LENGTH, MAX_URL_LENGTH } from './limits.ts';
 import { ContainerOverride, EnvVarList, GatewayRoute, PodSpecFragment, SecretKeySelector } from './common.ts';
 import { StringEnum } from './helpers.ts';
 import { StatusSchema } from './status.ts';
 
 export const ConfigYaml = Type.Object(
   {
-    fromString: Type.Optional(Type.String({ description: 'A whole LiteLLM config file.' })),
+    fromString: Type.Optional(Type.String({ maxLength: MAX_INLINE_TEXT_LENGTH, description: 'A whole LiteLLM config file.' })),
     fromSecretKeyRef: Type.Optional(SecretKeySelector),
   },
   { description: 'The LiteLLM config: exactly one of fromString or fromSecretKeyRef.' },
@@ -15,8 +16,8 @@ export const ConfigYaml = Type.Object(
 
 export const ProxyConfig = Type.Object(
   {
-    apiBase: Type.Optional(Type.String({ description: 'http(s) URL of the backend.' })),
-    model: Type.Optional(Type.String({ description: 'Model to serve, e.g. ollama/smollm2:135m.' })),
+    apiBase: Type.Optional(Type.String({ maxLength: MAX_URL_LENGTH, description: 'http(s) URL of the backend.' })),
+    model: Type.Optional(Type.String({ maxLength: MAX_MODEL_LENGTH, description: 'Model to serve, e.g. ollama/smollm2:135m.' })),
     configYaml: Type.Optional(ConfigYaml),
     env: Type.Optional(EnvVarList('Environment of the LiteLLM container.')),
   },
@@ -25,7 +26,7 @@ export const ProxyConfig = Type.Object(
 
 export const HostedConfig = Type.Object(
   {
-    model: Type.String({ minLength: 1, description: 'Ollama model to pull and serve, e.g. smollm2:135m.' }),
+    model: Type.String({ minLength: 1, maxLength: MAX_MODEL_LENGTH, description: 'Ollama model to pull and serve, e.g. smollm2:135m.' }),
     env: Type.Optional(EnvVarList('Environment of the Ollama container.')),
   },
   { description: 'In-cluster Ollama settings (mode Hosted).' },

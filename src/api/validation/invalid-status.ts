@@ -3,7 +3,9 @@
 //   The Agent "a1" is invalid:
 //   * spec.modelAPI: Not found: "gpt"
 import type { Status } from '../meta.ts';
+import { boundedErrors, boundedMessageParts } from './answer-limits.ts';
 import type { FieldError } from '../field-error.ts';
+import { cut, MAX_VALUE_LENGTH } from '../bounded-text.ts';
 import { goQuote } from '../go-format.ts';
 import { GROUP, type KaosKind } from '../kinds.ts';
 
@@ -12,16 +14,21 @@ import { GROUP, type KaosKind } from '../kinds.ts';
  * one error bare, several as `[a, b]`.
  */
 export function aggregateMessage(errors: readonly FieldError[]): string {
-  const unique = [...new Set(errors.map((e) => e.errorString()))];
+  const unique = boundedMessageParts([...new Set(errors.map((e) => e.errorString()))]);
   return unique.length === 1 ? (unique[0] ?? '') : `[${unique.join(', ')}]`;
 }
 
-export function invalidStatus(kind: KaosKind, name: string, errors: readonly FieldError[]): Status {
-  const qualified = `${kind}.${GROUP} ${goQuote(name)} is invalid`;
+/**
+ * The 422 for `errors`. Bounded whatever the object (answer-limits.ts): at most MAX_CAUSES causes,
+ * the last counting the rest, and a message of a few KiB.
+ */
+export function invalidStatus(kind: KaosKind, name: string, allErrors: readonly FieldError[]): Status {
+  const errors = boundedErrors(allErrors);
+  const qualified = `${kind}.${GROUP} ${goQuote(cut(name, MAX_VALUE_LENGTH))} is invalid`;
   return {
     metadata: {},
     status: 'Failure',
-    message: errors.length === 0 ? qualified : `${qualified}: ${aggregateMessage(errors)}`,
+    message: allErrors.length === 0 ? qualified : `${qualified}: ${aggregateMessage(allErrors)}`,
     reason: 'Invalid',
     code: 422,
     details: {

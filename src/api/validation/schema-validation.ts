@@ -8,6 +8,7 @@ import { required, type FieldError } from '../field-error.ts';
 import { KINDS, type KaosKind } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 import { validateListMaps } from './list-maps.ts';
+import { clipToSchemaLimits } from './schema-limits.ts';
 import { SPEC_SCHEMAS } from '../schema/index.ts';
 
 /** Builds the ajv instance that understands our schemas: the Kubernetes extensions are annotations. */
@@ -32,15 +33,43 @@ const SPEC_VALIDATORS = Object.fromEntries(KINDS.map((k) => [k, ajv.compile(SPEC
   ValidateFunction
 >;
 
+export interface SchemaCheck {
+  /** The size limits first, then ajv's errors and the list-map keys, all under `spec`. */
+  errors: FieldError[];
+  /**
+   * The spec with every list and string cut to its schema limit (the spec itself when nothing was
+   * over): what the kind's own rules should read, so their work is bounded too.
+   */
+  spec: unknown;
+  /** Paths of the strings that were cut (see clipToSchemaLimits). */
+  cutStrings: ReadonlySet<string>;
+}
+
+/**
+ * Checks the spec against its schema. ajv (with allErrors) sees only the clipped view, so the
+ * errors of one request are bounded by the schema's limits, however large the request.
+ */
+export function checkSchema(kind: KaosKind, object: KubeObject): SchemaCheck {
+  if (object.spec === undefined || object.spec === null) return { errors: [required('spec')], spec: object.spec, cutStrings: new Set() };
+  const limits = clipToSchemaLimits(SPEC_SCHEMAS[kind], object.spec, 'spec');
+  const spec = limits.clipped;
+  const validate = SPEC_VALIDATORS[kind];
+  const errors = validate(spec) ? [] : (validate.errors ?? []).map((e) => toFieldError(e, 'spec', spec));
+  return {
+    errors: [...limits.errors, ...errors, ...validateListMaps(SPEC_SCHEMAS[kind], spec, 'spec')],
+    spec,
+    cutStrings: limits.cutStrings,
+  };
+}
+
 /** Schema errors of the object's spec, as field errors under `spec`. */
 export function validateSchema(kind: KaosKind, object: KubeObject): FieldError[] {
-  if (object.spec === undefined || object.spec === null) return [required('spec')];
-  const validate = SPEC_VALIDATORS[kind];
-  const errors = validate(object.spec) ? [] : (validate.errors ?? []).map((e) => toFieldError(e, 'spec', object.spec));
-  return [...errors, ...validateListMaps(SPEC_SCHEMAS[kind], object.spec, 'spec')];
+  return checkSchema(kind, object).errors;
 }
 
 /** Whether the spec conforms to its schema: the cheap yes/no, without building errors. */
 export function conformsToSchema(kind: KaosKind, object: KubeObject): boolean {
+  // Limits first: ajv's yes/no still walks every item of an over-long list.
+  if (clipToSchemaLimits(SPEC_SCHEMAS[kind], object.spec, 'spec').errors.length > 0) return false;
   return SPEC_VALIDATORS[kind](object.spec) && validateListMaps(SPEC_SCHEMAS[kind], object.spec, 'spec').length === 0;
 }

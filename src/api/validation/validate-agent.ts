@@ -41,9 +41,15 @@ export function validateAgent(object: KubeObject, ctx: AgentValidationContext): 
     field: string,
     name: string,
     known: ReadonlyMap<string, KubeObject | undefined> | undefined,
+    unchecked: ReadonlyMap<string, string> | undefined,
     isNew: boolean,
   ): void => {
-    if (known === undefined || !known.has(name)) return;
+    if (known === undefined) return;
+    if (!known.has(name)) {
+      const why = unchecked?.get(name);
+      if (why !== undefined && isNew) missing(notFound(field, name, why));
+      return;
+    }
     const target = known.get(name);
     if (target === undefined) {
       if (isNew) missing(notFound(field, name));
@@ -59,13 +65,14 @@ export function validateAgent(object: KubeObject, ctx: AgentValidationContext): 
     errors.push(...nameErrors);
     if (nameErrors.length === 0) {
       const isNew = !previous.modelAPIs.includes(spec.modelAPI);
-      dependency('ModelAPI', field, spec.modelAPI, ctx.references?.modelAPIs, isNew);
+      dependency('ModelAPI', field, spec.modelAPI, ctx.references?.modelAPIs, ctx.references?.unchecked?.modelAPIs, isNew);
     }
   }
 
   // spec.mcpServers
   forEachName(asArray(spec.mcpServers), 'spec.mcpServers', errors, (field, name) => {
-    dependency('MCPServer', field, name, ctx.references?.mcpServers, !previous.mcpServers.includes(name));
+    const { mcpServers, unchecked } = ctx.references ?? {};
+    dependency('MCPServer', field, name, mcpServers, unchecked?.mcpServers, !previous.mcpServers.includes(name));
   });
 
   // spec.agentNetwork.access

@@ -4,7 +4,9 @@ import type { ReferencePolicy } from '../kinds.ts';
 import type { KaosKind } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 import { resolveReferencePolicy } from './reference-policy.ts';
-import { validateSchema } from './schema-validation.ts';
+import type { FieldError } from '../field-error.ts';
+import { isAboutCutString } from './schema-limits.ts';
+import { checkSchema } from './schema-validation.ts';
 import { validateAgent } from './validate-agent.ts';
 import { validateMCPServer } from './validate-mcpserver.ts';
 import { validateModelAPI } from './validate-modelapi.ts';
@@ -23,24 +25,31 @@ export interface ValidationContext {
 }
 
 export function validateObject(kind: KaosKind, object: KubeObject, ctx: ValidationContext): ValidationResult {
-  const schemaErrors = validateSchema(kind, object);
+  const schema = checkSchema(kind, object);
+  const schemaErrors = schema.errors;
+  // The kind's own rules read the spec as the schema check clipped it (lists cut to maxItems,
+  // strings to maxLength), so their work is bounded too; what they say about a cut string judges
+  // the cut, not the value, and is dropped: "Too long" already says what is wrong with it.
+  const clipped: KubeObject = schema.spec === object.spec ? object : { ...object, spec: schema.spec };
+  const ownErrors = (errors: FieldError[]): FieldError[] =>
+    schema.cutStrings.size === 0 ? errors : errors.filter((e) => !isAboutCutString(e.field, schema.cutStrings));
   switch (kind) {
     case 'Agent': {
       // The policy only means something for Agents, the one kind with references to judge.
       const policy = resolveReferencePolicy(object, ctx.namespaceLabels, ctx.referencePolicy);
-      const own = validateAgent(object, { oldObject: ctx.oldObject, references: ctx.references, policy: policy.policy });
+      const own = validateAgent(clipped, { oldObject: ctx.oldObject, references: ctx.references, policy: policy.policy });
       return {
-        errors: [...policy.errors, ...schemaErrors, ...own.errors],
+        errors: [...policy.errors, ...schemaErrors, ...ownErrors(own.errors)],
         warnings: [...policy.warnings, ...own.warnings],
       };
     }
     case 'ModelAPI': {
-      const own = validateModelAPI(object);
-      return { errors: [...schemaErrors, ...own.errors], warnings: own.warnings };
+      const own = validateModelAPI(clipped);
+      return { errors: [...schemaErrors, ...ownErrors(own.errors)], warnings: own.warnings };
     }
     case 'MCPServer': {
-      const own = validateMCPServer(object);
-      return { errors: [...schemaErrors, ...own.errors], warnings: own.warnings };
+      const own = validateMCPServer(clipped);
+      return { errors: [...schemaErrors, ...ownErrors(own.errors)], warnings: own.warnings };
     }
   }
 }

@@ -12,6 +12,15 @@ export interface AgentReferences {
   mcpServers: ReadonlyMap<string, KubeObject | undefined>;
   /** Peer Agents: whether each exists. */
   agents: ReadonlyMap<string, boolean>;
+  /**
+   * Dependencies that were not looked up because the request's lookup budget ran out
+   * (lookup-budget.ts), each with the reason as a field-error detail. Unknown is not known to
+   * exist: judged like a missing one (denied under Enforce, warned under Warn), with that reason.
+   */
+  unchecked?: {
+    modelAPIs: ReadonlyMap<string, string>;
+    mcpServers: ReadonlyMap<string, string>;
+  };
 }
 
 export interface ValidationResult {

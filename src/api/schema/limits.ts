@@ -1,0 +1,36 @@
+// The sizes the API accepts (README "Limits"): the CRD schemas carry them as maxItems/maxLength,
+// so kube-apiserver refuses an oversized object before any webhook runs, and the webhooks apply
+// the same schemas to requests that reach them directly. Generous on purpose: every real manifest
+// fits; what they stop is a single object that costs megabytes to read, store and answer about.
+
+/** DNS-1123 subdomain names (object references, Secret names and keys), as Kubernetes limits them. */
+export const MAX_NAME_LENGTH = 253;
+
+/** `spec.mcpServers` and `spec.agentNetwork.access`: names of objects in the namespace. */
+export const MAX_REFERENCES = 100;
+
+/** Every env list (`config.env`, `proxyConfig.env`, `hostedConfig.env`, `container.env`). */
+export const MAX_ENV_VARS = 512;
+export const MAX_ENV_NAME_LENGTH = 1024;
+
+/** `container.command` and `container.args`: entries, and the length of each. */
+export const MAX_COMMAND_ITEMS = 1024;
+export const MAX_ARG_LENGTH = 64 * 1024;
+
+/** URLs (`proxyConfig.apiBase`). */
+export const MAX_URL_LENGTH = 2048;
+/** Model names (`proxyConfig.model`, `hostedConfig.model`), package names, container images. */
+export const MAX_MODEL_LENGTH = 512;
+export const MAX_PACKAGE_LENGTH = 512;
+export const MAX_IMAGE_LENGTH = 1024;
+/** Durations (`gatewayRoute.timeout`). */
+export const MAX_DURATION_LENGTH = 64;
+/** `config.description`. */
+export const MAX_DESCRIPTION_LENGTH = 64 * 1024;
+
+/**
+ * Free text that is legitimately large: an env value, the agent's instructions, a whole LiteLLM
+ * config or MCP tools source given inline (`fromString`). Anything larger belongs in a Secret
+ * (`fromSecretKeyRef`); Kubernetes stores at most about 1.5 MiB per object anyway.
+ */
+export const MAX_INLINE_TEXT_LENGTH = 256 * 1024;

@@ -1,0 +1,94 @@
+// The schema's size limits (maxItems, maxLength), checked before anything else looks at the data.
+// ajv with allErrors walks every item of every list, so a 3 MiB list of wrong values costs it
+// seconds and millions of errors; it cannot stop early. This pass reports the limits itself, as
+// kube-apiserver does, and returns a clipped view of the data — lists cut to maxItems, strings to
+// maxLength — that ajv and the kind's own rules then read, so their work is bounded by the schema.
+//
+// It follows the schema, not the data: only `properties` and `items` are entered, so the depth of
+// the walk is the schema's (a handful of levels), whatever the data holds.
+import { tooLong, tooMany, child, index, type FieldError } from '../field-error.ts';
+import { isRecord } from '../json.ts';
+
+/** The schema keywords this pass reads; a TypeBox schema is a plain JSON Schema object. */
+interface LimitedSchema {
+  type?: unknown;
+  properties?: Record<string, LimitedSchema>;
+  items?: LimitedSchema;
+  maxItems?: number;
+  maxLength?: number;
+}
+
+export interface ClippedData {
+  /** One TooMany or TooLong error per list or string over its limit. */
+  errors: FieldError[];
+  /** The data with those lists and strings cut to their limits; the input itself where nothing was cut. */
+  clipped: unknown;
+  /** Field paths of the strings that were cut: other errors about them judge the cut value, not the real one. */
+  cutStrings: ReadonlySet<string>;
+}
+
+export function clipToSchemaLimits(schema: unknown, data: unknown, root: string): ClippedData {
+  const errors: FieldError[] = [];
+  const cutStrings = new Set<string>();
+  const clip = (s: LimitedSchema, value: unknown, path: string): unknown => {
+    if (typeof value === 'string') {
+      if (s.maxLength === undefined || value.length <= s.maxLength) return value;
+      // maxLength counts code points (as kube-openapi counts runes); stop counting at the limit.
+      const prefix = codePointPrefix(value, s.maxLength);
+      if (prefix.length === value.length) return value;
+      errors.push(tooLong(path, s.maxLength));
+      cutStrings.add(path);
+      return prefix;
+    }
+    if (Array.isArray(value)) {
+      let list: unknown[] = value;
+      if (s.maxItems !== undefined && list.length > s.maxItems) {
+        errors.push(tooMany(path, list.length, s.maxItems));
+        list = list.slice(0, s.maxItems);
+      }
+      const items = s.items;
+      if (items === undefined) return list;
+      let changed = list !== value;
+      const out = list.map((item, i) => {
+        const c = clip(items, item, index(path, i));
+        if (c !== item) changed = true;
+        return c;
+      });
+      return changed ? out : value;
+    }
+    if (isRecord(value) && s.properties !== undefined) {
+      let out: Record<string, unknown> | undefined;
+      for (const [name, sub] of Object.entries(s.properties)) {
+        if (!Object.hasOwn(value, name)) continue;
+        const c = clip(sub, value[name], child(path, name));
+        if (c !== value[name]) (out ??= { ...value })[name] = c;
+      }
+      return out ?? value;
+    }
+    return value;
+  };
+  const clipped = isRecord(schema) ? clip(schema as LimitedSchema, data, root) : data;
+  return { errors, clipped, cutStrings };
+}
+
+/** The first `max` code points of `s` (all of it when it has no more). */
+function codePointPrefix(s: string, max: number): string {
+  let units = 0;
+  let points = 0;
+  while (units < s.length && points < max) {
+    const code = s.charCodeAt(units);
+    const next = s.charCodeAt(units + 1);
+    units += code >= 0xd800 && code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff ? 2 : 1;
+    points++;
+  }
+  return s.slice(0, units);
+}
+
+/** Whether an error's field is a cut string or lies beneath one. */
+export function isAboutCutString(field: string, cutStrings: ReadonlySet<string>): boolean {
+  if (cutStrings.size === 0) return false;
+  for (const path of cutStrings) {
+    if (field === path || field.startsWith(`${path}.`) || field.startsWith(`${path}[`)) return true;
+  }
+  return false;
+}
