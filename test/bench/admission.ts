@@ -20,6 +20,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { applySetupObjects, startLocalStack, waitForAdmission, type LocalStack } from '../../scripts/local-stack.ts';
 import { CONFIGURATION_NAMES, renderWebhookConfigurations } from '../../src/admission/webhook-configs.ts';
@@ -163,6 +164,7 @@ async function run(stack: LocalStack): Promise<void> {
   };
 
   const figures = new Map<Mode, ModeFigures>();
+  const loadBefore = loadavg()[0] ?? 0;
   for (const mode of ['crds-only', 'webhooks'] as const) {
     log(`[bench] ${mode}: registering`);
     await setMode(mode);
@@ -223,6 +225,7 @@ async function run(stack: LocalStack): Promise<void> {
       relabel: { p50: percentile(relabels, 50), p99: percentile(relabels, 99), operatorRequests },
     });
   }
+  process.stdout.write(`${cpus().length} cores; 1-min load average ${loadBefore.toFixed(1)} at the start, ${(loadavg()[0] ?? 0).toFixed(1)} at the end (others' work shares the cores)\n`);
   report(figures);
 }
 
