@@ -19,8 +19,13 @@ import { ApiError } from '../../src/kube/errors.ts';
 
 type Json = Record<string, unknown>;
 
-/** A denial longer than this is not "short": kubectl users read it, the API server buffers it. */
-const MAX_DENIAL_BYTES = 4096;
+/** A denial message longer than this is not "short": kubectl prints it whole. */
+const MAX_MESSAGE_BYTES = 4096;
+/**
+ * The whole Status (message plus the typed causes, which repeat each line of the message): at
+ * most about a hundred causes, then one counting the rest, as Kubernetes does.
+ */
+const MAX_STATUS_BYTES = 16 * 1024;
 const NORMAL_NAMESPACES = ['tenant-a', 'tenant-b', 'tenant-c', 'tenant-d'];
 const IN_FLIGHT = 8;
 /** The stream runs at least this long in creates, and on until every hostile request is answered. */
@@ -64,6 +69,7 @@ interface Denial {
   code: number;
   /** The Status the client received, re-serialized: message, reason and causes. */
   bytes: number;
+  messageBytes: number;
   message: string;
 }
 
@@ -74,7 +80,7 @@ async function sendHostile(client: LocalStack['client'], name: string, mcpServer
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     const status = { message: err.message, reason: err.reason, details: err.details };
-    return { code: err.code, bytes: Buffer.byteLength(JSON.stringify(status)), message: err.message };
+    return { code: err.code, bytes: Buffer.byteLength(JSON.stringify(status)), messageBytes: Buffer.byteLength(err.message), message: err.message };
   }
   throw new Error(`hostile Agent ${name} with ${mcpServers.length} mcpServers was admitted`);
 }
@@ -138,15 +144,16 @@ t.test('a hostile Agent does not stall the normal creates of others, and gets a 
   }
 
   t.comment(`normal creates: ${succeeded} succeeded, ${failures.length} failed`);
-  t.comment(`hostile (missing): ${missingDenial.code}, ${missingDenial.bytes} bytes: ${missingDenial.message.slice(0, 200)}`);
-  t.comment(`hostile (invalid): ${invalidDenial.code}, ${invalidDenial.bytes} bytes: ${invalidDenial.message.slice(0, 200)}`);
+  t.comment(`hostile (missing): ${missingDenial.code}, ${missingDenial.bytes} bytes (message ${missingDenial.messageBytes}): ${missingDenial.message.slice(0, 200)}`);
+  t.comment(`hostile (invalid): ${invalidDenial.code}, ${invalidDenial.bytes} bytes (message ${invalidDenial.messageBytes}): ${invalidDenial.message.slice(0, 200)}`);
 
   t.same(failures.slice(0, 5), [], `every normal create succeeds (${failures.length} of ${next} failed)`);
   t.ok(next >= MIN_NORMAL_CREATES, 'the stream ran its minimum');
 
   for (const [what, denial] of [['missing references', missingDenial], ['huge invalid list', invalidDenial]] as const) {
     t.equal(denial.code, 422, `${what}: refused as Invalid`);
-    t.ok(denial.bytes < MAX_DENIAL_BYTES, `${what}: the denial is short (${denial.bytes} bytes < ${MAX_DENIAL_BYTES})`);
+    t.ok(denial.messageBytes < MAX_MESSAGE_BYTES, `${what}: the message is short (${denial.messageBytes} bytes < ${MAX_MESSAGE_BYTES})`);
+    t.ok(denial.bytes < MAX_STATUS_BYTES, `${what}: the whole Status is bounded (${denial.bytes} bytes < ${MAX_STATUS_BYTES})`);
     t.match(denial.message, /spec\.mcpServers/, `${what}: the denial names spec.mcpServers`);
   }
   t.match(missingDenial.message, /[Nn]ot found|does not exist|not checked|too many/i, 'missing references: says the MCPServers are not there');
