@@ -17,9 +17,13 @@
 // * matchPolicy Equivalent, sideEffects None (dry-run safe), timeoutSeconds 5,
 //   admissionReviewVersions [v1], reinvocationPolicy Never (our defaults are idempotent and do
 //   not read other webhooks' changes).
+// * matchConditions on the CREATE/UPDATE entries (./match-conditions.ts): an UPDATE that leaves
+//   spec and the annotations the handler reads alone is not sent, since its answer could not
+//   change. The DELETE entries have none.
 import { GROUP, KIND_NAMES, KINDS, VERSION, type KaosKind } from '../api/kinds.ts';
 import type { WebhookType } from './types.ts';
 import { webhookPath } from './paths.ts';
+import { matchConditions, type MatchCondition } from './match-conditions.ts';
 
 export const DEFAULT_SERVICE = { name: 'kaos-operator-webhook', namespace: 'kaos-system', port: 443 } as const;
 export const CONFIGURATION_NAMES = {
@@ -52,6 +56,7 @@ export type WebhookEntry = {
   clientConfig: WebhookClientConfig;
   failurePolicy: 'Fail' | 'Ignore';
   matchPolicy: 'Equivalent';
+  matchConditions?: MatchCondition[];
   namespaceSelector?: LabelSelector;
   reinvocationPolicy?: 'Never';
   rules: RuleWithOperations[];
@@ -100,6 +105,7 @@ export function renderWebhookConfigurations(
     clientConfig: client(webhookPath(type, kind)),
     failurePolicy,
     matchPolicy: 'Equivalent',
+    ...(operations.includes('UPDATE') ? { matchConditions: matchConditions(type) } : {}),
     ...(options.namespaceSelector === undefined ? {} : { namespaceSelector: options.namespaceSelector }),
     ...(type === 'mutate' ? { reinvocationPolicy: 'Never' as const } : {}),
     rules: [

@@ -4,6 +4,8 @@ import t from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { CONFIGURATION_NAMES, encodeCaBundle, renderWebhookConfigurations, type WebhookEntry } from '../../src/admission/webhook-configs.ts';
 import { endpointForPath, webhookPath } from '../../src/admission/paths.ts';
+import { ANNOTATIONS_READ, matchConditions } from '../../src/admission/match-conditions.ts';
+import { DEFAULTED_ANNOTATION, REFERENCE_POLICY_KEY } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/lookup.ts';
 import { renderYaml, staleWebhookFiles, webhookFiles } from '../../webhooks/generate.ts';
 
@@ -73,6 +75,31 @@ t.test('service-based configurations', async (t) => {
     t.same(w?.rules[0]?.operations, ['DELETE']);
   }
   t.equal(pathOf(modelapiDelete as WebhookEntry), webhookPath('validate', 'ModelAPI'), 'same validate path');
+});
+
+t.test('matchConditions: UPDATEs that cannot change the answer are not sent; CREATE and DELETE always are', async (t) => {
+  const [mutating, validating] = renderWebhookConfigurations({ caBundle: PEM });
+  for (const w of [...mutating.webhooks, ...validating.webhooks]) {
+    const type = endpointForPath(pathOf(w))?.type;
+    if (w.rules[0]?.operations.includes('DELETE')) {
+      t.notOk('matchConditions' in w, `${w.name}: DELETE is always sent`);
+      continue;
+    }
+    t.same(w.matchConditions, matchConditions(type ?? 'mutate'), `${w.name}: the conditions of its type`);
+    for (const c of w.matchConditions ?? []) {
+      // CEL's || is true as soon as one side is: a CREATE never evaluates the oldObject parts.
+      t.match(c.expression, /^\(?request\.operation != 'UPDATE'\)? \|\| /, `${w.name} ${c.name}: every CREATE is sent`);
+    }
+  }
+  t.same(ANNOTATIONS_READ, { mutate: [DEFAULTED_ANNOTATION], validate: [REFERENCE_POLICY_KEY] }, 'the annotations each handler reads');
+  const [changedMutate] = matchConditions('mutate');
+  t.match(changedMutate?.expression, /object\.spec != oldObject\.spec/, 'mutate: a spec change is sent');
+  t.match(changedMutate?.expression, /'kaos\.tools\/defaulted' in object\.metadata\.annotations/, 'mutate: a change of kaos.tools/defaulted is sent');
+  t.notMatch(changedMutate?.expression, /reference-policy/, 'mutate does not read the reference policy');
+  const [changedValidate, deleting] = matchConditions('validate');
+  t.match(changedValidate?.expression, /object\.spec != oldObject\.spec/, 'validate: a spec change is sent');
+  t.match(changedValidate?.expression, /'kaos\.tools\/reference-policy' in object\.metadata\.annotations/, 'validate: a change of the reference policy is sent');
+  t.match(deleting?.expression, /!has\(object\.metadata\.deletionTimestamp\)/, 'validate: an object being deleted is waved through by the API server');
 });
 
 t.test('url-based configurations for a server outside the cluster', async (t) => {
