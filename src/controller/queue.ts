@@ -234,7 +234,9 @@ export class WorkQueue {
       const controller = new AbortController();
       this.#processing.set(key, controller);
       this.#metrics.activeWorkers(this.#processing.size);
-      void this.#run(key, controller.signal);
+      // #run handles every outcome of the reconciler; this catch only guards against a throwing
+      // logger or metrics hook, which must not become an unhandled rejection either.
+      this.#run(key, controller.signal).catch(() => {});
     }
   }
 
