@@ -1,0 +1,196 @@
+// The controller's and work queue's metrics under controller-runtime's names and labels
+// (pkg/internal/controller/metrics and pkg/metrics/workqueue.go), so that its dashboards and
+// alerts work unchanged. As with the webhook metrics (src/server/metrics.ts), counts are plain
+// numbers that prom-client reads only when /metrics is scraped.
+import type { Registry } from 'prom-client';
+
+/** controller-runtime's `result` label values. */
+export const RECONCILE_RESULTS = ['success', 'error', 'requeue', 'requeue_after'] as const;
+export type ReconcileResultLabel = (typeof RECONCILE_RESULTS)[number];
+
+/** What one controller's queue reports. One handle per controller name. */
+export interface ControllerMetrics {
+  /** A key entered the queue (not a merged duplicate). */
+  added(): void;
+  /** Keys waiting to run, after every change. */
+  depth(n: number): void;
+  /** A key left the queue for a worker after waiting `seconds`. */
+  started(seconds: number): void;
+  /** A key was put back with backoff. */
+  retried(): void;
+  /** A reconcile ended with `result` after `seconds`. */
+  reconciled(result: ReconcileResultLabel, seconds: number): void;
+  /** Reconciles running now. */
+  activeWorkers(n: number): void;
+  maxConcurrentReconciles(n: number): void;
+}
+
+export interface ControllerMetricsFactory {
+  /** The handle of the controller `name` (e.g. `agent`); its series exist from this call on. */
+  forController(name: string): ControllerMetrics;
+}
+
+/** controller-runtime's reconcile_time_seconds buckets. */
+const RECONCILE_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5,
+  3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+];
+/** client-go's queue_duration_seconds buckets: ExponentialBuckets(10e-9, 10, 12), 10 ns to 1000 s. */
+const QUEUE_BUCKETS = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
+
+/** A histogram as plain numbers: non-cumulative counts per bucket, the last one +Inf. */
+class Histogram {
+  readonly bounds: readonly number[];
+  readonly counts: Float64Array;
+  sum = 0;
+  count = 0;
+  constructor(bounds: readonly number[]) {
+    this.bounds = bounds;
+    this.counts = new Float64Array(bounds.length + 1);
+  }
+  observe(value: number): void {
+    let i = 0;
+    while (i < this.bounds.length && value > (this.bounds[i] as number)) i += 1;
+    this.counts[i] = (this.counts[i] ?? 0) + 1;
+    this.sum += value;
+    this.count += 1;
+  }
+  reset(): void {
+    this.counts.fill(0);
+    this.sum = 0;
+    this.count = 0;
+  }
+  values(name: string, labels: Record<string, string>): MetricValue[] {
+    const values: MetricValue[] = [];
+    let cumulative = 0;
+    for (let i = 0; i <= this.bounds.length; i++) {
+      cumulative += this.counts[i] ?? 0;
+      const le = i < this.bounds.length ? String(this.bounds[i]) : '+Inf';
+      values.push({ metricName: `${name}_bucket`, value: cumulative, labels: { le, ...labels } });
+    }
+    values.push({ metricName: `${name}_sum`, value: this.sum, labels });
+    values.push({ metricName: `${name}_count`, value: this.count, labels });
+    return values;
+  }
+}
+
+interface Stats {
+  readonly name: string;
+  depth: number;
+  adds: number;
+  retries: number;
+  readonly queueDuration: Histogram;
+  readonly results: Record<ReconcileResultLabel, number>;
+  errors: number;
+  readonly reconcileTime: Histogram;
+  activeWorkers: number;
+  maxConcurrent: number;
+}
+
+/** The shape prom-client's Registry reads from a metric when it renders /metrics. */
+interface MetricValue {
+  value: number;
+  labels: Record<string, string>;
+  metricName?: string;
+}
+type MetricType = 'counter' | 'gauge' | 'histogram';
+
+export function createControllerMetrics(registry: Registry): ControllerMetricsFactory {
+  const all: Stats[] = [];
+  // workqueue_* carry both `name` and `controller`, equal, as controller-runtime's provider does.
+  const queueLabels = (s: Stats) => ({ name: s.name, controller: s.name });
+  const register = (name: string, help: string, type: MetricType, values: (s: Stats) => MetricValue[], reset: (s: Stats) => void): void => {
+    const metric = {
+      name,
+      help,
+      type,
+      aggregator: 'sum' as const,
+      get: () => ({ name, help, type, aggregator: 'sum' as const, values: all.flatMap(values) }),
+      reset: () => all.forEach(reset),
+    };
+    // A plain object in place of prom-client's Metric class (whose private fields it cannot
+    // have); the Registry only calls name, get and reset.
+    registry.registerMetric(metric as unknown as Parameters<Registry['registerMetric']>[0]);
+  };
+
+  register('workqueue_depth', 'Current depth of workqueue', 'gauge', (s) => [{ value: s.depth, labels: queueLabels(s) }], () => {});
+  register('workqueue_adds_total', 'Total number of adds handled by workqueue', 'counter', (s) => [{ value: s.adds, labels: queueLabels(s) }], (s) => {
+    s.adds = 0;
+  });
+  register('workqueue_retries_total', 'Total number of retries handled by workqueue', 'counter', (s) => [{ value: s.retries, labels: queueLabels(s) }], (s) => {
+    s.retries = 0;
+  });
+  register(
+    'workqueue_queue_duration_seconds',
+    'How long in seconds an item stays in workqueue before being requested',
+    'histogram',
+    (s) => s.queueDuration.values('workqueue_queue_duration_seconds', queueLabels(s)),
+    (s) => s.queueDuration.reset(),
+  );
+  register(
+    'controller_runtime_reconcile_total',
+    'Total number of reconciliations per controller',
+    'counter',
+    (s) => RECONCILE_RESULTS.map((result) => ({ value: s.results[result], labels: { controller: s.name, result } })),
+    (s) => {
+      for (const r of RECONCILE_RESULTS) s.results[r] = 0;
+    },
+  );
+  register('controller_runtime_reconcile_errors_total', 'Total number of reconciliation errors per controller', 'counter', (s) => [{ value: s.errors, labels: { controller: s.name } }], (s) => {
+    s.errors = 0;
+  });
+  register(
+    'controller_runtime_reconcile_time_seconds',
+    'Length of time per reconciliation per controller',
+    'histogram',
+    (s) => s.reconcileTime.values('controller_runtime_reconcile_time_seconds', { controller: s.name }),
+    (s) => s.reconcileTime.reset(),
+  );
+  register('controller_runtime_active_workers', 'Number of currently used workers per controller', 'gauge', (s) => [{ value: s.activeWorkers, labels: { controller: s.name } }], () => {});
+  register('controller_runtime_max_concurrent_reconciles', 'Maximum number of concurrent reconciles per controller', 'gauge', (s) => [{ value: s.maxConcurrent, labels: { controller: s.name } }], () => {});
+
+  return {
+    forController(name) {
+      if (all.some((s) => s.name === name)) throw new Error(`controller metrics: "${name}" is registered twice`);
+      const s: Stats = {
+        name,
+        depth: 0,
+        adds: 0,
+        retries: 0,
+        queueDuration: new Histogram(QUEUE_BUCKETS),
+        // controller-runtime initialises every result to 0, so rate() works from the first scrape.
+        results: { success: 0, error: 0, requeue: 0, requeue_after: 0 },
+        errors: 0,
+        reconcileTime: new Histogram(RECONCILE_BUCKETS),
+        activeWorkers: 0,
+        maxConcurrent: 0,
+      };
+      all.push(s);
+      return {
+        added: () => void (s.adds += 1),
+        depth: (n) => void (s.depth = n),
+        started: (seconds) => s.queueDuration.observe(seconds),
+        retried: () => void (s.retries += 1),
+        reconciled(result, seconds) {
+          s.results[result] += 1;
+          if (result === 'error') s.errors += 1;
+          s.reconcileTime.observe(seconds);
+        },
+        activeWorkers: (n) => void (s.activeWorkers = n),
+        maxConcurrentReconciles: (n) => void (s.maxConcurrent = n),
+      };
+    },
+  };
+}
+
+const noop = (): void => {};
+/** For callers that export no metrics (tests, benchmarks). */
+export const noControllerMetrics: ControllerMetrics = {
+  added: noop,
+  depth: noop,
+  started: noop,
+  retried: noop,
+  reconciled: noop,
+  activeWorkers: noop,
+  maxConcurrentReconciles: noop,
+};

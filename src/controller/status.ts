@@ -1,0 +1,217 @@
+// Pure: the status a reconcile writes (api.md §1–§4). A reconciler states its outcome in api.md's
+// words (the builders below); nextStatus() turns it into phase, ready, message, the Deployment
+// mirror, observedGeneration and the kstatus conditions Ready / Reconciling / Stalled, each
+// with a lastTransitionTime that moves only when that condition's status moves; statusChanged()
+// says whether the write is needed at all, so an idle controller writes nothing.
+import type { Phase } from '../api/enums.ts';
+import { KIND_NAMES, type KaosKind } from '../api/kinds.ts';
+import type { Condition, DeploymentStatus } from '../api/schema/status.ts';
+import { jsonEqual } from './equal.ts';
+
+/** `status` of any of the three kinds, as the controller writes it. */
+export interface KaosStatus {
+  phase?: Phase;
+  ready?: boolean;
+  endpoint?: string;
+  message?: string;
+  observedGeneration?: number;
+  deployment?: DeploymentStatus;
+  conditions?: Condition[];
+  /** Agents only: `{ modelapi: <name> }`. */
+  linkedResources?: Record<string, string>;
+}
+
+/** Where a reconcile got to: phase, why (a CamelCase reason) and api.md's message. */
+export interface Verdict {
+  phase: Phase;
+  /** metav1.Condition reason: CamelCase, e.g. `ModelAPINotReady`. */
+  reason: string;
+  message: string;
+  /** Phase Failed only: retrying cannot fix it (kstatus `Stalled`); the user must act. */
+  terminal?: boolean;
+}
+
+/** A verdict plus what the status reports besides. Absent fields are absent from the status. */
+export interface Outcome extends Verdict {
+  endpoint?: string;
+  linkedResources?: Record<string, string>;
+  deployment?: DeploymentStatus;
+}
+
+// ---- api.md's messages ---------------------------------------------------------------------
+
+/** The API server's NotFound text, which KAOS puts after "Failed to resolve …: ". */
+export function notFoundReason(kind: KaosKind, name: string): string {
+  return `${KIND_NAMES[kind].plural}.kaos.tools "${name}" not found`;
+}
+
+/**
+ * Not terminal: the ModelAPI's arrival wakes the Agent, and GitOps tools that apply the Agent
+ * first must see "in progress", not "failed".
+ */
+export function modelAPIUnresolved(reason: string): Verdict {
+  return { phase: 'Failed', reason: 'ModelAPIUnresolved', message: `Failed to resolve ModelAPI: ${reason}` };
+}
+
+export function modelAPINotReady(): Verdict {
+  return { phase: 'Waiting', reason: 'ModelAPINotReady', message: 'ModelAPI is not ready' };
+}
+
+export function mcpServerUnresolved(name: string, reason: string): Verdict {
+  return { phase: 'Failed', reason: 'MCPServerUnresolved', message: `Failed to resolve MCPServer ${name}: ${reason}` };
+}
+
+export function mcpServerNotReady(name: string): Verdict {
+  return { phase: 'Waiting', reason: 'MCPServerNotReady', message: `MCPServer ${name} is not ready` };
+}
+
+/** Any other failure; `terminal` when only a change by the user can fix it. */
+export function failed(reason: string, message: string, options: { terminal?: boolean } = {}): Verdict {
+  return { phase: 'Failed', reason, message, terminal: options.terminal === true };
+}
+
+/** The part of a Deployment status reads; tolerant of anything, as cached objects are unchecked. */
+export interface DeploymentLike {
+  spec?: unknown;
+  status?: unknown;
+}
+
+/**
+ * api.md: `readyReplicas > 0` → Ready, else Pending; message `Deployment ready replicas:
+ * <ready>/<replicas>` with the desired replicas (spec, default 1) as KAOS writes it; and the
+ * `status.deployment` mirror.
+ */
+export function deploymentProgress(deployment: DeploymentLike): Verdict & { deployment: DeploymentStatus } {
+  const mirror = mirrorDeployment(deployment);
+  const ready = mirror.readyReplicas ?? 0;
+  const desired = int(record(deployment.spec)?.replicas) ?? 1;
+  return {
+    phase: ready > 0 ? 'Ready' : 'Pending',
+    reason: ready > 0 ? 'DeploymentReady' : 'DeploymentNotReady',
+    message: `Deployment ready replicas: ${ready}/${desired}`,
+    deployment: mirror,
+  };
+}
+
+/**
+ * `status.deployment` from a Deployment's status: the four counts (0 when the Deployment omits
+ * them) and its conditions as metav1.Condition. Only fields the CRD schema keeps, each valid, so
+ * that what is written reads back equal and the next reconcile sees no change.
+ */
+export function mirrorDeployment(deployment: DeploymentLike): DeploymentStatus {
+  const status = record(deployment.status) ?? {};
+  const mirror: DeploymentStatus = {
+    replicas: int(status.replicas) ?? 0,
+    readyReplicas: int(status.readyReplicas) ?? 0,
+    availableReplicas: int(status.availableReplicas) ?? 0,
+    updatedReplicas: int(status.updatedReplicas) ?? 0,
+  };
+  const conditions = Array.isArray(status.conditions) ? status.conditions.flatMap((c) => deploymentCondition(c)) : [];
+  if (conditions.length > 0) mirror.conditions = conditions;
+  return mirror;
+}
+
+function deploymentCondition(value: unknown): Condition[] {
+  const c = record(value);
+  if (c === undefined || typeof c.type !== 'string' || c.type === '') return [];
+  const status = c.status === 'True' || c.status === 'False' ? c.status : 'Unknown';
+  const reason = typeof c.reason === 'string' && REASON.test(c.reason) ? c.reason : 'Unknown';
+  const time = typeof c.lastTransitionTime === 'string' ? c.lastTransitionTime : typeof c.lastUpdateTime === 'string' ? c.lastUpdateTime : EPOCH;
+  const message = typeof c.message === 'string' ? c.message.slice(0, MAX_CONDITION_MESSAGE) : '';
+  return [{ type: c.type, status, lastTransitionTime: time, reason, message }];
+}
+
+// ---- the next status -----------------------------------------------------------------------
+
+export const CONDITION_TYPES = ['Ready', 'Reconciling', 'Stalled'] as const;
+
+/** metav1.Condition's reason pattern (also in src/api/schema/status.ts, which the API server enforces). */
+const REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
+const MAX_CONDITION_MESSAGE = 32768;
+const EPOCH = '1970-01-01T00:00:00Z';
+
+/** metav1.Time's text: RFC 3339 in UTC, whole seconds. */
+export function formatTime(now: Date | number): string {
+  return new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/**
+ * The status to write after a reconcile with `outcome`, given the current one (absent, the CRD's
+ * default, or a previous write) and the object's metadata.generation. kstatus:
+ * - `Ready` True iff phase Ready (what `kubectl wait --for=condition=Ready` waits for);
+ * - `Reconciling` True while work is in flight: Pending, Waiting, or Failed but retried;
+ * - `Stalled` True when Failed and terminal: retrying will not help.
+ * All three carry the outcome's reason and message and the generation they describe.
+ * Conditions of other types (written by someone else) are kept, after ours.
+ */
+export function nextStatus(prev: unknown, generation: number | undefined, outcome: Outcome, now: Date | number): KaosStatus {
+  if (!REASON.test(outcome.reason)) throw new Error(`status: reason ${JSON.stringify(outcome.reason)} is not CamelCase (metav1.Condition reason)`);
+  const previous = conditionsOf(prev);
+  const time = formatTime(now);
+  const inProgress = outcome.phase === 'Pending' || outcome.phase === 'Waiting' || (outcome.phase === 'Failed' && outcome.terminal !== true);
+  const truth: Record<(typeof CONDITION_TYPES)[number], boolean> = {
+    Ready: outcome.phase === 'Ready',
+    Reconciling: inProgress,
+    Stalled: outcome.phase === 'Failed' && outcome.terminal === true,
+  };
+  const message = outcome.message.slice(0, MAX_CONDITION_MESSAGE);
+  const conditions: Condition[] = CONDITION_TYPES.map((type) => {
+    const status = truth[type] ? 'True' : 'False';
+    const before = previous.find((c) => c.type === type);
+    return {
+      type,
+      status,
+      ...(generation === undefined ? {} : { observedGeneration: generation }),
+      lastTransitionTime: before !== undefined && before.status === status && typeof before.lastTransitionTime === 'string' ? before.lastTransitionTime : time,
+      reason: outcome.reason,
+      message,
+    };
+  });
+  for (const c of previous) if (!(CONDITION_TYPES as readonly string[]).includes(c.type)) conditions.push(c);
+
+  const status: KaosStatus = { phase: outcome.phase, ready: outcome.phase === 'Ready' };
+  if (outcome.endpoint !== undefined && outcome.endpoint !== '') status.endpoint = outcome.endpoint;
+  status.message = outcome.message;
+  if (outcome.linkedResources !== undefined) status.linkedResources = { ...outcome.linkedResources };
+  if (outcome.deployment !== undefined) status.deployment = outcome.deployment;
+  if (generation !== undefined) status.observedGeneration = generation;
+  status.conditions = conditions;
+  return status;
+}
+
+/**
+ * Whether writing `next` would change the stored status: JSON equality, ignoring key order and
+ * the order of condition lists (list-type map, keyed by type).
+ */
+export function statusChanged(prev: unknown, next: KaosStatus): boolean {
+  return !jsonEqual(canonical(prev), canonical(next));
+}
+
+function canonical(status: unknown): unknown {
+  const s = record(status);
+  if (s === undefined) return status ?? {};
+  const out: Record<string, unknown> = { ...s };
+  if (Array.isArray(s.conditions)) out.conditions = sortByType(s.conditions);
+  const deployment = record(s.deployment);
+  if (deployment !== undefined && Array.isArray(deployment.conditions)) out.deployment = { ...deployment, conditions: sortByType(deployment.conditions) };
+  return out;
+}
+
+function sortByType(list: unknown[]): unknown[] {
+  const type = (c: unknown) => String(record(c)?.type ?? '');
+  return [...list].sort((a, b) => (type(a) < type(b) ? -1 : type(a) > type(b) ? 1 : 0));
+}
+
+function conditionsOf(status: unknown): Condition[] {
+  const list = record(status)?.conditions;
+  if (!Array.isArray(list)) return [];
+  return list.filter((c): c is Condition => typeof record(c)?.type === 'string');
+}
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+function int(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) ? value : undefined;
+}
