@@ -34,6 +34,7 @@ export interface OwnerRefLike {
   name?: string;
   uid?: string;
   controller?: boolean;
+  [key: string]: unknown;
 }
 
 export interface ManagedFieldsEntry {
