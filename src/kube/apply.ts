@@ -22,19 +22,24 @@ export interface ObjectLike {
     namespace?: string;
     uid?: string;
     deletionTimestamp?: string;
+    resourceVersion?: string;
+    labels?: Readonly<Record<string, string>>;
+    annotations?: Readonly<Record<string, string>>;
     ownerReferences?: readonly OwnerRefLike[];
     managedFields?: readonly ManagedFieldsEntry[];
-    [key: string]: unknown;
   };
-  [key: string]: unknown;
+  spec?: unknown;
+  data?: unknown;
+  status?: unknown;
 }
 
 export interface OwnerRefLike {
+  apiVersion?: string;
   kind?: string;
   name?: string;
   uid?: string;
   controller?: boolean;
-  [key: string]: unknown;
+  blockOwnerDeletion?: boolean;
 }
 
 export interface ManagedFieldsEntry {
