@@ -105,6 +105,9 @@ export function applyIntent<T extends ObjectLike>(desired: T, exists: boolean): 
  * - If `live` carries managedFields, our manager must have an Apply entry (else the first apply
  *   takes ownership) and own nothing outside `desired` (else apply would remove it). Without
  *   managedFields (a cache that strips them) only the values are compared.
+ * - A desired field that already has its value but is not (or no longer) ours is no reason to
+ *   write: an apply would only add us as a co-owner. Should anyone change its value, the first
+ *   rule sees it and the next apply (with force) takes it back.
  */
 export function holdsAppliedFields(live: ObjectLike | undefined, desired: ObjectLike, manager: string = FIELD_MANAGER): boolean {
   if (live === undefined) return false;
