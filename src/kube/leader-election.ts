@@ -225,9 +225,11 @@ export class LeaderElector {
     if (term !== undefined) {
       this.#endTerm('stopping');
       await term.work;
-      if (release) await this.#release();
     }
     await this.#loop;
+    // Also when an acquire completed just as stop() was called: whatever Lease we last saw as
+    // ours is handed over (guarded by its resourceVersion, so never one someone else wrote).
+    if (release) await this.#release();
   }
 
   async #run(): Promise<void> {
