@@ -15,6 +15,10 @@ export const OPERATOR_RULES: readonly PolicyRule[] = [
   { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
   // The podSpec check: a server-side dry-run create of the Deployment the object would get.
   { apiGroups: ['apps'], resources: ['deployments'], verbs: ['create'] },
+  // Leader election (kube/leader-election.ts): read the Lease, create it once, renew and release it.
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+  // Events about the parents (kube/events.ts): create one, then patch its series on repeats.
+  { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
 ];
 
 export const OPERATOR_IDENTITY = { namespace: 'kaos-system', serviceAccount: 'kaos-operator' } as const;

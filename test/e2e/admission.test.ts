@@ -1089,6 +1089,8 @@ t.test('the operator runs as its ServiceAccount with the least privilege of src/
     t.equal(await can('watch', resource), 'yes', `watch ${resource}`);
   }
   t.equal(await can('create', 'deployments.apps'), 'yes', 'dry-run create of Deployments (the podSpec check)');
+  for (const verb of ['get', 'create', 'update']) t.equal(await can(verb, 'leases.coordination.k8s.io'), 'yes', `${verb} leases (leader election)`);
+  for (const verb of ['create', 'patch']) t.equal(await can(verb, 'events.events.k8s.io'), 'yes', `${verb} events`);
   for (const [verb, resource] of [
     ['get', 'secrets'],
     ['list', 'configmaps'],
@@ -1096,6 +1098,10 @@ t.test('the operator runs as its ServiceAccount with the least privilege of src/
     ['delete', 'modelapis.kaos.tools'],
     ['update', 'namespaces'],
     ['delete', 'deployments.apps'],
+    ['delete', 'leases.coordination.k8s.io'],
+    ['list', 'leases.coordination.k8s.io'],
+    ['list', 'events.events.k8s.io'],
+    ['create', 'events'],
     ['create', 'mutatingwebhookconfigurations.admissionregistration.k8s.io'],
   ] as const) {
     t.equal(await can(verb, resource), 'no', `no ${verb} ${resource}`);

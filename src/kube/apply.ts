@@ -1,0 +1,443 @@
+// Server-side apply of the operator's children, the decision whether an apply would change
+// anything (so an idle controller sends no write at all), and pruning of owned children that are
+// no longer desired.
+//
+// holdsAppliedFields is the heart of "zero idle writes". Applying `desired` with force changes
+// nothing when (a) every field of `desired` already has that value in the live object, and (b)
+// our field manager owns no field that `desired` leaves out (server-side apply would remove it).
+// (a) is "desired ⊆ live" with the API server's list semantics; (b) reads metadata.managedFields.
+import type { KubeClient } from './client.ts';
+import { isConflict, isNotFound } from './errors.ts';
+import { CONFIG_MAP, DEPLOYMENT, HTTP_ROUTE, SERVICE, resourcePath, type ResourceType } from './paths.ts';
+
+/** The one field manager of every write the controller makes. */
+export const FIELD_MANAGER = 'kaos-operator';
+
+/** What this module reads of any object (children from render, the cache or the API server). */
+export interface ObjectLike {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    deletionTimestamp?: string;
+    resourceVersion?: string;
+    labels?: Readonly<Record<string, string>>;
+    annotations?: Readonly<Record<string, string>>;
+    ownerReferences?: readonly OwnerRefLike[];
+    managedFields?: readonly ManagedFieldsEntry[];
+  };
+  spec?: unknown;
+  data?: unknown;
+  status?: unknown;
+}
+
+export interface OwnerRefLike {
+  apiVersion?: string;
+  kind?: string;
+  name?: string;
+  uid?: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: string;
+  subresource?: string;
+  fieldsType?: string;
+  fieldsV1?: unknown;
+}
+
+/** The child kinds the operator owns, by kind. */
+export const CHILD_TYPES: Readonly<Record<string, ResourceType>> = {
+  Deployment: DEPLOYMENT,
+  Service: SERVICE,
+  ConfigMap: CONFIG_MAP,
+  HTTPRoute: HTTP_ROUTE,
+};
+
+/** The URL of a child from its kind, namespace and name; a clear error for anything else. */
+export function childPath(object: ObjectLike): string {
+  const type = object.kind === undefined ? undefined : CHILD_TYPES[object.kind];
+  if (type === undefined) throw new Error(`not a child kind the operator owns: ${String(object.kind)}`);
+  const name = object.metadata?.name;
+  const namespace = object.metadata?.namespace;
+  if (name === undefined || name === '' || namespace === undefined || namespace === '') {
+    throw new Error(`${type.kind} without metadata.name and metadata.namespace`);
+  }
+  return resourcePath(type, { namespace, name });
+}
+
+// ---------------------------------------------------------------------------------------------
+// What to apply
+
+/**
+ * The object to apply given whether the child already exists: a Deployment's `spec.replicas` is
+ * set at creation only (api.md §1), so `kubectl scale` and HPAs own it afterwards. Everything
+ * else is applied as rendered. Returns a new object; `desired` is not modified.
+ */
+export function applyIntent<T extends ObjectLike>(desired: T, exists: boolean): T {
+  if (!exists || desired.kind !== 'Deployment') return desired;
+  const spec = desired.spec;
+  if (!isRecord(spec) || !('replicas' in spec)) return desired;
+  const { replicas: _omitted, ...rest } = spec;
+  return { ...desired, spec: rest };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Would an apply change anything?
+
+/**
+ * True when applying `desired` with our field manager (and force) would leave `live` as it is,
+ * so the write can be skipped. `desired` is exactly what would be sent (see applyIntent).
+ *
+ * - Every field of `desired` must be in `live` with the same value. Fields the API server adds
+ *   (defaults, status, other managers' fields) do not matter. A zero value ("", 0, false, {},
+ *   []) also matches an absent field, since the API server omits those it does not keep.
+ * - Lists the API server merges by key (containers and env by name, container ports by
+ *   containerPort+protocol, volumeMounts by mountPath, …) match element by key, and the desired
+ *   elements must appear in the same relative order (an apply would reorder them); a missing
+ *   `protocol` in a port key is TCP, as the API server defaults it. Other lists are atomic:
+ *   same length, element by element.
+ * - Resource quantities compare by value ("500m" = "0.5", "1Gi" = "1024Mi").
+ * - If `live` carries managedFields, our manager must have an Apply entry (else the first apply
+ *   takes ownership) and own nothing outside `desired` (else apply would remove it). Without
+ *   managedFields (a cache that strips them) only the values are compared.
+ * - A desired field that already has its value but is not (or no longer) ours is no reason to
+ *   write: an apply would only add us as a co-owner. Should anyone change its value, the first
+ *   rule sees it and the next apply (with force) takes it back.
+ */
+export function holdsAppliedFields(live: ObjectLike | undefined, desired: ObjectLike, manager: string = FIELD_MANAGER): boolean {
+  if (live === undefined) return false;
+  if (!holds(live, desired, '')) return false;
+  const managed = live.metadata?.managedFields;
+  if (managed === undefined) return true;
+  const ours = managed.find((e) => e.manager === manager && e.operation === 'Apply' && (e.subresource ?? '') === '');
+  if (ours === undefined) return false;
+  return ownedWithin(ours.fieldsV1, desired, live.kind === 'Deployment' ? DEPLOYMENT_IGNORED_OWNED : []);
+}
+
+/**
+ * `spec.replicas` is applied at creation and then left out (applyIntent). Our ownership of it
+ * from that first apply is harmless — whoever scales takes it over — so it must not count as
+ * "owned but no longer applied", which would cost one write after every creation.
+ */
+const DEPLOYMENT_IGNORED_OWNED: readonly string[] = ['f:spec/f:replicas'];
+
+/** Names of lists the API server merges by key, and how to compute an element's key. */
+type KeyFn = (element: Record<string, unknown>) => string;
+
+const byFields = (...fields: string[]): KeyFn => (e) => JSON.stringify(fields.map((f) => keyValue(f, e[f])));
+
+/** The defaults the API server fills into list keys before merging. */
+function keyValue(field: string, value: unknown): unknown {
+  if (field === 'protocol' && (value === undefined || value === '')) return 'TCP';
+  return value ?? null;
+}
+
+const portKey: KeyFn = (e) => ('containerPort' in e ? byFields('containerPort', 'protocol')(e) : byFields('port', 'protocol')(e));
+
+/**
+ * From the Kubernetes OpenAPI (x-kubernetes-list-map-keys) for the fields a child can carry.
+ * Custom resources (HTTPRoute) have no such lists in what render emits; theirs are atomic.
+ */
+const MAP_LISTS: Readonly<Record<string, KeyFn>> = {
+  containers: byFields('name'),
+  initContainers: byFields('name'),
+  ephemeralContainers: byFields('name'),
+  env: byFields('name'),
+  volumes: byFields('name'),
+  imagePullSecrets: byFields('name'),
+  resourceClaims: byFields('name'),
+  schedulingGates: byFields('name'),
+  volumeMounts: byFields('mountPath'),
+  volumeDevices: byFields('devicePath'),
+  ports: portKey,
+  hostAliases: byFields('ip'),
+  topologySpreadConstraints: byFields('topologyKey', 'whenUnsatisfiable'),
+  ownerReferences: byFields('uid'),
+};
+
+/** Fields whose values are resource.Quantity: the API server stores them canonicalized. */
+const QUANTITY_PARENTS = new Set(['limits', 'requests', 'overhead']);
+
+function holds(live: unknown, desired: unknown, field: string, parentField = ''): boolean {
+  if (desired === undefined) return true;
+  if (desired === null) return live === undefined || live === null;
+  if (live === undefined || live === null) return isZero(desired);
+  if (Array.isArray(desired)) {
+    if (!Array.isArray(live)) return false;
+    const keyOf = MAP_LISTS[field];
+    return keyOf === undefined ? holdsAtomicList(live, desired, field) : holdsMapList(live, desired, field, keyOf);
+  }
+  if (isRecord(desired)) {
+    if (!isRecord(live)) return false;
+    for (const [k, v] of Object.entries(desired)) {
+      if (!holds(live[k], v, k, field)) return false;
+    }
+    return true;
+  }
+  if (live === desired) return true;
+  const quantity = QUANTITY_PARENTS.has(parentField) || (field === 'sizeLimit' && parentField === 'emptyDir');
+  if (quantity) return sameQuantity(live, desired);
+  return false;
+}
+
+function holdsAtomicList(live: unknown[], desired: unknown[], field: string): boolean {
+  if (live.length !== desired.length) return false;
+  return desired.every((d, i) => holds(live[i], d, `${field}[]`));
+}
+
+function holdsMapList(live: unknown[], desired: unknown[], field: string, keyOf: KeyFn): boolean {
+  const index = new Map<string, number>();
+  live.forEach((e, i) => {
+    if (isRecord(e)) index.set(keyOf(e), i);
+  });
+  let last = -1;
+  for (const d of desired) {
+    if (!isRecord(d)) return false;
+    const at = index.get(keyOf(d));
+    if (at === undefined || at <= last) return false;
+    if (!holds(live[at], d, `${field}[]`)) return false;
+    last = at;
+  }
+  return true;
+}
+
+function isZero(value: unknown): boolean {
+  if (value === '' || value === 0 || value === false) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  if (isRecord(value)) return Object.values(value).every((v) => v === undefined || isZero(v));
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ownership: fieldsV1 (structured-merge-diff's field set) against the desired object
+
+/**
+ * True when every field in the set `fieldsV1` is present in `desired`. Keys are `f:<field>`,
+ * `k:<json of the list key>` (map-list element), `v:<json>` (set element), `i:<index>`, and
+ * `.` (the node itself).
+ */
+function ownedWithin(fieldsV1: unknown, desired: unknown, ignored: readonly string[], path = ''): boolean {
+  if (!isRecord(fieldsV1)) return true;
+  for (const [key, child] of Object.entries(fieldsV1)) {
+    if (key === '.') continue;
+    const childPath = path === '' ? key : `${path}/${key}`;
+    if (ignored.includes(childPath)) continue;
+    const value = descend(desired, key);
+    if (value === undefined) return false;
+    if (!ownedWithin(child, value, ignored, childPath)) return false;
+  }
+  return true;
+}
+
+/** The part of `desired` a fieldsV1 key names, or undefined when desired has no such part. */
+function descend(desired: unknown, key: string): unknown {
+  const sep = key.indexOf(':');
+  const kind = key.slice(0, sep);
+  const rest = key.slice(sep + 1);
+  switch (kind) {
+    case 'f':
+      return isRecord(desired) && desired[rest] !== undefined && desired[rest] !== null ? desired[rest] : undefined;
+    case 'k': {
+      if (!Array.isArray(desired)) return undefined;
+      const want = parseJsonObject(rest);
+      if (want === undefined) return undefined;
+      return desired.find((e) => isRecord(e) && Object.entries(want).every(([f, v]) => sameScalar(keyValue(f, e[f]), v)));
+    }
+    case 'v': {
+      if (!Array.isArray(desired)) return undefined;
+      let want: unknown;
+      try {
+        want = JSON.parse(rest);
+      } catch {
+        return undefined;
+      }
+      return desired.some((e) => canonical(e) === canonical(want)) ? want : undefined;
+    }
+    case 'i': {
+      if (!Array.isArray(desired)) return undefined;
+      return desired[Number(rest)];
+    }
+    default:
+      return undefined;
+  }
+}
+
+function sameScalar(a: unknown, b: unknown): boolean {
+  return a === b || (typeof a !== 'object' && typeof b !== 'object' && String(a) === String(b));
+}
+
+function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return isRecord(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (isRecord(value)) {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+// ---------------------------------------------------------------------------------------------
+// resource.Quantity
+
+interface Fraction {
+  num: bigint;
+  den: bigint;
+}
+
+const BINARY: Readonly<Record<string, bigint>> = {
+  Ki: 1n << 10n, Mi: 1n << 20n, Gi: 1n << 30n, Ti: 1n << 40n, Pi: 1n << 50n, Ei: 1n << 60n,
+};
+const DECIMAL: Readonly<Record<string, number>> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+
+/** A quantity ("500m", "0.5", "1Gi", "1e3", 2) as an exact fraction; undefined if it is none. */
+export function parseQuantity(value: unknown): Fraction | undefined {
+  const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
+  if (typeof text !== 'string') return undefined;
+  const m = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?\d+))?$/.exec(text.trim());
+  if (m === null) return undefined;
+  const [, sign = '', mantissa = '', suffix = '', exponent] = m;
+  const [int = '', frac = ''] = mantissa.split('.');
+  let num = BigInt((int + frac) || '0') * (sign === '-' ? -1n : 1n);
+  let den = 10n ** BigInt(frac.length);
+  const binary = BINARY[suffix];
+  let exp = 0;
+  if (binary !== undefined) num *= binary;
+  else if (exponent !== undefined) exp = Number(exponent);
+  else exp = DECIMAL[suffix] ?? 0;
+  if (Math.abs(exp) > 60) return undefined;
+  if (exp >= 0) num *= 10n ** BigInt(exp);
+  else den *= 10n ** BigInt(-exp);
+  return { num, den };
+}
+
+function sameQuantity(a: unknown, b: unknown): boolean {
+  const x = parseQuantity(a);
+  const y = parseQuantity(b);
+  return x !== undefined && y !== undefined && x.num * y.den === y.num * x.den;
+}
+
+// ---------------------------------------------------------------------------------------------
+// I/O
+
+export type ApplyClient = Pick<KubeClient, 'apply'>;
+
+export interface ApplyChildOptions {
+  signal?: AbortSignal;
+  dryRun?: boolean;
+}
+
+/** Server-side apply of one child with our field manager and force (a controller's apply). */
+export async function applyChild<T extends ObjectLike>(client: ApplyClient, object: ObjectLike, options: ApplyChildOptions = {}): Promise<T> {
+  return client.apply<T>(childPath(object), object, {
+    fieldManager: FIELD_MANAGER,
+    force: true,
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...(options.dryRun === undefined ? {} : { dryRun: options.dryRun }),
+  });
+}
+
+export type EnsureResult<T> =
+  | { action: 'unchanged'; object: ObjectLike }
+  | { action: 'created' | 'updated'; object: T };
+
+/**
+ * Applies `desired` unless `live` (the cached child, or undefined when there is none) already
+ * holds it. `created` means there was no cached child, so a lagging cache may call an update a
+ * creation; it never causes a write that was not needed.
+ */
+export async function ensureChild<T extends ObjectLike>(
+  client: ApplyClient,
+  desired: ObjectLike,
+  live: ObjectLike | undefined,
+  options: ApplyChildOptions = {},
+): Promise<EnsureResult<T>> {
+  const intent = applyIntent(desired, live !== undefined);
+  if (live !== undefined && holdsAppliedFields(live, intent)) return { action: 'unchanged', object: live };
+  const object = await applyChild<T>(client, intent, options);
+  return { action: live === undefined ? 'created' : 'updated', object };
+}
+
+/** The owner's uid in `object`'s controller ownerReference, if any. */
+export function controllerUid(object: ObjectLike): string | undefined {
+  return object.metadata?.ownerReferences?.find((r) => r.controller === true)?.uid;
+}
+
+/** `Kind/name`: how a desired child is named for pruning. */
+export function childId(object: ObjectLike): string {
+  return `${object.kind ?? ''}/${object.metadata?.name ?? ''}`;
+}
+
+/**
+ * Pure: the children of `existing` controlled by `ownerUid` that `desired` no longer contains,
+ * skipping those already being deleted (deleting them again would be a write for nothing).
+ */
+export function staleChildren<T extends ObjectLike>(existing: Iterable<T>, ownerUid: string, desired: Iterable<ObjectLike>): T[] {
+  if (ownerUid === '') return [];
+  const wanted = new Set<string>();
+  for (const d of desired) wanted.add(childId(d));
+  const out: T[] = [];
+  for (const child of existing) {
+    if (controllerUid(child) !== ownerUid) continue;
+    if (child.metadata?.deletionTimestamp !== undefined) continue;
+    if (wanted.has(childId(child))) continue;
+    out.push(child);
+  }
+  return out;
+}
+
+export type DeleteClient = Pick<KubeClient, 'delete'>;
+
+export interface PruneResult<T> {
+  /** Deleted by this call. */
+  deleted: T[];
+  /** Already gone, or replaced by a same-named object with another uid (left alone). */
+  skipped: T[];
+}
+
+/**
+ * Deletes the owned children that are no longer desired (see staleChildren). Each delete carries
+ * a uid precondition, so a same-named replacement created since the cache saw the old child is
+ * never deleted; a 404 or a failed precondition (409) means there is nothing to do. Other errors
+ * are thrown (the reconcile retries).
+ */
+export async function pruneOwned<T extends ObjectLike>(
+  client: DeleteClient,
+  existing: Iterable<T>,
+  ownerUid: string,
+  desired: Iterable<ObjectLike>,
+  options: { signal?: AbortSignal } = {},
+): Promise<PruneResult<T>> {
+  const result: PruneResult<T> = { deleted: [], skipped: [] };
+  for (const child of staleChildren(existing, ownerUid, desired)) {
+    const uid = child.metadata?.uid;
+    if (uid === undefined || uid === '') throw new Error(`${childId(child)}: no metadata.uid to guard its deletion`);
+    try {
+      await client.delete(childPath(child), {
+        preconditions: { uid },
+        propagationPolicy: 'Background',
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+      });
+      result.deleted.push(child);
+    } catch (err) {
+      if (isNotFound(err) || isConflict(err)) result.skipped.push(child);
+      else throw err;
+    }
+  }
+  return result;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,222 @@
+// Kubernetes Events (events.k8s.io/v1) about the operator's parent objects, deduplicated the way
+// client-go's new events library does it: the first occurrence creates an Event; a repeat of the
+// same (regarding, type, reason, action, note) within the window PATCHes that Event's `series`
+// (count, lastObservedTime) instead of creating another. So a failure retried with backoff is
+// one Event whose count grows, never one Event per retry. Memory is bounded by an LRU of the
+// most recent distinct events.
+//
+// Recording never throws: an Event is a courtesy to the user, and its failure must not fail a
+// reconcile. Errors are logged.
+import type { KubeClient } from './client.ts';
+import { isNotFound } from './errors.ts';
+import { errorFields, silentLogger, type Logger } from './logger.ts';
+import { microTime } from './leader-election.ts';
+
+export const REPORTING_CONTROLLER = 'kaos.tools/kaos-operator';
+const EVENTS_PATH = (namespace: string): string => `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`;
+
+/** The object an Event is about (core/v1 ObjectReference). */
+export interface EventRegarding {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+  uid?: string;
+}
+
+export type EventType = 'Normal' | 'Warning';
+
+export interface EventInput {
+  regarding: EventRegarding;
+  type: EventType;
+  /** UpperCamelCase, e.g. `ChildCreated`, `ReconcileFailed`. */
+  reason: string;
+  /** What the operator did or failed to do, e.g. `Apply`, `Prune`, `Reconcile`. */
+  action: string;
+  /** Human-readable; truncated to the API's 1 kB. */
+  note: string;
+}
+
+export interface EventSeries {
+  count: number;
+  lastObservedTime: string;
+}
+
+/** The events.k8s.io/v1 Event the recorder writes. */
+export interface KubeEvent {
+  apiVersion: 'events.k8s.io/v1';
+  kind: 'Event';
+  metadata: { name: string; namespace: string; resourceVersion?: string };
+  eventTime: string;
+  reportingController: string;
+  reportingInstance: string;
+  action: string;
+  reason: string;
+  note: string;
+  type: EventType;
+  regarding: EventRegarding;
+  series?: EventSeries;
+}
+
+export type EventClient = Pick<KubeClient, 'create' | 'patch'>;
+
+export interface EventRecorderOptions {
+  client: EventClient;
+  /** reportingInstance: the elector's identity (pod name, or host_pid). */
+  instance: string;
+  /** A repeat this long after the previous occurrence starts a new Event. Default 10 minutes. */
+  windowMs?: number;
+  /** Distinct events remembered. Default 4096. */
+  maxEntries?: number;
+  logger?: Logger;
+  /** For tests. */
+  now?: () => Date;
+}
+
+/** The API's limits (events.k8s.io/v1 validation). */
+const NOTE_MAX_BYTES = 1024;
+const FIELD_MAX = 128;
+
+/**
+ * Pure: the Event for the first occurrence of `input` at `now`, named like client-go's
+ * (`<regarding name>.<hex nanoseconds>`), in the regarding object's namespace.
+ */
+export function buildEvent(input: EventInput, instance: string, now: Date, uniquifier = 0): KubeEvent {
+  const namespace = input.regarding.namespace !== undefined && input.regarding.namespace !== '' ? input.regarding.namespace : 'default';
+  const nanos = BigInt(now.getTime()) * 1_000_000n + BigInt(uniquifier % 1_000_000);
+  return {
+    apiVersion: 'events.k8s.io/v1',
+    kind: 'Event',
+    metadata: { name: `${input.regarding.name}.${nanos.toString(16)}`, namespace },
+    eventTime: microTime(now),
+    reportingController: REPORTING_CONTROLLER,
+    reportingInstance: truncate(instance, FIELD_MAX),
+    action: truncate(input.action, FIELD_MAX),
+    reason: truncate(input.reason, FIELD_MAX),
+    note: truncateBytes(input.note, NOTE_MAX_BYTES),
+    type: input.type,
+    regarding: { ...input.regarding },
+  };
+}
+
+/** Pure: the identity of an event for deduplication. */
+export function eventKey(input: EventInput): string {
+  const r = input.regarding;
+  return JSON.stringify([r.apiVersion, r.kind, r.namespace ?? '', r.name, r.uid ?? '', input.type, input.reason, input.action, input.note]);
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : text.slice(0, max);
+}
+
+function truncateBytes(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  let out = Buffer.from(text).subarray(0, maxBytes - 3).toString('utf8');
+  // A cut inside a multi-byte character decodes to U+FFFD: drop it.
+  out = out.replace(/\uFFFD$/, '');
+  return `${out}...`;
+}
+
+interface Entry {
+  /** The Event as created (name and namespace are what a PATCH needs). */
+  event: KubeEvent;
+  count: number;
+  lastSeenMs: number;
+  /** Writes for this key run one after another, so a repeat never races its creation. */
+  chain: Promise<void>;
+}
+
+export class EventRecorder {
+  readonly #client: EventClient;
+  readonly #instance: string;
+  readonly #windowMs: number;
+  readonly #maxEntries: number;
+  readonly #log: Logger;
+  readonly #now: () => Date;
+  /** Insertion order is recency order: a hit is moved to the end, the oldest evicted first. */
+  readonly #recent = new Map<string, Entry>();
+  #sequence = 0;
+
+  constructor(options: EventRecorderOptions) {
+    this.#client = options.client;
+    this.#instance = options.instance;
+    this.#windowMs = options.windowMs ?? 10 * 60_000;
+    this.#maxEntries = options.maxEntries ?? 4096;
+    if (!(this.#maxEntries >= 1)) throw new Error(`event recorder: maxEntries must be at least 1 (got ${this.#maxEntries})`);
+    this.#log = options.logger ?? silentLogger;
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  /** Distinct events currently remembered (≤ maxEntries). */
+  get size(): number {
+    return this.#recent.size;
+  }
+
+  /**
+   * Records one occurrence. Resolves once it is written (or failed, which is logged); never
+   * rejects. Callers need not await it.
+   */
+  record(input: EventInput): Promise<void> {
+    const key = eventKey(input);
+    const now = this.#now();
+    const nowMs = now.getTime();
+    const entry = this.#recent.get(key);
+    if (entry !== undefined && nowMs - entry.lastSeenMs < this.#windowMs) {
+      this.#recent.delete(key);
+      this.#recent.set(key, entry);
+      entry.count += 1;
+      entry.lastSeenMs = nowMs;
+      const count = entry.count;
+      entry.chain = entry.chain.then(() => this.#writeRepeat(entry, input, count, now));
+      return entry.chain;
+    }
+    const event = buildEvent(input, this.#instance, now, this.#sequence++);
+    const fresh: Entry = { event, count: 1, lastSeenMs: nowMs, chain: Promise.resolve() };
+    this.#recent.delete(key);
+    this.#recent.set(key, fresh);
+    while (this.#recent.size > this.#maxEntries) {
+      const oldest = this.#recent.keys().next().value;
+      if (oldest === undefined) break;
+      this.#recent.delete(oldest);
+    }
+    fresh.chain = this.#create(fresh.event).then((created) => {
+      if (!created) this.#forget(key, fresh);
+    });
+    return fresh.chain;
+  }
+
+  async #create(event: KubeEvent): Promise<boolean> {
+    try {
+      await this.#client.create(EVENTS_PATH(event.metadata.namespace), event);
+      return true;
+    } catch (err) {
+      this.#log.warn({ event: event.metadata.name, namespace: event.metadata.namespace, reason: event.reason, ...errorFields(err) }, 'could not record an event');
+      return false;
+    }
+  }
+
+  /**
+   * A repeat: PATCH the series with the count this occurrence brought it to. An Event that has
+   * gone (the API server's TTL, someone deleted it) is created afresh.
+   */
+  async #writeRepeat(entry: Entry, input: EventInput, count: number, now: Date): Promise<void> {
+    // The creation failed and the entry was dropped: this occurrence starts over.
+    if (this.#recent.get(eventKey(input)) !== entry) return this.record(input);
+    const series: EventSeries = { count, lastObservedTime: microTime(now) };
+    const path = `${EVENTS_PATH(entry.event.metadata.namespace)}/${encodeURIComponent(entry.event.metadata.name)}`;
+    try {
+      await this.#client.patch(path, { series }, 'merge');
+    } catch (err) {
+      if (isNotFound(err)) {
+        this.#forget(eventKey(input), entry);
+        await this.record(input);
+        return;
+      }
+      this.#log.warn({ event: entry.event.metadata.name, namespace: entry.event.metadata.namespace, reason: input.reason, ...errorFields(err) }, 'could not update an event series');
+    }
+  }
+
+  #forget(key: string, entry: Entry): void {
+    if (this.#recent.get(key) === entry) this.#recent.delete(key);
+  }
+}
