@@ -1,6 +1,11 @@
 import t from 'tap';
-import { podSpecErrors } from '../../../src/admission/pod-spec-check.ts';
+import { createPodSpecCheck, podSpecErrors } from '../../../src/admission/pod-spec-check.ts';
+import type { KubeObject } from '../../../src/api/lookup.ts';
+import { loadConfig } from '../../../src/config.ts';
+import type { KubeClient } from '../../../src/kube/client.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
+import type { Logger } from '../../../src/kube/logger.ts';
+import type { AgentInput, Deployment } from '../../../src/render/index.ts';
 
 // What the API server answers to a dry-run create of a Deployment whose pod is invalid.
 function invalidDeployment(causes: Array<{ reason: string; field: string; message: string }>): ApiError {
@@ -60,4 +65,30 @@ t.test('without a podSpec fragment every cause is reported on spec', async (t) =
     undefined,
   );
   t.same(errors.map((e) => e.errorString()), ['spec: Invalid value: the pod it generates is invalid: containers[0].resources.limits[cpu]: Invalid value: "lots": must be a quantity']);
+});
+
+t.test('the validating webhook\'s podSpec dry run renders the pod with the defaults', async (t) => {
+  const withDefaults = loadConfig({
+    IMAGE_PULL_SECRETS: 'regcred,mirror',
+    DEFAULT_AGENT_RESOURCES: '{"requests":{"cpu":"100m","memory":"256Mi"},"limits":{"memory":"1Gi"}}',
+    DEFAULT_NODE_SELECTOR: '{"pool":"kaos"}',
+  });
+  const object: AgentInput = { metadata: { name: 'x', namespace: 'ns' }, spec: { modelAPI: 'm', podSpec: { hostname: 'h' } } };
+  // The check is given the operator's whole Config (as main.ts does) and dry-runs what render makes.
+  const sent: unknown[] = [];
+  const client = {
+    create: async (_path: string, body: unknown) => {
+      sent.push(body);
+      return body;
+    },
+  } as unknown as Pick<KubeClient, 'create'>;
+  const logger = { warn: () => {} } as unknown as Logger;
+  const check = createPodSpecCheck({ client, config: withDefaults, logger });
+  t.strictSame(await check('Agent', object as unknown as KubeObject), []);
+  const pod = (sent[0] as Deployment).spec.template.spec;
+  t.strictSame(pod['imagePullSecrets'], [{ name: 'regcred' }, { name: 'mirror' }]);
+  t.strictSame(pod['nodeSelector'], { pool: 'kaos' });
+  t.strictSame(pod['securityContext'], { seccompProfile: { type: 'RuntimeDefault' } });
+  t.strictSame(pod.containers[0]?.resources, { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } });
+  t.equal(pod['hostname'], 'h');
 });
