@@ -1,6 +1,19 @@
 // Every setting of the operator process, parsed and validated in one place (api.md §6).
 // Each variable is documented in README.md's configuration table.
 import { REFERENCE_POLICIES, type ReferencePolicy } from './api/kinds.ts';
+import {
+  POD_SECURITY_CONTEXTS,
+  dns1123LabelProblems,
+  parseAffinity,
+  parseImagePullSecrets,
+  parseNameList,
+  parseNodeSelector,
+  parseResources,
+  parseTolerations,
+  type WorkloadDefaults,
+} from './config-workload.ts';
+
+export type { ResourceDefaults, Toleration, WorkloadDefaults, PodSecurityContextMode } from './config-workload.ts';
 
 export interface ImageDefaults {
   agent: string;
@@ -18,8 +31,25 @@ export interface GatewayConfig {
   defaultTimeouts: { agent: string; modelAPI: string; mcpServer: string };
 }
 
+/** The controller's settings (issue 7); read by its wiring in main.ts. */
+export interface ControllerConfig {
+  /** Keys reconciled at once (MAX_CONCURRENT_RECONCILES). */
+  maxConcurrentReconciles: number;
+  /** Namespaces the controller's reflectors watch; empty = all namespaces. */
+  watchNamespaces: string[];
+  /** Run the controller only while holding the leader-election Lease. */
+  leaderElect: boolean;
+  /** Leader-election identity; '' = the leader-election module picks host + pid. */
+  podName: string;
+  /** Namespace of the leader-election Lease. */
+  leaderElectionNamespace: string;
+}
+
 export interface Config {
   images: ImageDefaults;
+  /** Defaults for every generated pod, applied before spec.container and spec.podSpec. */
+  workload: WorkloadDefaults;
+  controller: ControllerConfig;
   defaultModelName: string;
   gateway: GatewayConfig;
   /** Operator-wide reference policy; a namespace label or object annotation may override it. */
@@ -122,6 +152,21 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     return raw;
   };
 
+  const json = <T>(name: string, parse: (name: string, raw: string, problems: string[]) => T | undefined): T | undefined => {
+    const raw = str(name, '').trim();
+    return raw === '' ? undefined : parse(name, raw, problems);
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = str(name, String(fallback));
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name}: must be an integer from ${min} to ${max}, got "${raw}"`);
+      return fallback;
+    }
+    return n;
+  };
+  const bool = (name: string, fallback: boolean): boolean => oneOf(name, ['true', 'false'], String(fallback) as 'true' | 'false') === 'true';
+
   const config: Config = {
     images: {
       agent: str('DEFAULT_AGENT_IMAGE', 'axsauze/kaos-agent:latest'),
@@ -132,6 +177,25 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       ollama: str('DEFAULT_OLLAMA_IMAGE', 'alpine/ollama:latest'),
     },
     defaultModelName: str('DEFAULT_MODEL_NAME', 'smollm2:135m'),
+    workload: {
+      imagePullSecrets: parseImagePullSecrets('IMAGE_PULL_SECRETS', str('IMAGE_PULL_SECRETS', ''), problems),
+      resources: {
+        agent: json('DEFAULT_AGENT_RESOURCES', parseResources),
+        modelAPI: json('DEFAULT_MODELAPI_RESOURCES', parseResources),
+        mcpServer: json('DEFAULT_MCP_RESOURCES', parseResources),
+      },
+      nodeSelector: json('DEFAULT_NODE_SELECTOR', parseNodeSelector),
+      tolerations: json('DEFAULT_TOLERATIONS', parseTolerations),
+      affinity: json('DEFAULT_AFFINITY', parseAffinity),
+      securityContext: oneOf('POD_SECURITY_CONTEXT', POD_SECURITY_CONTEXTS, 'hardened'),
+    },
+    controller: {
+      maxConcurrentReconciles: integer('MAX_CONCURRENT_RECONCILES', 4, 1, 64),
+      watchNamespaces: parseNameList('WATCH_NAMESPACES', str('WATCH_NAMESPACES', ''), problems, dns1123LabelProblems),
+      leaderElect: bool('LEADER_ELECT', true),
+      podName: str('POD_NAME', ''),
+      leaderElectionNamespace: str('LEADER_ELECTION_NAMESPACE', str('POD_NAMESPACE', 'kaos-system')),
+    },
     gateway: {
       enabled: str('GATEWAY_API_ENABLED', 'false') === 'true',
       name: str('GATEWAY_NAME', ''),
@@ -161,6 +225,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   if (config.gateway.enabled && (config.gateway.name === '' || config.gateway.namespace === '')) {
     problems.push('GATEWAY_NAME and GATEWAY_NAMESPACE: required when GATEWAY_API_ENABLED is "true"');
   }
+  const leaseNamespace = config.controller.leaderElectionNamespace;
+  if (dns1123LabelProblems(leaseNamespace).length > 0) {
+    const from = env['LEADER_ELECTION_NAMESPACE'] ? 'LEADER_ELECTION_NAMESPACE' : 'POD_NAMESPACE';
+    problems.push(`${from}: must be a namespace name (a DNS-1123 label), got "${leaseNamespace}"`);
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }
+

@@ -5,7 +5,7 @@
 // - a failure puts the key back after a per-key exponential backoff, reset by a success;
 // - `{ requeueAfter }` puts it back after that delay, `{ requeue: true }` with backoff.
 // A reconciler that throws (or rejects) is a retry; nothing escapes as an unhandled rejection.
-import { errorFields, silentLogger, type Logger } from '../kube/logger.ts';
+import { errorFields, silentLogger, type Logger } from '../logger.ts';
 import { noControllerMetrics, type ControllerMetrics, type ReconcileResultLabel } from './metrics.ts';
 
 /** What a reconciler returns: nothing ("done"), a delay before the next run, or a retry with backoff. */

@@ -9,7 +9,7 @@
 // reconcile. Errors are logged.
 import type { KubeClient } from './client.ts';
 import { isNotFound } from './errors.ts';
-import { errorFields, silentLogger, type Logger } from './logger.ts';
+import { errorFields, silentLogger, type Logger } from '../logger.ts';
 import { microTime } from './leader-election.ts';
 
 export const REPORTING_CONTROLLER = 'kaos.tools/kaos-operator';

@@ -15,7 +15,7 @@ import type { Registry } from 'prom-client';
 import { Gauge } from 'prom-client';
 import type { KubeClient } from './client.ts';
 import { isConflict, isNotFound } from './errors.ts';
-import { errorFields, silentLogger, type Logger } from './logger.ts';
+import { errorFields, silentLogger, type Logger } from '../logger.ts';
 import { LEASE, resourcePath } from './paths.ts';
 
 /** coordination.k8s.io/v1 LeaseSpec (the fields leader election uses). */

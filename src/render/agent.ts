@@ -8,6 +8,7 @@ import type { Container, EnvVar, PodSpec } from './k8s.ts';
 import { parentIdentity } from './labels.ts';
 import { AGENT_PORT, CONTAINER_NAME, serviceURL, workloadName } from './names.ts';
 import type { Rendered } from './rendered.ts';
+import { withDefaultResources } from './pod-defaults.ts';
 import { buildDeployment, buildService } from './workload.ts';
 
 /** Schema defaults of spec.config.memory (api.md §2), for input the webhook has not seen. */
@@ -91,7 +92,7 @@ export function agentContainer(agent: AgentInput, deps: AgentDeps, config: Rende
     livenessProbe: httpGetProbe('/health', AGENT_PORT, { initialDelaySeconds: 30, periodSeconds: 10 }),
     readinessProbe: httpGetProbe('/ready', AGENT_PORT, { initialDelaySeconds: 10, periodSeconds: 5 }),
   };
-  return applyContainerOverride(generated, agent.spec.container);
+  return applyContainerOverride(withDefaultResources(generated, 'Agent', config.workload), agent.spec.container);
 }
 
 /** expose defaults to true. */
@@ -102,7 +103,7 @@ export function agentExposed(agent: AgentInput): boolean {
 export function renderAgent(agent: AgentInput, deps: AgentDeps, config: RenderConfig): Rendered {
   const parent = parentIdentity('Agent', agent.metadata);
   const podSpec: PodSpec = { containers: [agentContainer(agent, deps, config)] };
-  const deployment = buildDeployment({ parent, podSpec, podSpecPatch: agent.spec.podSpec });
+  const deployment = buildDeployment({ parent, podSpec, podSpecPatch: agent.spec.podSpec, defaults: config.workload });
   if (!agentExposed(agent)) return { deployment };
   // The HTTPRoute's backend is the Service, so an unexposed Agent has neither.
   const service = buildService(parent, AGENT_PORT);

@@ -37,7 +37,20 @@ export function podSpecHash(podSpec: unknown): string {
   return shortHash(canonicalJSON(podSpec));
 }
 
-/** `kaos.tools/config-hash` of a config file's content (ConfigMap data or Secret key). */
-export function configHash(content: string): string {
-  return shortHash(content);
+/**
+ * `kaos.tools/config-hash` of what identifies a config file: a ConfigMap's content, or
+ * configSourceOfSecret for a Secret (whose content the operator never reads).
+ */
+export function configHash(source: string): string {
+  return shortHash(source);
+}
+
+/**
+ * `secret/<name>@<resourceVersion>/<key>`: the Secret key feeding a config file, as of one
+ * version of the Secret. Any write to the Secret changes its resourceVersion, so the hash
+ * changes whenever the key's content can have changed (and also on edits of other keys or of
+ * its metadata: a spare rollout, never a missed one).
+ */
+export function configSourceOfSecret(name: string, resourceVersion: string, key: string): string {
+  return `secret/${name}@${resourceVersion}/${key}`;
 }

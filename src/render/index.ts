@@ -13,7 +13,15 @@ export { renderAgent, agentEnv, MEMORY_DEFAULTS } from './agent.ts';
 export { renderModelAPI } from './modelapi.ts';
 export { renderMCPServer } from './mcpserver.ts';
 export { fragmentPath, mergePodSpec } from './pod-merge.ts';
-export { canonicalJSON, podSpecHash, configHash, POD_SPEC_HASH_ANNOTATION, CONFIG_HASH_ANNOTATION } from './hash.ts';
+export {
+  canonicalJSON,
+  podSpecHash,
+  configHash,
+  configSourceOfSecret,
+  POD_SPEC_HASH_ANNOTATION,
+  CONFIG_HASH_ANNOTATION,
+} from './hash.ts';
+export { DEFAULT_CONTAINER_ANNOTATION } from './workload.ts';
 export { defaultImageFor } from './images.ts';
 export { childrenOf, type Rendered } from './rendered.ts';
 export {

@@ -130,10 +130,16 @@ export interface AgentDeps {
   readonly peers: readonly { readonly name: string; readonly endpoint: string }[];
 }
 
-/** Content of a Secret key that feeds a config file, when the reconciler could read it. */
-export interface SecretDeps {
-  readonly secretContent?: string;
+/**
+ * What the reconciler knows of the Secret behind configYaml.fromSecretKeyRef (ModelAPI) or
+ * tools.fromSecretKeyRef (MCPServer): only its resourceVersion, from a metadata-only watch, so
+ * Secret data never enters the operator's memory. A new resourceVersion (any change of the
+ * Secret) yields a new config hash, which rolls the pods.
+ */
+export interface ConfigSourceDeps {
+  /** The Secret's metadata.resourceVersion; undefined when unknown or missing (no config hash). */
+  readonly secretResourceVersion?: string;
 }
 
 /** The part of the operator configuration render reads (so tests need not build a full Config). */
-export type RenderConfig = Pick<Config, 'images' | 'defaultModelName' | 'gateway'>;
+export type RenderConfig = Pick<Config, 'images' | 'defaultModelName' | 'gateway' | 'workload'>;

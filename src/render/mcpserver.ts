@@ -10,12 +10,14 @@ import {
 } from './container.ts';
 import { renderHTTPRoute } from './gateway.ts';
 import { defaultMCPServerImage } from './images.ts';
-import type { MCPServerInput, RenderConfig, SecretDeps } from './inputs.ts';
+import { configSourceOfSecret } from './hash.ts';
+import type { ConfigSourceDeps, MCPServerInput, RenderConfig } from './inputs.ts';
 import type { Container, EnvVar, PodSpec } from './k8s.ts';
 import { parentIdentity } from './labels.ts';
 import { CONTAINER_NAME, MCP_PORT, serviceURL, workloadName } from './names.ts';
 import type { Rendered } from './rendered.ts';
 import { mcpRuntime, mcpToolsSource } from './sources.ts';
+import { withDefaultResources } from './pod-defaults.ts';
 import { buildDeployment, buildService } from './workload.ts';
 
 export const MCP_TOOLS_STRING_ENV = 'MCP_TOOLS_STRING';
@@ -105,24 +107,26 @@ export function mcpServerContainer(mcp: MCPServerInput, config: RenderConfig): C
     livenessProbe: tcpSocketProbe(MCP_PORT, { initialDelaySeconds: 20, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 3 }),
     readinessProbe: tcpSocketProbe(MCP_PORT, { initialDelaySeconds: 15, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 }),
   };
-  return applyContainerOverride(generated, mcp.spec.container);
+  return applyContainerOverride(withDefaultResources(generated, 'MCPServer', config.workload), mcp.spec.container);
 }
 
 /**
- * deps.secretContent (optional, an extension of api.md): the content of the Secret key named
- * by tools.fromSecretKeyRef when the reconciler could read it. An env var from a Secret is
- * read only at container start, so its hash in the pod template is what rolls the pods when
- * the tools change.
+ * deps.secretResourceVersion (optional): the resourceVersion of the Secret named by
+ * tools.fromSecretKeyRef, from a metadata-only watch. An env var from a Secret is read only at
+ * container start, so a hash of the Secret's version in the pod template is what rolls the pods
+ * when the tools change (omitted when unknown; ignored for other tools sources).
  */
-export function renderMCPServer(mcp: MCPServerInput, config: RenderConfig, deps: SecretDeps = {}): Rendered {
+export function renderMCPServer(mcp: MCPServerInput, config: RenderConfig, deps: ConfigSourceDeps = {}): Rendered {
   const parent = parentIdentity('MCPServer', mcp.metadata);
   const podSpec: PodSpec = { containers: [mcpServerContainer(mcp, config)] };
-  const fromSecret = mcpToolsSource(mcp.spec) === 'fromSecretKeyRef';
+  const ref = mcpToolsSource(mcp.spec) === 'fromSecretKeyRef' ? mcp.spec.config?.tools?.fromSecretKeyRef : undefined;
+  const version = deps.secretResourceVersion;
   const deployment = buildDeployment({
     parent,
     podSpec,
     podSpecPatch: mcp.spec.podSpec,
-    configContent: fromSecret ? deps.secretContent : undefined,
+    defaults: config.workload,
+    configSource: ref === undefined || version === undefined ? undefined : configSourceOfSecret(ref.name ?? '', version, ref.key),
   });
   const service = buildService(parent, MCP_PORT);
   const httpRoute = renderHTTPRoute(parent, { name: service.metadata.name, port: MCP_PORT }, mcp.spec.gatewayRoute, config);

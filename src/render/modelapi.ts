@@ -13,13 +13,15 @@ import {
 } from './container.ts';
 import { renderHTTPRoute } from './gateway.ts';
 import { defaultModelAPIImage, imageOf } from './images.ts';
-import type { ModelAPIInput, RenderConfig, SecretDeps } from './inputs.ts';
+import { configSourceOfSecret } from './hash.ts';
+import type { ConfigSourceDeps, ModelAPIInput, RenderConfig } from './inputs.ts';
 import type { ConfigMap, Container, PodSpec, Volume } from './k8s.ts';
 import { childMeta, parentIdentity, type ParentIdentity } from './labels.ts';
 import { liteLLMConfigMapContent } from './litellm.ts';
 import { liteLLMConfigSource } from './sources.ts';
 import { CONTAINER_NAME, LITELLM_PORT, OLLAMA_PORT, configMapName, modelAPIMode, serviceURL, workloadName } from './names.ts';
 import type { Rendered } from './rendered.ts';
+import { withDefaultResources } from './pod-defaults.ts';
 import { buildDeployment, buildService } from './workload.ts';
 
 export const LITELLM_CONFIG_VOLUME = 'litellm-config';
@@ -42,12 +44,12 @@ const READINESS: ProbeTiming = { initialDelaySeconds: 15, periodSeconds: 5, time
 interface ModelAPIPod {
   podSpec: PodSpec;
   configMap?: ConfigMap;
-  /** Content of the mounted config file, when known (for the config hash). */
-  configContent: string | undefined;
+  /** What identifies the mounted config file, when known (for the config hash). */
+  configSource: string | undefined;
   port: number;
 }
 
-function proxyPod(modelAPI: ModelAPIInput, parent: ParentIdentity, deps: SecretDeps, config: RenderConfig): ModelAPIPod {
+function proxyPod(modelAPI: ModelAPIInput, parent: ParentIdentity, deps: ConfigSourceDeps, config: RenderConfig): ModelAPIPod {
   const proxy = modelAPI.spec.proxyConfig;
   const envList = copyEnv(proxy?.env);
   if (!hasEnv(proxy?.env, 'LITELLM_LOG')) envList.push(env('LITELLM_LOG', 'INFO'));
@@ -63,7 +65,7 @@ function proxyPod(modelAPI: ModelAPIInput, parent: ParentIdentity, deps: SecretD
     readinessProbe: httpGetProbe('/health/liveliness', LITELLM_PORT, READINESS),
   };
   const podSpec = (volume: Volume): PodSpec => ({
-    containers: [applyContainerOverride(container, modelAPI.spec.container)],
+    containers: [applyContainerOverride(withDefaultResources(container, 'ModelAPI', config.workload), modelAPI.spec.container)],
     volumes: [volume],
   });
 
@@ -79,7 +81,9 @@ function proxyPod(modelAPI: ModelAPIInput, parent: ParentIdentity, deps: SecretD
         ...(selector.optional !== undefined ? { optional: selector.optional } : {}),
       },
     };
-    return { podSpec: podSpec(volume), configContent: deps.secretContent, port: LITELLM_PORT };
+    const version = deps.secretResourceVersion;
+    const configSource = version === undefined ? undefined : configSourceOfSecret(volume.secret?.secretName ?? '', version, selector.key);
+    return { podSpec: podSpec(volume), configSource, port: LITELLM_PORT };
   }
 
   const content = liteLLMConfigMapContent(modelAPI.spec) ?? '';
@@ -90,7 +94,7 @@ function proxyPod(modelAPI: ModelAPIInput, parent: ParentIdentity, deps: SecretD
     metadata: childMeta(parent, name),
     data: { [LITELLM_CONFIG_KEY]: content },
   };
-  return { podSpec: podSpec({ name: LITELLM_CONFIG_VOLUME, configMap: { name } }), configMap, configContent: content, port: LITELLM_PORT };
+  return { podSpec: podSpec({ name: LITELLM_CONFIG_VOLUME, configMap: { name } }), configMap, configSource: content, port: LITELLM_PORT };
 }
 
 function hostedPod(modelAPI: ModelAPIInput, config: RenderConfig): ModelAPIPod {
@@ -121,19 +125,20 @@ function hostedPod(modelAPI: ModelAPIInput, config: RenderConfig): ModelAPIPod {
   return {
     podSpec: {
       initContainers: [pull],
-      containers: [applyContainerOverride(main, modelAPI.spec.container)],
+      containers: [applyContainerOverride(withDefaultResources(main, 'ModelAPI', config.workload), modelAPI.spec.container)],
       volumes: [{ name: OLLAMA_DATA_VOLUME, emptyDir: {} }],
     },
-    configContent: undefined,
+    configSource: undefined,
     port: OLLAMA_PORT,
   };
 }
 
 /**
- * deps.secretContent: the content of the Secret key named by configYaml.fromSecretKeyRef, when
- * the reconciler could read it; it only feeds the config hash (omitted when unknown).
+ * deps.secretResourceVersion: the resourceVersion of the Secret named by
+ * configYaml.fromSecretKeyRef, from a metadata-only watch; it only feeds the config hash
+ * (omitted when unknown). Ignored unless the config comes from that Secret.
  */
-export function renderModelAPI(modelAPI: ModelAPIInput, deps: SecretDeps, config: RenderConfig): Rendered {
+export function renderModelAPI(modelAPI: ModelAPIInput, deps: ConfigSourceDeps, config: RenderConfig): Rendered {
   const parent = parentIdentity('ModelAPI', modelAPI.metadata);
   const pod =
     modelAPIMode(modelAPI.spec.mode) === 'Hosted' ? hostedPod(modelAPI, config) : proxyPod(modelAPI, parent, deps, config);
@@ -141,7 +146,8 @@ export function renderModelAPI(modelAPI: ModelAPIInput, deps: SecretDeps, config
     parent,
     podSpec: pod.podSpec,
     podSpecPatch: modelAPI.spec.podSpec,
-    configContent: pod.configContent,
+    defaults: config.workload,
+    configSource: pod.configSource,
   });
   const service = buildService(parent, pod.port);
   const httpRoute = renderHTTPRoute(parent, { name: service.metadata.name, port: pod.port }, modelAPI.spec.gatewayRoute, config);

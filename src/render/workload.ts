@@ -1,11 +1,16 @@
 // The Deployment and Service every kind owns (api.md §1): one replica at creation, selector =
-// the two selector labels, the user's spec.podSpec merged last, then the hashes that roll the
-// pods whenever the pod spec or the config file content changes.
+// the two selector labels, the operator's pod defaults, then the user's spec.podSpec merged
+// last, then the hashes that roll the pods whenever the pod spec or the config file changes.
+import type { WorkloadDefaults } from '../config.ts';
 import { childMeta, selectorLabels, type ParentIdentity } from './labels.ts';
 import type { Deployment, PodSpec, Service } from './k8s.ts';
 import { CONFIG_HASH_ANNOTATION, POD_SPEC_HASH_ANNOTATION, configHash, podSpecHash } from './hash.ts';
-import { workloadName } from './names.ts';
+import { CONTAINER_NAME, workloadName } from './names.ts';
 import { mergePodSpec } from './pod-merge.ts';
+import { withPodDefaults } from './pod-defaults.ts';
+
+/** Read by `kubectl logs` / `exec` / `attach` when no `-c` is given (kubectl ≥ 1.21). */
+export const DEFAULT_CONTAINER_ANNOTATION = 'kubectl.kubernetes.io/default-container';
 
 export interface WorkloadInput {
   readonly parent: ParentIdentity;
@@ -13,12 +18,15 @@ export interface WorkloadInput {
   readonly podSpec: PodSpec;
   /** spec.podSpec, merged onto podSpec. */
   readonly podSpecPatch: unknown;
+  /** config.workload: applied to podSpec before podSpecPatch. */
+  readonly defaults: WorkloadDefaults;
   /**
-   * Content of the config file a ConfigMap or Secret mounts into the pod. Its hash goes into
-   * the pod template because a changed ConfigMap/Secret alone does not restart pods.
-   * Undefined: no such file, or its content is unknown (annotation omitted).
+   * What identifies the config file a ConfigMap or Secret mounts into the pod: the ConfigMap's
+   * content, or a Secret's identity and resourceVersion (see configSourceOfSecret). Its hash
+   * goes into the pod template because a changed ConfigMap/Secret alone does not restart pods.
+   * Undefined: no such file, or nothing is known of it (annotation omitted).
    */
-  readonly configContent?: string | undefined;
+  readonly configSource?: string | undefined;
 }
 
 /**
@@ -28,9 +36,13 @@ export interface WorkloadInput {
  */
 export function buildDeployment(input: WorkloadInput): Deployment {
   const { parent } = input;
-  const podSpec = mergePodSpec(input.podSpec, input.podSpecPatch);
-  const annotations: Record<string, string> = { [POD_SPEC_HASH_ANNOTATION]: podSpecHash(podSpec) };
-  if (input.configContent !== undefined) annotations[CONFIG_HASH_ANNOTATION] = configHash(input.configContent);
+  const podSpec = mergePodSpec(withPodDefaults(input.podSpec, input.defaults), input.podSpecPatch);
+  // The main container by name, so kubectl picks it even when spec.podSpec adds sidecars.
+  const annotations: Record<string, string> = {
+    [DEFAULT_CONTAINER_ANNOTATION]: CONTAINER_NAME[parent.kind],
+    [POD_SPEC_HASH_ANNOTATION]: podSpecHash(podSpec),
+  };
+  if (input.configSource !== undefined) annotations[CONFIG_HASH_ANNOTATION] = configHash(input.configSource);
   const selector = selectorLabels(parent.kind, parent.name);
   return {
     apiVersion: 'apps/v1',

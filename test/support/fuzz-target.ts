@@ -10,7 +10,7 @@ import jsonPatch from 'fast-json-patch';
 import { createMutatingHandler } from '../../src/admission/mutate.ts';
 import { createPodSpecCheck } from '../../src/admission/pod-spec-check.ts';
 import { webhookPath } from '../../src/admission/paths.ts';
-import type { HandlerFactory } from '../../src/admission/router.ts';
+import type { HandlerFactory } from '../../src/admission/types.ts';
 import type { AdmissionRequest, AdmissionReviewOut, AdmissionResponse } from '../../src/admission/types.ts';
 import { createValidatingHandler } from '../../src/admission/validate.ts';
 import { GROUP, isKaosKind, KIND_NAMES, VERSION, type KaosKind } from '../../src/api/kinds.ts';
@@ -65,7 +65,7 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
     },
   });
   const config = loadConfig({});
-  const podSpecCheck = createPodSpecCheck({ client: { create: async <T>() => ({}) as T }, config, logger });
+  const podSpecCheck = createPodSpecCheck({ dryRunCreate: async () => ({ ok: true }), config, logger });
   const handlers: HandlerFactory = (kind, type) =>
     type === 'mutate' ? createMutatingHandler(kind, { lookup, config }) : createValidatingHandler(kind, { lookup, config, podSpecCheck });
   const server = await startWebhookServer({

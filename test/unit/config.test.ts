@@ -71,3 +71,118 @@ t.test('every problem at once', async (t) => {
     'GATEWAY_NAME and GATEWAY_NAMESPACE: required when GATEWAY_API_ENABLED is "true"',
   ]);
 });
+
+t.test('workload defaults: none but the hardened security context unless configured', async (t) => {
+  const c = loadConfig({});
+  t.strictSame(c.workload.imagePullSecrets, []);
+  t.equal(c.workload.securityContext, 'hardened');
+  t.equal(c.workload.nodeSelector, undefined);
+  t.equal(c.workload.tolerations, undefined);
+  t.equal(c.workload.affinity, undefined);
+  t.same(c.workload.resources, {});
+  t.equal(loadConfig({ POD_SECURITY_CONTEXT: 'none' }).workload.securityContext, 'none');
+});
+
+t.test('workload defaults from the environment', async (t) => {
+  const c = loadConfig({
+    IMAGE_PULL_SECRETS: ' regcred,,mirror.io ,regcred',
+    DEFAULT_AGENT_RESOURCES: '{"requests":{"cpu":"100m","memory":"256Mi"},"limits":{"cpu":"1","memory":"1Gi","nvidia.com/gpu":"1"}}',
+    DEFAULT_MODELAPI_RESOURCES: '{"requests":{"memory":"1e9"}}',
+    DEFAULT_MCP_RESOURCES: '{"requests":{}}',
+    DEFAULT_NODE_SELECTOR: '{"kubernetes.io/os":"linux","pool":""}',
+    DEFAULT_TOLERATIONS: '[{"key":"gpu","operator":"Exists","effect":"NoSchedule"},{"operator":"Exists"}]',
+    DEFAULT_AFFINITY: '{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[]}}}',
+  });
+  t.strictSame(c.workload.imagePullSecrets, ['regcred', 'mirror.io'], 'trimmed, empty items and duplicates dropped');
+  t.strictSame(c.workload.resources.agent, { requests: { cpu: '100m', memory: '256Mi' }, limits: { cpu: '1', memory: '1Gi', 'nvidia.com/gpu': '1' } });
+  t.strictSame(c.workload.resources.modelAPI, { requests: { memory: '1e9' } });
+  t.equal(c.workload.resources.mcpServer, undefined, 'empty maps are unset (the API server would drop them)');
+  t.strictSame(c.workload.nodeSelector, { 'kubernetes.io/os': 'linux', pool: '' });
+  t.strictSame(c.workload.tolerations, [{ key: 'gpu', operator: 'Exists', effect: 'NoSchedule' }, { operator: 'Exists' }]);
+  t.strictSame(c.workload.affinity, { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } } });
+  t.equal(loadConfig({ DEFAULT_NODE_SELECTOR: '{}', DEFAULT_TOLERATIONS: '[]' }).workload.nodeSelector, undefined);
+});
+
+t.test('bad workload defaults: every problem at once', async (t) => {
+  const err = t.throws(() =>
+    loadConfig({
+      IMAGE_PULL_SECRETS: 'ok,Bad_Name',
+      DEFAULT_AGENT_RESOURCES: '{"requests":{"cpu":"2"},"limits":{"cpu":"500m"}}',
+      DEFAULT_MODELAPI_RESOURCES: '{"requests":{"memory":"lots"},"claims":[]}',
+      DEFAULT_MCP_RESOURCES: '{cpu: 1}',
+      DEFAULT_NODE_SELECTOR: '{"pool":1,"-bad":"x","zone":"not valid"}',
+      DEFAULT_TOLERATIONS: '[{"key":"a","operator":"Maybe","effect":"Never"},{"value":"v"},{"key":"b","operator":"Exists","value":"v","seconds":1}]',
+      DEFAULT_AFFINITY: '{"nodeAffinity":[],"zoneAffinity":{}}',
+      POD_SECURITY_CONTEXT: 'restricted',
+    }),
+  ) as ConfigError;
+  t.strictSame(err.problems, [
+    'IMAGE_PULL_SECRETS: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \'-\' or \'.\', and must start and end with an alphanumeric character (e.g. \'example.com\', regex used for validation is \'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\')',
+    'DEFAULT_AGENT_RESOURCES: requests.cpu "2" is above limits.cpu "500m"',
+    'DEFAULT_MODELAPI_RESOURCES.requests.memory: must be a quantity such as "500m", "1" or "256Mi", got "lots"',
+    'DEFAULT_MODELAPI_RESOURCES: unknown field "claims" (known: requests, limits)',
+    `DEFAULT_MCP_RESOURCES: must be JSON: ${jsonError('{cpu: 1}')}`,
+    'DEFAULT_NODE_SELECTOR: "pool": the value must be a string',
+    'DEFAULT_NODE_SELECTOR: key "-bad": must be at most 63 characters of alphanumerics, \'-\', \'_\' or \'.\', starting and ending with an alphanumeric',
+    'DEFAULT_NODE_SELECTOR: "zone": "not valid" is not a valid label value',
+    'DEFAULT_TOLERATIONS[0].operator: must be one of Exists, Equal',
+    'DEFAULT_TOLERATIONS[0].effect: must be one of NoSchedule, PreferNoSchedule, NoExecute',
+    'DEFAULT_TOLERATIONS[1].operator: must be Exists when key is empty',
+    'DEFAULT_TOLERATIONS[2]: unknown field "seconds" (known: key, operator, value, effect, tolerationSeconds)',
+    'DEFAULT_TOLERATIONS[2].value: must be empty when operator is Exists',
+    'DEFAULT_AFFINITY.nodeAffinity: must be an object',
+    'DEFAULT_AFFINITY: unknown field "zoneAffinity" (known: nodeAffinity, podAffinity, podAntiAffinity)',
+    'POD_SECURITY_CONTEXT: must be one of hardened, none, got "restricted"',
+  ]);
+});
+
+function jsonError(text: string): string {
+  try {
+    JSON.parse(text);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return '';
+}
+
+t.test('controller settings: defaults', async (t) => {
+  t.strictSame(loadConfig({}).controller, {
+    maxConcurrentReconciles: 4,
+    watchNamespaces: [],
+    leaderElect: true,
+    podName: '',
+    leaderElectionNamespace: 'kaos-system',
+  });
+});
+
+t.test('controller settings from the environment', async (t) => {
+  const c = loadConfig({
+    MAX_CONCURRENT_RECONCILES: '64',
+    WATCH_NAMESPACES: 'team-a, team-b,,team-a',
+    LEADER_ELECT: 'false',
+    POD_NAME: 'kaos-operator-7d9f-abcde',
+    POD_NAMESPACE: 'kaos',
+  }).controller;
+  t.strictSame(c, {
+    maxConcurrentReconciles: 64,
+    watchNamespaces: ['team-a', 'team-b'],
+    leaderElect: false,
+    podName: 'kaos-operator-7d9f-abcde',
+    leaderElectionNamespace: 'kaos',
+  });
+  t.equal(loadConfig({ POD_NAMESPACE: 'kaos', LEADER_ELECTION_NAMESPACE: 'leases' }).controller.leaderElectionNamespace, 'leases', 'the explicit variable wins');
+});
+
+t.test('bad controller settings: every problem at once', async (t) => {
+  const err = t.throws(() =>
+    loadConfig({ MAX_CONCURRENT_RECONCILES: '0', WATCH_NAMESPACES: 'ok,Team.A', LEADER_ELECT: 'yes', POD_NAMESPACE: 'Kaos' }),
+  ) as ConfigError;
+  t.strictSame(err.problems, [
+    'MAX_CONCURRENT_RECONCILES: must be an integer from 1 to 64, got "0"',
+    'WATCH_NAMESPACES: "Team.A": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \'-\', and must start and end with an alphanumeric character',
+    'LEADER_ELECT: must be one of true, false, got "yes"',
+    'POD_NAMESPACE: must be a namespace name (a DNS-1123 label), got "Kaos"',
+  ]);
+  t.throws(() => loadConfig({ MAX_CONCURRENT_RECONCILES: '65' }), /MAX_CONCURRENT_RECONCILES: must be an integer from 1 to 64, got "65"/);
+  t.throws(() => loadConfig({ MAX_CONCURRENT_RECONCILES: '2.5' }), /MAX_CONCURRENT_RECONCILES/);
+});

@@ -5,6 +5,7 @@ import type { KubeObject } from '../../../src/api/lookup.ts';
 import { silentLogger, type Logger } from '../../../src/logger.ts';
 import { deploymentDryRun } from '../../../src/kube/dry-run.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
+import type { AgentInput, Deployment } from '../../../src/render/index.ts';
 
 // What the API server answers to a dry-run create of a Deployment whose pod is invalid.
 function invalidDeployment(causes: Array<{ reason: string; field: string; message: string }>): ApiError {
@@ -127,4 +128,27 @@ t.test('only outages of the API server let the object through', async (t) => {
     t.match(errors[0]?.errorString(), message, `${name}: in the API server's words`);
     t.equal(isOutage(err.code), false, `${name}: a verdict on the object`);
   }
+});
+
+t.test('the validating webhook\'s podSpec dry run renders the pod with the defaults', async (t) => {
+  const withDefaults = loadConfig({
+    IMAGE_PULL_SECRETS: 'regcred,mirror',
+    DEFAULT_AGENT_RESOURCES: '{"requests":{"cpu":"100m","memory":"256Mi"},"limits":{"memory":"1Gi"}}',
+    DEFAULT_NODE_SELECTOR: '{"pool":"kaos"}',
+  });
+  const object: AgentInput = { metadata: { name: 'x', namespace: 'ns' }, spec: { modelAPI: 'm', podSpec: { hostname: 'h' } } };
+  // The check is given the operator's whole Config (as main.ts does) and dry-runs what render makes.
+  const sent: unknown[] = [];
+  const dryRunCreate = async (_namespace: string, body: object) => {
+    sent.push(body);
+    return { ok: true as const };
+  };
+  const check = createPodSpecCheck({ dryRunCreate, config: withDefaults, logger: silentLogger });
+  t.strictSame(await check('Agent', object as unknown as KubeObject), []);
+  const pod = (sent[0] as Deployment).spec.template.spec;
+  t.strictSame(pod['imagePullSecrets'], [{ name: 'regcred' }, { name: 'mirror' }]);
+  t.strictSame(pod['nodeSelector'], { pool: 'kaos' });
+  t.strictSame(pod['securityContext'], { seccompProfile: { type: 'RuntimeDefault' } });
+  t.strictSame(pod.containers[0]?.resources, { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } });
+  t.equal(pod['hostname'], 'h');
 });

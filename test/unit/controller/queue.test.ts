@@ -1,4 +1,5 @@
 import t from 'tap';
+import { silentLogger } from '../../../src/logger.ts';
 import { ExponentialRateLimiter, WorkQueue, type ReconcileResult, type Reconciler } from '../../../src/controller/queue.ts';
 import { createControllerMetrics, type ControllerMetrics, type ReconcileResultLabel } from '../../../src/controller/metrics.ts';
 import { createRegistry } from '../../../src/server/metrics.ts';
@@ -186,8 +187,7 @@ t.test('the rate limiter doubles up to its cap of 1,000 s and forgets per key', 
 t.test('a reconciler that throws synchronously or rejects is a retry, never a crash', async (t) => {
   const clock = new FakeClock();
   const logged: Record<string, unknown>[] = [];
-  const noop = () => {};
-  const logger = { debug: noop, info: noop, warn: noop, error: (obj: Record<string, unknown>) => void logged.push(obj) };
+  const logger = { ...silentLogger, error: (obj: Record<string, unknown>) => void logged.push(obj) };
   const m = recordingMetrics();
   const q = new WorkQueue({
     name: 'agent',

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { silentLogger } from '../../../src/logger.ts';
 import type { PatchType, WriteOptions } from '../../../src/kube/client.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
 import { EventRecorder, buildEvent, eventKey, type EventInput, type KubeEvent } from '../../../src/kube/events.ts';
@@ -74,7 +75,7 @@ t.test('repeats within the window patch the series; one Event, never one per ret
 t.test('a gone Event is created again; failures are logged, never thrown', async (t) => {
   const client = new Recording();
   const warnings: string[] = [];
-  const logger = { debug: () => {}, info: () => {}, error: () => {}, warn: (_o: Record<string, unknown>, msg: string) => { warnings.push(msg); } };
+  const logger = { ...silentLogger, warn: (_o: Record<string, unknown>, msg: string) => { warnings.push(msg); } };
   const recorder = new EventRecorder({ client, instance: 'pod-1', logger });
   await recorder.record(failed);
   client.patchStatus = 404;

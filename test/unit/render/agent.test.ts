@@ -182,7 +182,8 @@ t.test('sample 1: Deployment, Service, names, labels, selector, owner, probes', 
   t.equal(d.spec.replicas, 1);
   t.strictSame(d.spec.selector, { matchLabels: labels });
   t.strictSame(d.spec.template.metadata.labels, labels);
-  t.strictSame(Object.keys(d.spec.template.metadata.annotations), ['kaos.tools/pod-spec-hash']);
+  t.strictSame(Object.keys(d.spec.template.metadata.annotations), ['kubectl.kubernetes.io/default-container', 'kaos.tools/pod-spec-hash']);
+  t.equal(d.spec.template.metadata.annotations['kubectl.kubernetes.io/default-container'], 'agent', 'kubectl logs/exec pick the main container');
   const c = mainContainer(d);
   t.equal(c.name, 'agent');
   t.equal(c.image, 'axsauze/kaos-agent:latest');

@@ -53,17 +53,20 @@ t.test('fromString: kaos image, mcptools command, MCP_TOOLS_STRING after config.
   t.strictSame(c.env, [...logEnv, { name: 'MCP_TOOLS_STRING', value: source }]);
 });
 
-t.test('fromSecretKeyRef: MCP_TOOLS_STRING from the Secret; config hash only when content known', async (t) => {
+t.test('fromSecretKeyRef: MCP_TOOLS_STRING from the Secret; config hash only when the Secret\'s version is known', async (t) => {
   const m = mcp('python-runtime', { fromSecretKeyRef: { name: 'tools-secret', key: 'tools.py' } });
   const r = renderMCPServer(m, config);
   const c = mainContainer(r.deployment);
   t.equal(c.image, 'axsauze/kaos-agent:latest');
   t.strictSame(c.command, ['python', '-m', 'mcptools.server']);
   t.strictSame(c.env, [...logEnv, { name: 'MCP_TOOLS_STRING', valueFrom: { secretKeyRef: { name: 'tools-secret', key: 'tools.py' } } }]);
-  t.strictSame(Object.keys(r.deployment.spec.template.metadata.annotations), ['kaos.tools/pod-spec-hash']);
-  const known = renderMCPServer(m, config, { secretContent: 'def a(): pass' }).deployment.spec.template.metadata.annotations;
-  t.equal(known['kaos.tools/config-hash'], configHash('def a(): pass'));
-  const fromString = renderMCPServer(mcp('python-runtime', { fromString: 'x' }), config, { secretContent: 'ignored' });
+  t.strictSame(Object.keys(r.deployment.spec.template.metadata.annotations), ['kubectl.kubernetes.io/default-container', 'kaos.tools/pod-spec-hash']);
+  const known = renderMCPServer(m, config, { secretResourceVersion: '41' }).deployment.spec.template.metadata.annotations;
+  t.equal(known['kaos.tools/config-hash'], configHash('secret/tools-secret@41/tools.py'));
+  const next = renderMCPServer(m, config, { secretResourceVersion: '42' }).deployment.spec.template.metadata;
+  t.not(next.annotations['kaos.tools/config-hash'], known['kaos.tools/config-hash'], 'a new Secret version rolls the pods');
+  t.equal(next.annotations['kaos.tools/pod-spec-hash'], known['kaos.tools/pod-spec-hash'], 'the pod spec itself does not change');
+  const fromString = renderMCPServer(mcp('python-runtime', { fromString: 'x' }), config, { secretResourceVersion: '41' });
   t.notOk('kaos.tools/config-hash' in fromString.deployment.spec.template.metadata.annotations, 'only for a Secret source');
 });
 

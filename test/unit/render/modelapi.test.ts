@@ -3,7 +3,7 @@ import { parse } from 'yaml';
 import type { ModelAPIInput } from '../../../src/render/inputs.ts';
 import { PULL_MODEL_SCRIPT, renderModelAPI } from '../../../src/render/modelapi.ts';
 import { childrenOf } from '../../../src/render/rendered.ts';
-import { configHash } from '../../../src/render/hash.ts';
+import { configHash, podSpecHash } from '../../../src/render/hash.ts';
 import { config, envNames, envValue, gatewayConfig, mainContainer, sampleModelAPI } from './helpers.ts';
 
 const meta = { name: 'llm', namespace: 'ns', uid: 'uid-llm' };
@@ -140,11 +140,11 @@ t.test('Proxy fromSecretKeyRef: Secret key mounted as config.yaml, no ConfigMap'
   ]);
   t.strictSame(mainContainer(r.deployment).volumeMounts, [{ name: 'litellm-config', mountPath: '/etc/litellm' }]);
   t.strictSame(mainContainer(r.deployment).args, ['--config', '/etc/litellm/config.yaml', '--port', '8000']);
-  t.notOk('kaos.tools/config-hash' in r.deployment.spec.template.metadata.annotations, 'content unknown → no config hash');
-  const known = annotations(m, { secretContent: 'model_list: []' });
-  t.equal(known['kaos.tools/config-hash'], configHash('model_list: []'));
-  t.not(known['kaos.tools/config-hash'], annotations(m, { secretContent: 'model_list: [x]' })['kaos.tools/config-hash']);
-  t.equal(known['kaos.tools/pod-spec-hash'], annotations(m, { secretContent: 'other' })['kaos.tools/pod-spec-hash'], 'the pod spec itself does not change');
+  t.notOk('kaos.tools/config-hash' in r.deployment.spec.template.metadata.annotations, 'Secret version unknown → no config hash');
+  const known = annotations(m, { secretResourceVersion: '7' });
+  t.equal(known['kaos.tools/config-hash'], configHash('secret/litellm-secret@7/litellm.yaml'), 'identity and version, never content');
+  t.not(known['kaos.tools/config-hash'], annotations(m, { secretResourceVersion: '8' })['kaos.tools/config-hash']);
+  t.equal(known['kaos.tools/pod-spec-hash'], annotations(m, { secretResourceVersion: '8' })['kaos.tools/pod-spec-hash'], 'the pod spec itself does not change');
   const optional = renderModelAPI(proxy({ configYaml: { fromSecretKeyRef: { name: 's', key: 'k', optional: true } } }), {}, config);
   t.strictSame(optional.deployment.spec.template.spec.volumes?.[0]?.secret, {
     secretName: 's',
@@ -171,6 +171,8 @@ t.test('Hosted (sample 1): ollama, init container pulls through an env var, port
         { name: 'OLLAMA_MODEL', value: 'smollm2:135m' },
       ],
       volumeMounts: [{ name: 'ollama-data', mountPath: '/root/.ollama' }],
+      // The default (hardened) security context reaches the init container too.
+      securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
     },
   ]);
   const c = mainContainer(r.deployment);
@@ -185,7 +187,10 @@ t.test('Hosted (sample 1): ollama, init container pulls through an env var, port
   t.strictSame(c.readinessProbe, { httpGet: { path: '/', port: 11434, scheme: 'HTTP' }, initialDelaySeconds: 15, periodSeconds: 5, timeoutSeconds: 5, failureThreshold: 3 });
   t.strictSame(r.service?.spec.ports, [{ name: 'http', port: 11434, targetPort: 11434, protocol: 'TCP' }]);
   t.equal(r.endpoint, 'http://modelapi-simple-modelapi.kaos-simple.svc.cluster.local:11434');
-  t.strictSame(Object.keys(r.deployment.spec.template.metadata.annotations), ['kaos.tools/pod-spec-hash']);
+  t.strictSame(r.deployment.spec.template.metadata.annotations, {
+    'kubectl.kubernetes.io/default-container': 'model-api',
+    'kaos.tools/pod-spec-hash': podSpecHash(spec),
+  });
 });
 
 t.test('Hosted: a model with shell characters never reaches the script', async (t) => {
