@@ -56,24 +56,31 @@ export function commonField(fields: readonly string[]): string {
   return boundary > 0 ? prefix.slice(0, boundary) : '';
 }
 
+/** Room kept for the sentinel that ends a cut list ("too many errors, …: 12345 more errors not shown"). */
+const SENTINEL_BYTES = 80;
+
 /**
- * The error strings of a denial's `message`, within MAX_MESSAGE_BYTES: as many as fit, then one
+ * The error strings of a denial's `message`, within `budget` bytes once joined with ", " (the
+ * caller takes what its own wrapper costs off MAX_MESSAGE_BYTES): as many as fit, then one
  * saying how many more (the causes list them, up to MAX_CAUSES).
  */
-export function boundedMessageParts(strings: readonly string[]): string[] {
+export function boundedMessageParts(strings: readonly string[], budget: number = MAX_MESSAGE_BYTES): string[] {
+  const room = Math.max(budget - SENTINEL_BYTES, 256);
   const parts: string[] = [];
   let bytes = 0;
   for (const s of strings) {
     const size = utf8Bytes(s) + 2;
-    if (parts.length > 0 && bytes + size > MAX_MESSAGE_BYTES) break;
+    if (parts.length > 0 && bytes + size > room) break;
     // A single error over the limit is cut rather than dropped.
-    parts.push(size > MAX_MESSAGE_BYTES ? `${cut(s, MAX_MESSAGE_BYTES / 2)}${TRUNCATED}` : s);
+    parts.push(size > room ? `${cut(s, Math.floor(room / 2))}${TRUNCATED}` : s);
     bytes += size;
   }
   const more = strings.length - parts.length;
   if (more > 0) parts.push(`too many errors, the list is truncated: ${more} more ${more === 1 ? 'error' : 'errors'} not shown`);
   return parts;
 }
+
+export { utf8Bytes };
 
 /** At most MAX_WARNINGS warnings, the last of them counting the ones left out. */
 export function boundedWarnings(warnings: readonly string[]): string[] {

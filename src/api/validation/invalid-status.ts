@@ -3,7 +3,7 @@
 //   The Agent "a1" is invalid:
 //   * spec.modelAPI: Not found: "gpt"
 import type { Status } from '../meta.ts';
-import { boundedErrors, boundedMessageParts } from './answer-limits.ts';
+import { boundedErrors, boundedMessageParts, MAX_MESSAGE_BYTES, utf8Bytes } from './answer-limits.ts';
 import type { FieldError } from '../field-error.ts';
 import { cut, MAX_VALUE_LENGTH } from '../bounded-text.ts';
 import { goQuote } from '../go-format.ts';
@@ -13,8 +13,8 @@ import { GROUP, type KaosKind } from '../kinds.ts';
  * Joins error strings like apimachinery's ErrorList.ToAggregate().Error(): duplicates dropped,
  * one error bare, several as `[a, b]`.
  */
-export function aggregateMessage(errors: readonly FieldError[]): string {
-  const unique = boundedMessageParts([...new Set(errors.map((e) => e.errorString()))]);
+export function aggregateMessage(errors: readonly FieldError[], budget?: number): string {
+  const unique = boundedMessageParts([...new Set(errors.map((e) => e.errorString()))], budget);
   return unique.length === 1 ? (unique[0] ?? '') : `[${unique.join(', ')}]`;
 }
 
@@ -28,7 +28,8 @@ export function invalidStatus(kind: KaosKind, name: string, allErrors: readonly 
   return {
     metadata: {},
     status: 'Failure',
-    message: allErrors.length === 0 ? qualified : `${qualified}: ${aggregateMessage(allErrors)}`,
+    // The whole message within MAX_MESSAGE_BYTES: the prefix and the list's brackets count.
+    message: allErrors.length === 0 ? qualified : `${qualified}: ${aggregateMessage(allErrors, MAX_MESSAGE_BYTES - utf8Bytes(qualified) - 4)}`,
     reason: 'Invalid',
     code: 422,
     details: {
