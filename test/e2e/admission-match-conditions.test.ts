@@ -8,6 +8,7 @@ import t, { type Test } from 'tap';
 import { startLocalStack, tail, type LocalStack } from '../../scripts/local-stack.ts';
 import { webhookPath } from '../../src/admission/paths.ts';
 import type { KubeObject } from '../../src/api/lookup.ts';
+import { MAX_INLINE_TEXT_LENGTH } from '../../src/api/schema/limits.ts';
 import { ApiError } from '../../src/kube/errors.ts';
 
 type Json = Record<string, unknown>;
@@ -142,12 +143,14 @@ t.test('an object being deleted: the validating webhook is not called, the mutat
 });
 
 t.test('a spec near the size limit: a label-only UPDATE is admitted (the CEL comparison stays within its cost budget)', async (t) => {
-  const instructions = 'x'.repeat(1024 * 1024);
+  // About 1 MiB of spec (etcd keeps at most ~1.5 MiB per object): every string at its schema limit.
+  const text = (c: string) => c.repeat(MAX_INLINE_TEXT_LENGTH);
+  const env = ['A', 'B', 'C'].map((name) => ({ name, value: text(name.toLowerCase()) }));
   await live().client.create(path('agents'), {
     apiVersion: 'kaos.tools/v1alpha1',
     kind: 'Agent',
     metadata: { name: 'big' },
-    spec: { modelAPI: 'model', config: { instructions } },
+    spec: { modelAPI: 'model', config: { instructions: text('x'), env } },
   });
   const relabel = await callsDuring('Agent', () => merge('agents', 'big', { metadata: { labels: { size: 'big' } } }));
   t.same(relabel, { mutate: 0, validate: 0 }, 'admitted without a call');
