@@ -1,0 +1,65 @@
+// The seam between the reconcilers and the process: everything a reconcile reads comes from the
+// shared cache through `reads`, everything it writes goes through `writes`, each a function it is
+// given (as admission is given its dry run). controller.ts binds them to the cache and the API
+// client; unit tests bind them to memory and count the calls.
+import type { KaosKind } from '../../api/kinds.ts';
+import type { KubeObject } from '../../api/meta.ts';
+import type { EnsureResult, ObjectLike, PruneResult } from '../../kube/apply.ts';
+import type { EventInput } from '../../kube/events.ts';
+import type { Logger } from '../../logger.ts';
+import type { Child, RenderConfig } from '../../render/index.ts';
+import type { KaosStatus } from '../status.ts';
+
+/** The kinds of children the operator owns. */
+export type ChildKind = 'Deployment' | 'Service' | 'ConfigMap' | 'HTTPRoute';
+
+/** Reads, all from the shared cache: a reconcile never reads the API server. */
+export interface ReconcileReads {
+  /** A KAOS object (the parent itself, or a dependency), or undefined when the cache has none. */
+  kaos(kind: KaosKind, namespace: string, name: string): KubeObject | undefined;
+  /**
+   * An owned child by kind and name (the cache holds only objects labelled
+   * `app.kubernetes.io/managed-by=kaos-operator`); undefined when absent, or for HTTPRoute when
+   * the Gateway API is not watched.
+   */
+  child(kind: ChildKind, namespace: string, name: string): ObjectLike | undefined;
+  /**
+   * metadata.resourceVersion of a Secret (from a metadata-only watch: Secret data never enters
+   * the operator); undefined when the Secret does not exist.
+   */
+  secretResourceVersion(namespace: string, name: string): string | undefined;
+  /** Whether HTTPRoutes can be written: gateway enabled in the config and its CRD served. */
+  httpRoutesServed(): boolean;
+}
+
+/** Writes, each one request to the API server (or none when nothing would change). */
+export interface ReconcileWrites {
+  /** Server-side apply of `desired` unless `live` already holds every applied field (kube/apply.ts). */
+  ensureChild(desired: Child, live: ObjectLike | undefined, signal: AbortSignal): Promise<EnsureResult<ObjectLike>>;
+  /** Deletes the children of `existing` controlled by `ownerUid` that `desired` lacks (uid precondition). */
+  pruneChildren(existing: readonly ObjectLike[], ownerUid: string, desired: readonly Child[], signal: AbortSignal): Promise<PruneResult<ObjectLike>>;
+  /**
+   * Replaces `object`'s status through the status subresource, guarded by the resourceVersion
+   * read from the cache (a 409 is thrown, and the queue retries on a fresher cache).
+   */
+  writeStatus(kind: KaosKind, object: KubeObject, status: KaosStatus, signal: AbortSignal): Promise<void>;
+  /** Removes `finalizers` from an object being deleted (a JSON patch guarded by the resourceVersion). */
+  removeFinalizers(kind: KaosKind, object: KubeObject, finalizers: readonly string[], signal: AbortSignal): Promise<void>;
+}
+
+export interface ReconcileContext {
+  readonly reads: ReconcileReads;
+  readonly writes: ReconcileWrites;
+  /** Kubernetes Events on the parent; deduplicated by the recorder, never awaited by a reconcile. */
+  readonly events: { record(input: EventInput): void };
+  readonly config: RenderConfig;
+  readonly now: () => Date;
+  readonly logger: Logger;
+}
+
+/** The KAOS finalizers of the Go operator, removed from objects being deleted (api.md §1). */
+export const LEGACY_FINALIZERS: Readonly<Record<KaosKind, string>> = {
+  Agent: 'kaos.tools/agent-finalizer',
+  ModelAPI: 'kaos.tools/modelapi-finalizer',
+  MCPServer: 'kaos.tools/mcpserver-finalizer',
+};
