@@ -8,7 +8,9 @@ import type { EnsureResult, ObjectLike, PruneResult } from '../../kube/apply.ts'
 import type { EventInput } from '../../kube/events.ts';
 import type { Logger } from '../../logger.ts';
 import type { Child, RenderConfig } from '../../render/index.ts';
+import type { ReconcileResult } from '../queue.ts';
 import type { KaosStatus } from '../status.ts';
+import type { ObjectKey } from '../triggers.ts';
 
 /** The kinds of children the operator owns. */
 export type ChildKind = 'Deployment' | 'Service' | 'ConfigMap' | 'HTTPRoute';
@@ -63,3 +65,6 @@ export const LEGACY_FINALIZERS: Readonly<Record<KaosKind, string>> = {
   ModelAPI: 'kaos.tools/modelapi-finalizer',
   MCPServer: 'kaos.tools/mcpserver-finalizer',
 };
+
+/** One reconcile of one object of a kind: what the WorkQueue runs for a key of that kind. */
+export type KindReconciler = (ctx: ReconcileContext, key: ObjectKey, signal: AbortSignal) => Promise<ReconcileResult>;
