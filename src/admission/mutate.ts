@@ -57,9 +57,13 @@ async function referencedModelAPI(lookup: ObjectLookup, namespace: string, agent
  * adding it is an `add`, never a `replace` of something that does not exist.
  */
 function patchableParts(object: KubeObject): JsonRecord {
-  const annotations = object.metadata?.annotations;
-  return {
-    metadata: annotations === undefined ? {} : { annotations },
-    ...(object.spec === undefined ? {} : { spec: object.spec }),
-  };
+  const parts: JsonRecord = {};
+  // No metadata at all (only a direct caller can send that): adding annotations must add the
+  // whole `/metadata`, since a patch cannot add below a parent that does not exist.
+  if (object.metadata !== undefined) {
+    const annotations = object.metadata.annotations;
+    parts.metadata = annotations === undefined ? {} : { annotations };
+  }
+  if (object.spec !== undefined) parts.spec = object.spec;
+  return parts;
 }

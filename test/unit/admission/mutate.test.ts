@@ -45,6 +45,15 @@ t.test('CREATE: a JSON Patch to the defaulted object, MODEL_NAME from the known 
   t.same(again, { allowed: true }, 'a second pass over its own output: no patch');
 });
 
+t.test('an object without metadata (only a direct caller sends one): the patch adds /metadata whole and applies', async (t) => {
+  const handler = createMutatingHandler('Agent', { lookup: new MemoryLookup(), config: CONFIG });
+  const { metadata: _none, ...input } = agent('a1', { modelAPI: 'm' });
+  const decision = await handler(admissionRequest('Agent', input));
+  t.ok(decision.patch?.some((op) => op.op === 'add' && op.path === '/metadata'), 'one add of /metadata');
+  const result = patched(input, decision);
+  t.same(result.metadata?.annotations, { [DEFAULTED_ANNOTATION]: 'spec.config.env[MODEL_NAME],spec.container.image' });
+});
+
 t.test('existing annotations get one added key, escaped in the patch path', async (t) => {
   const handler = createMutatingHandler('ModelAPI', { lookup: new MemoryLookup(), config: CONFIG });
   const input = modelAPI('m', { mode: 'Hosted', hostedConfig: { model: 'x' } }, { metadata: { annotations: { a: 'b' } } });
