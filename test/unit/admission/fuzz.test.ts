@@ -3,7 +3,7 @@
 // router and handlers. For each: the answer is a well-formed AdmissionReview or a clean 4xx
 // (test/support/admission-oracle.ts), never a 500; the podSpec check never fails open because of
 // the object; and a normal request sent right after gets the answer a fresh server gave it.
-// Then RSS, after a full GC, is back near where it started.
+// Then the live heap, after a full GC, is back near where it started (RSS is printed).
 //
 // Reproducible: the seed is fixed (FUZZ_SEED overrides it) and printed, and a failure prints
 // fast-check's seed, path and shrunk counterexample. `npm run fuzz` runs the same properties
@@ -18,8 +18,8 @@ import { POD_SPEC_UNCHECKED, startFuzzTarget, type FuzzTarget } from '../../supp
 
 const RUNS = 2_000;
 const SEED = Number(process.env.FUZZ_SEED ?? 0x6b616f73);
-/** Generous: the generator itself allocates megabytes per case, and V8 keeps some of it. */
-const RSS_GROWTH_LIMIT = 150 * 1024 * 1024;
+/** Live heap a run may leave behind: caches (compiled schemas, the LRU of warnings) and fast-check's own state. */
+const RETAINED_GROWTH_LIMIT = 32 * 1024 * 1024;
 
 // A full collection before each RSS reading; without it the reading says more about when V8
 // last collected than about what the server holds on to.
@@ -34,9 +34,11 @@ const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MiB`
 
 let target: FuzzTarget;
 let rssStart = 0;
+let retainedStart = 0;
 t.before(async () => {
   target = await startFuzzTarget();
   rssStart = rss();
+  retainedStart = process.memoryUsage().heapUsed + process.memoryUsage().external;
 });
 t.teardown(() => target.close());
 
@@ -66,8 +68,13 @@ t.test(`${RUNS} hostile AdmissionReviews: well-formed answers, no 500, normal re
   }
 });
 
-t.test('RSS returns near where it started', async (t) => {
+t.test('memory returns near where it started: what the server holds on to, after GC', async (t) => {
   const end = rss();
-  t.comment(`RSS ${mib(rssStart)} at the start, ${mib(end)} at the end (after GC)`);
-  t.ok(end - rssStart < RSS_GROWTH_LIMIT, `grew ${mib(end - rssStart)}, under ${mib(RSS_GROWTH_LIMIT)}`);
+  const { heapUsed, external } = process.memoryUsage();
+  const retained = heapUsed + external;
+  t.comment(`RSS ${mib(rssStart)} → ${mib(end)}; live heap + external ${mib(retainedStart)} → ${mib(retained)} (after GC)`);
+  // RSS is reported, not asserted: V8 keeps the heap pages it grew into for the multi-MiB cases
+  // and glibc keeps its arenas, so RSS stays up without anything being held. A leak shows as
+  // live objects that survive a full collection.
+  t.ok(retained - retainedStart < RETAINED_GROWTH_LIMIT, `live heap grew ${mib(retained - retainedStart)}, under ${mib(RETAINED_GROWTH_LIMIT)}`);
 });
