@@ -1,14 +1,12 @@
-// The reconciler of each kind (issue 7: being written on the `reconcile` branch; until it lands
-// each one refuses, so a key is retried with backoff rather than silently dropped).
+// The reconciler of each kind: what the WorkQueue of that kind runs for a key.
 import type { KaosKind } from '../../api/kinds.ts';
+import { reconcileAgent } from './agent.ts';
 import type { KindReconciler } from './context.ts';
-
-const pending: KindReconciler = async (_ctx, key) => {
-  throw new Error(`no reconciler for ${key.kind} yet`);
-};
+import { reconcileMCPServer } from './mcpserver.ts';
+import { reconcileModelAPI } from './modelapi.ts';
 
 export const RECONCILERS: Readonly<Record<KaosKind, KindReconciler>> = {
-  Agent: pending,
-  ModelAPI: pending,
-  MCPServer: pending,
+  Agent: reconcileAgent,
+  ModelAPI: reconcileModelAPI,
+  MCPServer: reconcileMCPServer,
 };

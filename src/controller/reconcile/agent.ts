@@ -1,0 +1,116 @@
+// Agent (api.md §2, "Reconcile"): resolve the ModelAPI, then each MCPServer in spec order, then
+// the peers; render; apply; prune; status. A dependency problem is a status, not an error:
+// - missing ModelAPI / MCPServer → Failed (`Failed to resolve …`), retried with backoff, and
+//   woken at once when it appears (triggers.ts);
+// - not Ready while spec.waitForDependencies (default true) → Waiting (`… is not ready`);
+//   woken when its status changes.
+// In both cases nothing is applied or pruned: children from an earlier reconcile stay as they
+// are, and the status reports them truthfully (their Deployment, the endpoint of their Service).
+//
+// Without waitForDependencies (api.md is silent; our choice): a missing ModelAPI or MCPServer
+// still fails (there is no name to render), while one that exists but is not Ready is used
+// right away with its endpoint — status.endpoint when it has one, else the endpoint its Service
+// will have (names.ts; deterministic, and equal to what its status will say, so the arrival of
+// the status changes no pod spec).
+//
+// Peers (agentNetwork.access) never block: a missing peer, or one without status.endpoint (not
+// reconciled yet, or not exposed), is left out and wired in when it gets one.
+import { asArray, asRecord, asString } from '../../api/json.ts';
+import type { KubeObject } from '../../api/meta.ts';
+import { endpointFor, renderAgent, workloadName, type AgentDeps, type AgentInput } from '../../render/index.ts';
+import {
+  mcpServerNotReady,
+  mcpServerUnresolved,
+  mirrorDeployment,
+  modelAPINotReady,
+  modelAPIUnresolved,
+  notFoundReason,
+  type Outcome,
+  type Verdict,
+} from '../status.ts';
+import { converge, ownedChild } from './children.ts';
+import type { KindReconciler, ReconcileReads } from './context.ts';
+import { reconciler, settleStatus, type Run } from './frame.ts';
+
+/** Either everything an Agent's render needs, or why it cannot be rendered yet. */
+export type AgentResolution = { deps: AgentDeps } | { verdict: Verdict };
+
+/** Pure over the cache: api.md §2's resolution of an Agent's ModelAPI, MCPServers and peers. */
+export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec: unknown): AgentResolution {
+  const s = asRecord(spec) ?? {};
+  const wait = s.waitForDependencies !== false;
+
+  const modelAPIName = asString(s.modelAPI) ?? '';
+  const modelAPI = reads.kaos('ModelAPI', namespace, modelAPIName);
+  if (modelAPI === undefined) return { verdict: modelAPIUnresolved(notFoundReason('ModelAPI', modelAPIName)) };
+  if (wait && !isReady(modelAPI)) return { verdict: modelAPINotReady() };
+
+  const mcpServers: { name: string; endpoint: string }[] = [];
+  for (const name of strings(s.mcpServers)) {
+    const mcp = reads.kaos('MCPServer', namespace, name);
+    if (mcp === undefined) return { verdict: mcpServerUnresolved(name, notFoundReason('MCPServer', name)) };
+    if (wait && !isReady(mcp)) return { verdict: mcpServerNotReady(name) };
+    mcpServers.push({ name, endpoint: statusEndpoint(mcp) ?? endpointFor('MCPServer', name, namespace) });
+  }
+
+  const peers: { name: string; endpoint: string }[] = [];
+  for (const name of strings(asRecord(s.agentNetwork)?.access)) {
+    const endpoint = statusEndpoint(reads.kaos('Agent', namespace, name));
+    if (endpoint !== undefined) peers.push({ name, endpoint });
+  }
+
+  const modelSpec = asRecord(modelAPI.spec) ?? {};
+  const mode = asString(modelSpec.mode) ?? 'Proxy';
+  const model = asString(asRecord(mode === 'Hosted' ? modelSpec.hostedConfig : modelSpec.proxyConfig)?.model);
+  return {
+    deps: {
+      modelAPI: {
+        endpoint: statusEndpoint(modelAPI) ?? endpointFor('ModelAPI', modelAPIName, namespace, mode),
+        ...(model === undefined || model === '' ? {} : { model }),
+      },
+      mcpServers,
+      peers,
+    },
+  };
+}
+
+export const reconcileAgent: KindReconciler = reconciler('Agent', async (run) => {
+  const { ctx, key } = run;
+  const linkedResources = { modelapi: asString(asRecord(run.parent.spec)?.modelAPI) ?? '' };
+  const resolution = resolveAgentDeps(ctx.reads, key.namespace, run.parent.spec);
+  if ('verdict' in resolution) {
+    await settleStatus(run, { ...resolution.verdict, ...existingChildren(run), linkedResources });
+    // Failed (missing dependency): back off and look again; its creation also wakes us at once.
+    // Waiting: the dependency's status change wakes us, nothing to poll.
+    return resolution.verdict.phase === 'Failed' ? { requeue: true } : undefined;
+  }
+  // The API server checked the spec against the CRD schema: its shape is AgentInput's.
+  const rendered = renderAgent(run.parent as unknown as AgentInput, resolution.deps, ctx.config);
+  // Pending needs no requeue: the Deployment's status change wakes the Agent (child trigger).
+  await converge(run, rendered, { linkedResources });
+  return undefined;
+});
+
+/** What the status says of children an earlier reconcile made, while dependencies hold it back. */
+function existingChildren(run: Run): Pick<Outcome, 'deployment' | 'endpoint'> {
+  const name = workloadName('Agent', run.key.name);
+  const deployment = ownedChild(run, 'Deployment', name);
+  const service = ownedChild(run, 'Service', name);
+  return {
+    ...(deployment === undefined ? {} : { deployment: mirrorDeployment(deployment) }),
+    ...(service === undefined ? {} : { endpoint: endpointFor('Agent', run.key.name, run.key.namespace) }),
+  };
+}
+
+function isReady(object: KubeObject): boolean {
+  return asRecord(object.status)?.ready === true;
+}
+
+function statusEndpoint(object: KubeObject | undefined): string | undefined {
+  const endpoint = asString(asRecord(object?.status)?.endpoint);
+  return endpoint === undefined || endpoint === '' ? undefined : endpoint;
+}
+
+function strings(value: unknown): string[] {
+  return (asArray(value) ?? []).filter((v): v is string => typeof v === 'string' && v !== '');
+}

@@ -1,0 +1,91 @@
+// The children half of a reconcile: apply what render desires (each apply skipped when the
+// cached child already holds it), then delete the owned children that are no longer desired.
+// Each write becomes a Normal Event on the parent and an entry of the reconcile's log line.
+import type { KaosKind } from '../../api/kinds.ts';
+import { controllerUid, type ObjectLike } from '../../kube/apply.ts';
+import { childrenOf, configMapName, routeName, workloadName, type Child, type Rendered } from '../../render/index.ts';
+import { deploymentProgress } from '../status.ts';
+import type { ChildKind } from './context.ts';
+import { regarding, settleStatus, type Run } from './frame.ts';
+
+/**
+ * The common tail once the parent is rendered: apply its children, prune the rest, and report
+ * the Deployment's progress (Pending / Ready) with render's endpoint (none when there is no
+ * Service, which clears a previous one) plus `extra` (an Agent's linkedResources).
+ */
+export async function converge(run: Run, rendered: Rendered, extra: { linkedResources?: Record<string, string> } = {}): Promise<void> {
+  const deployment = await applyChildren(run, desiredChildren(rendered, run.ctx.reads.httpRoutesServed()));
+  await settleStatus(run, {
+    ...deploymentProgress(deployment ?? {}),
+    ...(rendered.endpoint === undefined ? {} : { endpoint: rendered.endpoint }),
+    ...extra,
+  });
+}
+
+/** Every (kind, name) a parent of `kind` named `name` can own: the only places prune looks. */
+export function possibleChildren(kind: KaosKind, name: string): { kind: ChildKind; name: string }[] {
+  const out: { kind: ChildKind; name: string }[] = [];
+  if (kind === 'ModelAPI') out.push({ kind: 'ConfigMap', name: configMapName(name) });
+  out.push({ kind: 'Deployment', name: workloadName(kind, name) }, { kind: 'Service', name: workloadName(kind, name) });
+  out.push({ kind: 'HTTPRoute', name: routeName(kind, name) });
+  return out;
+}
+
+/**
+ * The children to apply: render's, without the HTTPRoute when HTTPRoutes cannot be written
+ * (gateway off, or its CRD not served). An HTTPRoute left over from before is then pruned if
+ * the cache holds it.
+ */
+export function desiredChildren(rendered: Rendered, httpRoutesServed: boolean): Child[] {
+  const children = childrenOf(rendered);
+  return httpRoutesServed ? children : children.filter((c) => c.kind !== 'HTTPRoute');
+}
+
+/**
+ * Applies `desired` in order (config first), then prunes. Returns the Deployment as it now is:
+ * the apply's answer when one was made, else the cached one (what the status reads).
+ */
+export async function applyChildren(run: Run, desired: readonly Child[]): Promise<ObjectLike | undefined> {
+  const { ctx, key, signal } = run;
+  let deployment: ObjectLike | undefined;
+  for (const child of desired) {
+    const name = child.metadata.name;
+    const live = ctx.reads.child(child.kind, key.namespace, name);
+    const result = await ctx.writes.ensureChild(child, live, signal);
+    if (child.kind === 'Deployment') deployment = result.object;
+    if (result.action === 'unchanged') continue;
+    const verb = result.action === 'created' ? 'Created' : 'Updated';
+    run.changes.push(`${result.action} ${child.kind}/${name}`);
+    ctx.events.record({ regarding: regarding(run), type: 'Normal', reason: verb, action: 'Apply', note: `${verb} ${child.kind} ${name}` });
+  }
+
+  const existing = ownedChildren(run);
+  if (existing.length > 0) {
+    const pruned = await ctx.writes.pruneChildren(existing, run.uid, desired, signal);
+    for (const child of pruned.deleted) {
+      const id = `${child.kind ?? ''}/${child.metadata?.name ?? ''}`;
+      run.changes.push(`deleted ${id}`);
+      ctx.events.record({ regarding: regarding(run), type: 'Normal', reason: 'Deleted', action: 'Prune', note: `Deleted ${child.kind ?? ''} ${child.metadata?.name ?? ''}: no longer desired` });
+    }
+  }
+  return deployment;
+}
+
+/**
+ * The cached children at the names this parent could own that its uid controls. Looked up by
+ * name, never by scanning; prune re-checks ownership (and skips those already being deleted).
+ */
+export function ownedChildren(run: Pick<Run, 'ctx' | 'kind' | 'key' | 'uid'>): ObjectLike[] {
+  const out: ObjectLike[] = [];
+  for (const { kind, name } of possibleChildren(run.kind, run.key.name)) {
+    const child = run.ctx.reads.child(kind, run.key.namespace, name);
+    if (child !== undefined && controllerUid(child) === run.uid) out.push(child);
+  }
+  return out;
+}
+
+/** A cached child of `kind` at `name` controlled by this parent, if any. */
+export function ownedChild(run: Pick<Run, 'ctx' | 'key' | 'uid'>, kind: ChildKind, name: string): ObjectLike | undefined {
+  const child = run.ctx.reads.child(kind, run.key.namespace, name);
+  return child !== undefined && controllerUid(child) === run.uid ? child : undefined;
+}

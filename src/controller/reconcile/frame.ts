@@ -1,0 +1,105 @@
+// What every kind's reconcile does around its own logic: read the parent from the cache, let an
+// object being deleted go (legacy finalizer), turn a thrown error into one Warning Event before
+// the queue retries it, write the status only when it changed, and log one line when something
+// was written. The per-kind modules (agent.ts, modelapi.ts, mcpserver.ts) only say what is
+// desired and what the outcome is.
+import { API_VERSION, type KaosKind } from '../../api/kinds.ts';
+import type { KubeObject } from '../../api/meta.ts';
+import type { EventRegarding } from '../../kube/events.ts';
+import { errorFields } from '../../logger.ts';
+import type { ReconcileResult } from '../queue.ts';
+import { nextStatus, statusChanged, type Outcome } from '../status.ts';
+import type { ObjectKey } from '../triggers.ts';
+import { LEGACY_FINALIZERS, type KindReconciler, type ReconcileContext } from './context.ts';
+
+/** One reconcile of one live parent: what the per-kind logic works with. */
+export interface Run {
+  readonly ctx: ReconcileContext;
+  readonly kind: KaosKind;
+  readonly key: ObjectKey;
+  /** The parent as the cache holds it (frozen or not: never modified). */
+  readonly parent: KubeObject;
+  /** metadata.uid: every child's controller ownerReference carries it. */
+  readonly uid: string;
+  readonly signal: AbortSignal;
+  /** What this reconcile wrote, e.g. `created Deployment/agent-x`, `status`: the log line's list. */
+  readonly changes: string[];
+}
+
+/** The object an Event about the parent is about. */
+export function regarding(run: Pick<Run, 'kind' | 'key' | 'uid'>): EventRegarding {
+  return { apiVersion: API_VERSION, kind: run.kind, name: run.key.name, namespace: run.key.namespace, uid: run.uid };
+}
+
+/**
+ * A KindReconciler from the per-kind logic `body`, which runs only for a parent that exists and
+ * is not being deleted.
+ * - Absent from the cache: nothing to do (the garbage collector removes its children).
+ * - Being deleted: only the kind's KAOS finalizer is removed, if present (other finalizers are
+ *   someone else's); no apply, no status write.
+ * - `body` throws: one Warning `ReconcileFailed` Event (the recorder counts repeats instead of
+ *   writing one per retry), then the error goes to the queue, which retries with backoff. An
+ *   aborted reconcile (lost lease, shutdown) records nothing.
+ */
+export function reconciler(kind: KaosKind, body: (run: Run) => Promise<ReconcileResult>): KindReconciler {
+  return async (ctx, key, signal) => {
+    const parent = ctx.reads.kaos(kind, key.namespace, key.name);
+    if (parent === undefined) return;
+    const started = performance.now();
+    const run: Run = { ctx, kind, key, parent, uid: parent.metadata?.uid ?? '', signal, changes: [] };
+    let failure: Record<string, unknown> | undefined;
+    try {
+      if (parent.metadata?.deletionTimestamp !== undefined) {
+        await releaseLegacyFinalizer(run);
+        return;
+      }
+      if (run.uid === '') throw new Error(`${kind} ${key.namespace}/${key.name} has no metadata.uid: its children could not be owned`);
+      return await body(run);
+    } catch (err) {
+      failure = errorFields(err);
+      if (!signal.aborted) {
+        ctx.events.record({ regarding: regarding(run), type: 'Warning', reason: 'ReconcileFailed', action: 'Reconcile', note: errorText(err) });
+      }
+      throw err;
+    } finally {
+      // A no-op says nothing at info level; writes made before a failure are still told.
+      if (run.changes.length > 0) logChanges(run, started, failure);
+    }
+  };
+}
+
+async function releaseLegacyFinalizer(run: Run): Promise<void> {
+  const finalizer = LEGACY_FINALIZERS[run.kind];
+  const finalizers = run.parent.metadata?.finalizers;
+  if (!Array.isArray(finalizers) || !finalizers.includes(finalizer)) return;
+  await run.ctx.writes.removeFinalizers(run.kind, run.parent, [finalizer], run.signal);
+  run.changes.push(`removed finalizer ${finalizer}`);
+}
+
+/**
+ * Writes the status `outcome` describes through the status subresource, only when it differs
+ * from the cached one: a converged object costs no write.
+ */
+export async function settleStatus(run: Run, outcome: Outcome): Promise<void> {
+  const prev = run.parent.status;
+  const next = nextStatus(prev, run.parent.metadata?.generation, outcome, run.ctx.now());
+  if (!statusChanged(prev, next)) return;
+  await run.ctx.writes.writeStatus(run.kind, run.parent, next, run.signal);
+  run.changes.push('status');
+}
+
+function logChanges(run: Run, started: number, error?: Record<string, unknown>): void {
+  const fields: Record<string, unknown> = {
+    kind: run.kind,
+    namespace: run.key.namespace,
+    name: run.key.name,
+    changes: run.changes,
+    durationMs: Math.round((performance.now() - started) * 10) / 10,
+    ...error,
+  };
+  run.ctx.logger.info(fields, error === undefined ? 'reconciled' : 'reconcile failed after writes');
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
