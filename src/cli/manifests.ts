@@ -4,7 +4,7 @@
 // template it was rendered from when a Helm `# Source:` comment says so — and unpacks `List`s.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LineCounter, parseAllDocuments } from 'yaml';
+import { isMap, isNode, isSeq, LineCounter, parseAllDocuments } from 'yaml';
 
 /** Where a manifest came from. */
 export interface Origin {
@@ -12,7 +12,7 @@ export interface Origin {
   file: string;
   /** 1-based position of the document in its file's stream. */
   document: number;
-  /** 1-based line of the document's first node. */
+  /** 1-based line of the document's first node (of the item's, in a List). */
   line: number;
   /** 0-based index in a `List`'s items. */
   item?: number;
@@ -109,7 +109,9 @@ export function parseManifests(file: string, text: string): Manifest[] {
     const origin: Origin = { file, document: i + 1, line };
     const source = helmSource(doc.commentBefore) ?? helmSource(doc.contents.commentBefore);
     if (source !== undefined) origin.source = source;
-    manifests.push(...unpackList({ origin, value }));
+    const items = isMap(doc.contents) ? doc.contents.get('items') : undefined;
+    const itemLines = isSeq(items) ? items.items.map((n) => (isNode(n) && n.range ? lineCounter.linePos(n.range[0]).line : line)) : [];
+    manifests.push(...unpackList({ origin, value }, itemLines));
   });
   return manifests;
 }
@@ -119,13 +121,13 @@ function helmSource(comment: string | null | undefined): string | undefined {
 }
 
 /** A `List` (kind v1 List, or any `*List` with items, as kubectl reads them) as its items. */
-function unpackList(manifest: Manifest): Manifest[] {
+function unpackList(manifest: Manifest, itemLines: readonly number[]): Manifest[] {
   const { value } = manifest;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return [manifest];
   const { kind, items } = value as { kind?: unknown; items?: unknown };
   if (typeof kind !== 'string' || !kind.endsWith('List') || !Array.isArray(items)) return [manifest];
   const list = value as Record<string, unknown>;
-  return items.map((item: unknown, i) => ({ origin: { ...manifest.origin, item: i }, value: item, list }));
+  return items.map((item: unknown, i) => ({ origin: { ...manifest.origin, item: i, line: itemLines[i] ?? manifest.origin.line }, value: item, list }));
 }
 
 function reason(err: unknown): string {
