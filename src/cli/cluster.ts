@@ -62,12 +62,19 @@ export async function clusterSnapshot(kubeconfig: string, namespaces: readonly s
   return snapshot;
 }
 
+/** Tries of a read the API server answered 429 or 5xx (e.g. "storage is (re)initializing" just after a CRD is installed). */
+const TRIES = 5;
+
 async function readOrAbsent<T>(read: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await read();
-  } catch (err) {
-    if (err instanceof ApiError && err.code === 404) return undefined;
-    throw err;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read();
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return undefined;
+      const transient = err instanceof ApiError && (err.code === 429 || err.code >= 500);
+      if (!transient || attempt >= TRIES) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+    }
   }
 }
 
