@@ -64,6 +64,19 @@ module.exports = {
       to: { path: '^src/(api/(defaulting|validation|schema)|render|kube|controller)/' },
     },
     {
+      name: 'cli-imports-only-what-it-runs',
+      severity: 'error',
+      comment: 'cli/ (kaos-operator lint/default) runs the webhooks\' handlers offline: api, render, admission, kube (for --cluster), config.',
+      from: { path: '^src/cli/' },
+      to: { path: '^src/', pathNot: ['^src/(cli|api|render|admission|kube)/', '^src/config(-workload)?\\.ts$'] },
+    },
+    {
+      name: 'nothing-imports-the-cli',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: '^src/cli/' },
+    },
+    {
       name: 'main-is-the-top',
       severity: 'error',
       from: {},

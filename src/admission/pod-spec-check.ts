@@ -79,7 +79,7 @@ export function isOutage(code: number): boolean {
 }
 
 /** The refusal of an object whose pod cannot even be built (render or podSpec merge threw). */
-function unbuildable(fragment: unknown, err: unknown): FieldError {
+export function unbuildable(fragment: unknown, err: unknown): FieldError {
   return invalid(fragment === undefined ? 'spec' : PODSPEC_FIELD, undefined, `no pod can be built from it: ${clip(errorText(err))}`);
 }
 

@@ -1,0 +1,83 @@
+// --cluster: a read-only snapshot of what the cluster in KUBECONFIG already holds in the
+// namespaces of the set (its KAOS objects and the namespaces' labels), taken once before any
+// object is judged, so every reference the webhook would find in its cache is found here too.
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { KINDS } from '../api/kinds.ts';
+import type { KubeObject } from '../api/lookup.ts';
+import { KubeClient } from '../kube/client.ts';
+import { ApiError } from '../kube/errors.ts';
+import { NAMESPACE, kaosPath, resourcePath } from '../kube/paths.ts';
+import { API_VERSION } from '../api/kinds.ts';
+
+/** The cluster could not be read: the tool cannot give the verdict that was asked for (exit 2). */
+export class ClusterUnavailable extends Error {
+  override name = 'ClusterUnavailable';
+}
+
+export interface ClusterSnapshot {
+  objects: KubeObject[];
+  namespaces: [string, Record<string, string>][];
+  /** Notes for stderr, e.g. that the cluster serves no KAOS kinds. */
+  notes: string[];
+}
+
+/** kubectl's choice of kubeconfig: the first file in KUBECONFIG, else ~/.kube/config. */
+export function kubeconfigPath(env: Readonly<Record<string, string | undefined>>): string {
+  const first = (env.KUBECONFIG ?? '').split(':').find((p) => p !== '');
+  return first ?? join(homedir(), '.kube', 'config');
+}
+
+const TIMEOUT_MS = 15_000;
+
+export async function clusterSnapshot(kubeconfig: string, namespaces: readonly string[]): Promise<ClusterSnapshot> {
+  let client: KubeClient;
+  try {
+    client = await KubeClient.fromKubeConfig(kubeconfig, { userAgent: 'kaos-operator-lint', requestTimeoutMs: TIMEOUT_MS });
+  } catch (err) {
+    throw new ClusterUnavailable(`cannot load kubeconfig ${kubeconfig}: ${message(err)}`);
+  }
+  const where = client.server.origin;
+  const snapshot: ClusterSnapshot = { objects: [], namespaces: [], notes: [] };
+  try {
+    for (const namespace of namespaces) {
+      const ns = await readOrAbsent(() => client.get<KubeObject>(resourcePath(NAMESPACE, { name: namespace })));
+      if (ns !== undefined) snapshot.namespaces.push([namespace, ns.metadata?.labels ?? {}]);
+      for (const kind of KINDS) {
+        const list = await readOrAbsent(() => client.list<KubeObject>(kaosPath(kind, { namespace })));
+        if (list === undefined) {
+          const note = `the cluster at ${where} serves no ${API_VERSION} ${kind} (are the CRDs installed?)`;
+          if (!snapshot.notes.includes(note)) snapshot.notes.push(note);
+          continue;
+        }
+        // List items carry no kind; the lookup keys on it.
+        for (const item of list.items) snapshot.objects.push({ ...item, apiVersion: API_VERSION, kind });
+      }
+    }
+  } catch (err) {
+    throw new ClusterUnavailable(`cannot read the cluster at ${where} (kubeconfig ${kubeconfig}): ${message(err)}`);
+  } finally {
+    client.close();
+  }
+  return snapshot;
+}
+
+/** Tries of a read the API server answered 429 or 5xx (e.g. "storage is (re)initializing" just after a CRD is installed). */
+const TRIES = 5;
+
+async function readOrAbsent<T>(read: () => Promise<T>): Promise<T | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read();
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 404) return undefined;
+      const transient = err instanceof ApiError && (err.code === 429 || err.code >= 500);
+      if (!transient || attempt >= TRIES) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+    }
+  }
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,49 @@
+// The ObjectLookup the webhooks' handlers read when they judge a set of manifests offline: the
+// KAOS objects and Namespaces of the set, over a snapshot of the cluster's (with --cluster). An
+// object of the set hides the cluster's copy, since applying the set replaces it. Nothing here
+// reads live, so no lookup ever claims from a request's budget.
+import { referencedNames } from '../api/agent-references.ts';
+import type { KaosKind } from '../api/kinds.ts';
+import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
+
+const keyOf = (kind: string, namespace: string, name: string): string => `${kind}/${namespace}/${name}`;
+
+export class SetLookup implements ObjectLookup {
+  readonly #objects = new Map<string, KubeObject>();
+  readonly #namespaces = new Map<string, Record<string, string>>();
+
+  /** Adds KAOS objects (each with its namespace filled in); a later one replaces an earlier one. */
+  addObjects(objects: Iterable<KubeObject>): this {
+    for (const o of objects) this.#objects.set(keyOf(o.kind ?? '', o.metadata?.namespace ?? '', o.metadata?.name ?? ''), o);
+    return this;
+  }
+
+  /** Adds namespaces and their labels; a later one replaces an earlier one. */
+  addNamespaces(namespaces: Iterable<[string, Record<string, string>]>): this {
+    for (const [name, labels] of namespaces) this.#namespaces.set(name, labels);
+    return this;
+  }
+
+  async get(kind: KaosKind, namespace: string, name: string): Promise<KubeObject | undefined> {
+    return this.#objects.get(keyOf(kind, namespace, name));
+  }
+
+  async exists(kind: KaosKind, namespace: string, name: string): Promise<boolean> {
+    return this.#objects.has(keyOf(kind, namespace, name));
+  }
+
+  referencedBy(kind: KaosKind, namespace: string, name: string): string[] {
+    const names: string[] = [];
+    for (const o of this.#objects.values()) {
+      if (o.kind !== 'Agent' || o.metadata?.namespace !== namespace) continue;
+      const refs = referencedNames(o.spec);
+      const named = kind === 'ModelAPI' ? refs.modelAPIs : kind === 'MCPServer' ? refs.mcpServers : refs.agents;
+      if (named.includes(name)) names.push(o.metadata.name ?? '');
+    }
+    return names.sort();
+  }
+
+  async namespaceLabels(namespace: string): Promise<Record<string, string> | undefined> {
+    return this.#namespaces.get(namespace);
+  }
+}
