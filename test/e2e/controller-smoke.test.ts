@@ -65,6 +65,13 @@ for (const file of ['1-simple-echo-agent.yaml', '2-multi-agent-mcp.yaml', '4-dev
       t.ok(parent.status?.phase, `${resource}: status.phase ${parent.status?.phase}`);
       t.ok((parent.status?.conditions ?? []).some((c) => c.type === 'Ready'), `${resource}: a Ready condition`);
       const name = `${PREFIX[doc.kind]}-${doc.metadata.name}`;
+      // No kubelet: dependencies never become Ready, so an Agent that waits for them gets no
+      // Deployment yet (the dependency-flow e2e makes them Ready by writing Deployment status).
+      if (doc.kind === 'Agent' && parent.status?.phase === 'Waiting') {
+        const none = await stack!.plane.kubectl(['get', 'deployment', name, '-n', ns]);
+        t.not(none.code, 0, `${resource} is Waiting and has no Deployment yet`);
+        continue;
+      }
       const kinds = ['deployment', 'service'];
       if (doc.kind === 'ModelAPI' && parent.spec.mode === 'Proxy') kinds.push('configmap');
       for (const kind of kinds) {
