@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { ROOT, startLocalStack, tail, type LocalStack } from '../../scripts/local-stack.ts';
+import { configMapName } from '../../src/render/index.ts';
 
 const SAMPLES = join(ROOT, 'test', 'fixtures', 'samples');
 const PREFIX: Readonly<Record<string, string>> = { Agent: 'agent', ModelAPI: 'modelapi', MCPServer: 'mcpserver' };
@@ -72,9 +73,9 @@ for (const file of ['1-simple-echo-agent.yaml', '2-multi-agent-mcp.yaml', '4-dev
         t.not(none.code, 0, `${resource} is Waiting and has no Deployment yet`);
         continue;
       }
-      const kinds = ['deployment', 'service'];
-      if (doc.kind === 'ModelAPI' && parent.spec.mode === 'Proxy') kinds.push('configmap');
-      for (const kind of kinds) {
+      const kinds: Array<[string, string]> = [['deployment', name], ['service', name]];
+      if (doc.kind === 'ModelAPI' && parent.spec.mode === 'Proxy') kinds.push(['configmap', configMapName(doc.metadata.name)]);
+      for (const [kind, name] of kinds) {
         const child = await eventually(() => kubectlJson<Owned>(['get', kind, name, '-n', ns]), `${kind}/${name}`);
         const controller = (child.metadata.ownerReferences ?? []).filter((r) => r.controller === true);
         t.same(
