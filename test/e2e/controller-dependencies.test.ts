@@ -6,13 +6,16 @@
 // There are no nodes: a Deployment becomes ready by writing its status subresource.
 import t from 'tap';
 import type { KubeObject } from '../../src/api/lookup.ts';
-import { startLocalStack } from '../../scripts/local-stack.ts';
+import { startLocalStack, tail } from '../../scripts/local-stack.ts';
 import {
   condition, containerEnv, eventually, getDeployment, getKaos, kubectl, kubectlApply, markDeploymentReady, sleep, statusIs, waitForStatus,
 } from './support/lifecycle.ts';
 
 const stack = await startLocalStack({ log: (line) => t.comment(line) });
-t.teardown(() => stack.stop());
+t.teardown(async () => {
+  if (!t.passing()) t.comment(`operator log (tail):\n${tail(stack.operator.log(), 40)}`);
+  await stack.stop();
+});
 const { plane, client } = stack;
 
 const NS = 'e2e-deps';
@@ -83,8 +86,8 @@ t.test('dependency flow: Waiting on the ModelAPI, then the MCPServer, then a Dep
   t.match(condition(ready, 'Ready'), { status: 'True', reason: 'DeploymentReady', message: 'Deployment ready replicas: 1/1' });
   t.match(condition(ready, 'Reconciling'), { status: 'False' });
   t.match(condition(ready, 'Stalled'), { status: 'False' });
-  // Ready moved to True now; it was False since the first status, so its transition time moved.
-  t.not(condition(ready, 'Ready')?.lastTransitionTime, undefined);
+  // Stalled was False from the first status on: its lastTransitionTime never moved.
+  t.equal(condition(ready, 'Stalled')?.lastTransitionTime, condition(waitingModel, 'Stalled')?.lastTransitionTime, 'Stalled kept its lastTransitionTime');
   t.comment(`kubectl get: ${(await kubectl(plane, ['get', 'agents,modelapis,mcpservers', '-n', NS])).trim()}`);
 });
 

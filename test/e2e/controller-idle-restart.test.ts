@@ -14,7 +14,7 @@ import type { KubeObject } from '../../src/api/lookup.ts';
 import { KINDS } from '../../src/api/kinds.ts';
 import { OPERATOR_IDENTITY, serviceAccountUser } from '../../src/kube/rbac.ts';
 import { kaosPath, resourcePath } from '../../src/kube/paths.ts';
-import { startLocalStack, waitForAdmission, type OperatorProcess } from '../../scripts/local-stack.ts';
+import { startLocalStack, tail, waitForAdmission, type OperatorProcess } from '../../scripts/local-stack.ts';
 import {
   CHILD_TYPES, auditMark, auditSince, changedKeys, describeRequest, eventually, getDeployment, killHard, kubectlApply,
   markDeploymentReady, metricSum, operatorSettled, resourceVersions, scrape, sleep, startAnotherOperator, statusIs, waitForStatus,
@@ -38,6 +38,7 @@ let operator: OperatorProcess = stack.operator;
 const webhookPort = stack.operator.webhookPort;
 let metricsPort = stack.operator.metricsPort;
 t.teardown(async () => {
+  if (!t.passing()) t.comment(`operator log (tail):\n${tail(operator.log(), 40)}`);
   await operator.stop();
   await stack.stop();
 });
