@@ -14,7 +14,7 @@ import type { KubeObject } from '../src/api/lookup.ts';
 import { KubeClient } from '../src/kube/client.ts';
 import { ApiError } from '../src/kube/errors.ts';
 import { OPERATOR_IDENTITY, renderRbac, serviceAccountUser } from '../src/kube/rbac.ts';
-import { freePorts, startControlPlane, type ControlPlane } from '../test/cluster/control-plane.ts';
+import { freePorts, startControlPlane, type ControlPlane, type ControlPlaneOptions } from '../test/cluster/control-plane.ts';
 import { makeDevCerts } from '../certs/make-dev-certs.ts';
 import { renderWebhookConfigurations } from '../src/admission/webhook-configs.ts';
 
@@ -238,6 +238,8 @@ export interface LocalStackOptions {
   operatorEnv?: Readonly<Record<string, string>>;
   /** Copy the operator's log lines to stdout. */
   echoOperator?: boolean;
+  /** The control plane's audit log (test/cluster/control-plane.ts), e.g. to count the operator's writes. */
+  audit?: ControlPlaneOptions['audit'];
 }
 
 /**
@@ -255,7 +257,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     uid: 'kaos-operator-uid',
     groups: ['system:serviceaccounts', `system:serviceaccounts:${OPERATOR_IDENTITY.namespace}`],
   };
-  const plane = await startControlPlane({ log, extraTokens: [identity] });
+  const plane = await startControlPlane({ log, extraTokens: [identity], ...(options.audit === undefined ? {} : { audit: options.audit }) });
   let operator: OperatorProcess | undefined;
   const stop = async (): Promise<void> => {
     await operator?.stop();

@@ -1,0 +1,203 @@
+// The controller at rest and through crashes, against a real control plane with an audit log of
+// the operator's own requests (it runs under its ServiceAccount, the only user the policy
+// records): a converged cluster gets no write for a whole minute and no resourceVersion moves;
+// restarting the operator over it changes nothing; SIGKILL in the middle of creating 50 Agents
+// and a restart converge with no duplicate or orphaned child; after a kube-apiserver restart new
+// objects are reconciled.
+//
+// Leader election is on, as in a cluster (LEADER_ELECT defaults to true): its Lease renewals
+// (`update leases`, every 2 s) are the operator's only expected writes, so they are excluded from
+// the idle count, and reported. KAOS_E2E_IDLE_SECONDS shortens the idle window for local runs
+// (CI runs the full 60 s).
+import t from 'tap';
+import type { KubeObject } from '../../src/api/lookup.ts';
+import { KINDS } from '../../src/api/kinds.ts';
+import { OPERATOR_IDENTITY, serviceAccountUser } from '../../src/kube/rbac.ts';
+import { kaosPath, resourcePath } from '../../src/kube/paths.ts';
+import { startLocalStack, tail, waitForAdmission, type OperatorProcess } from '../../scripts/local-stack.ts';
+import {
+  CHILD_TYPES, auditMark, auditSince, changedKeys, describeRequest, eventually, getDeployment, killHard, kubectlApply,
+  markDeploymentReady, metricSum, operatorSettled, resourceVersions, scrape, sleep, startAnotherOperator, statusIs, waitForStatus,
+  writesBy, containerEnv, type OwnerReference,
+} from './support/lifecycle.ts';
+
+const IDLE_SECONDS = Number(process.env.KAOS_E2E_IDLE_SECONDS ?? '60');
+if (!Number.isFinite(IDLE_SECONDS) || IDLE_SECONDS <= 0) throw new Error(`KAOS_E2E_IDLE_SECONDS must be a positive number of seconds, got ${process.env.KAOS_E2E_IDLE_SECONDS}`);
+
+const OPERATOR_USER = serviceAccountUser(OPERATOR_IDENTITY.namespace, OPERATOR_IDENTITY.serviceAccount);
+// One identity across restarts, as a StatefulSet pod would have: a restarted process takes its
+// own Lease back at once instead of waiting 15 s for it to expire.
+const OPERATOR_ENV = { POD_NAME: 'kaos-operator-0', SHUTDOWN_DELAY_SECONDS: '0' };
+
+const stack = await startLocalStack({ log: (line) => t.comment(line), audit: { users: [OPERATOR_USER] }, operatorEnv: OPERATOR_ENV });
+const { plane, client } = stack;
+const auditLog = plane.logs.audit;
+if (auditLog === undefined) throw new Error('the control plane was started without its audit log');
+/** The operator process running now (restarts replace it), on the port the webhooks point at. */
+let operator: OperatorProcess = stack.operator;
+const webhookPort = stack.operator.webhookPort;
+let metricsPort = stack.operator.metricsPort;
+t.teardown(async () => {
+  if (!t.passing()) t.comment(`operator log (tail):\n${tail(operator.log(), 40)}`);
+  await operator.stop();
+  await stack.stop();
+});
+
+/** Stops the current process (unless it is already dead) and starts another on the same webhook port. */
+async function restartOperator(how: 'SIGTERM' | 'SIGKILL' | 'dead', name: string, env: Readonly<Record<string, string>> = {}): Promise<void> {
+  if (how === 'SIGKILL') await killHard(operator);
+  else if (how === 'SIGTERM') await operator.stop();
+  operator = await startAnotherOperator(stack, name, { ...OPERATOR_ENV, ...env }, webhookPort);
+  metricsPort = operator.metricsPort;
+}
+
+const kaos = (kind: string, namespace: string, name: string, spec: Record<string, unknown>): KubeObject =>
+  ({ apiVersion: 'kaos.tools/v1alpha1', kind, metadata: { name, namespace }, spec });
+const namespace = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+
+const IDLE_NS = 'e2e-idle';
+const IDLE_OBJECTS = 5;
+
+t.test('idle means idle: a converged cluster gets no write from the operator for a whole window, and no resourceVersion moves', async (t) => {
+  const fromStart = auditMark(auditLog);
+  await kubectlApply(plane, [
+    namespace(IDLE_NS),
+    kaos('ModelAPI', IDLE_NS, 'llm', { mode: 'Proxy', proxyConfig: { apiBase: 'http://litellm.example:4000' } }),
+    kaos('ModelAPI', IDLE_NS, 'local', { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' } }),
+    kaos('MCPServer', IDLE_NS, 'tools', { type: 'python-runtime', config: { tools: { fromString: 'def echo(text: str) -> str:\n    return text\n' } } }),
+  ]);
+  await kubectlApply(plane, [
+    kaos('Agent', IDLE_NS, 'worker', { modelAPI: 'llm', mcpServers: ['tools'] }),
+    kaos('Agent', IDLE_NS, 'lead', { modelAPI: 'local', agentNetwork: { access: ['worker'] } }),
+  ]);
+  for (const d of ['modelapi-llm', 'modelapi-local', 'mcpserver-tools', 'agent-worker', 'agent-lead']) {
+    await eventually(() => getDeployment(client, IDLE_NS, d), `Deployment ${d}`, 30_000);
+    await markDeploymentReady(plane, IDLE_NS, d);
+  }
+  for (const [kind, name] of [['ModelAPI', 'llm'], ['ModelAPI', 'local'], ['MCPServer', 'tools'], ['Agent', 'worker'], ['Agent', 'lead']] as const) {
+    await waitForStatus(client, kind, IDLE_NS, name, (o) => statusIs(o, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready');
+  }
+  await eventually(async () => containerEnv(await getDeployment(client, IDLE_NS, 'agent-lead'), 'agent').includes('PEER_AGENTS=worker'), 'lead wired to worker', 30_000);
+  await eventually(() => operatorSettled(metricsPort, IDLE_OBJECTS), 'the operator\'s queues to empty', 30_000);
+
+  // The audit log sees the operator's writes: creating all this took some.
+  const converging = writesBy(auditSince(auditLog, fromStart), OPERATOR_USER);
+  t.ok(converging.some((e) => e.objectRef?.resource === 'deployments'), `the audit log records the operator's writes (${converging.length} while converging)`);
+
+  const before = await resourceVersions(client, [IDLE_NS]);
+  t.equal(before.size, 5 + 5 + 5 + 1, 'five objects, five Deployments, five Services, one ConfigMap');
+  const mark = auditMark(auditLog);
+  t.comment(`idle window: ${IDLE_SECONDS} s`);
+  await sleep(IDLE_SECONDS * 1000);
+  const writes = writesBy(auditSince(auditLog, mark), OPERATOR_USER);
+  const leaseWrites = writes.filter((e) => e.objectRef?.resource === 'leases');
+  const others = writes.filter((e) => e.objectRef?.resource !== 'leases');
+  t.comment(`operator writes in the idle window: ${writes.length}, of which ${leaseWrites.length} Lease renewals (leader election; excluded)`);
+  t.same(others.map(describeRequest), [], 'no write request from the operator besides its Lease');
+  t.same(changedKeys(before, await resourceVersions(client, [IDLE_NS])), [], 'no resourceVersion changed');
+});
+
+t.test('restarting the operator over a converged cluster changes no resourceVersion and writes nothing', async (t) => {
+  const before = await resourceVersions(client, [IDLE_NS]);
+  const mark = auditMark(auditLog);
+  await restartOperator('SIGTERM', 'restarted');
+  await eventually(async () => metricSum(await scrape(metricsPort), 'leader_election_master_status') === 1, 'the new process to lead', 30_000);
+  const settled = await eventually(async () => (await operatorSettled(metricsPort, IDLE_OBJECTS)) && await scrape(metricsPort), 'the restarted operator to reconcile every object', 30_000);
+  t.ok((metricSum(settled, 'controller_runtime_reconcile_total') ?? 0) >= IDLE_OBJECTS, 'it reconciled every object again');
+  // Anything late (an Event, a status write) would land here.
+  await sleep(3000);
+  const writes = writesBy(auditSince(auditLog, mark), OPERATOR_USER).filter((e) => e.objectRef?.resource !== 'leases');
+  t.same(writes.map(describeRequest), [], 'no write request besides the Lease');
+  t.same(changedKeys(before, await resourceVersions(client, [IDLE_NS])), [], 'no resourceVersion changed');
+});
+
+t.test('SIGKILL while 50 Agents are being created, then a restart: converges with no duplicate or orphaned child', async (t) => {
+  const NS = 'e2e-crash';
+  await kubectlApply(plane, [
+    namespace(NS),
+    kaos('ModelAPI', NS, 'llm', { mode: 'Proxy', proxyConfig: { model: 'ollama/smollm2:135m' } }),
+    kaos('MCPServer', NS, 'tools', { type: 'python-runtime', config: { tools: { fromPackage: 'test-mcp-echo-server' } } }),
+  ]);
+  for (const d of ['modelapi-llm', 'mcpserver-tools']) {
+    await eventually(() => getDeployment(client, NS, d), `Deployment ${d}`, 30_000);
+    await markDeploymentReady(plane, NS, d);
+  }
+  await waitForStatus(client, 'ModelAPI', NS, 'llm', (o) => statusIs(o, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready');
+  await waitForStatus(client, 'MCPServer', NS, 'tools', (o) => statusIs(o, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready');
+
+  const agents = Array.from({ length: 50 }, (_, i) => kaos('Agent', NS, `agent-${String(i).padStart(2, '0')}`, { modelAPI: 'llm', mcpServers: ['tools'] }));
+  const agentDeployments = async (): Promise<number> =>
+    (await client.list<KubeObject>(resourcePath(CHILD_TYPES[0]!, { namespace: NS }), { labelSelector: 'app=agent' })).items.length;
+  // kubectl creates them one by one through the webhooks of the very process killed below: the
+  // rest of its creates fail, as they would for a user, who then applies again.
+  const applying = plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: agents }) });
+  await eventually(async () => (await agentDeployments()) >= 5, 'the first Agent Deployments', 60_000, 20);
+  await killHard(operator);
+  const firstApply = await applying;
+  const atKill = await agentDeployments();
+  const agentsAtKill = (await client.list<KubeObject>(kaosPath('Agent', { namespace: NS }))).items.length;
+  t.comment(`at the kill: ${agentsAtKill} Agents created, ${atKill} with a Deployment; first kubectl apply exited ${firstApply.code}`);
+  t.ok(atKill < 50, 'the operator was killed mid-way (fewer than 50 Agent Deployments)');
+
+  await restartOperator('dead', 'after-kill');
+  await waitForAdmission(client);
+  await kubectlApply(plane, agents);
+  for (const a of agents) {
+    await waitForStatus(client, 'Agent', NS, a.metadata?.name ?? '', (o) => statusIs(o, 'Pending', 'Deployment ready replicas: 0/1'), 'Pending on its Deployment', 60_000);
+  }
+  await eventually(() => operatorSettled(metricsPort, 52), 'the operator\'s queues to empty', 60_000);
+
+  // Every child: managed, exactly one controller owner, and that owner exists (same uid).
+  const owners = new Map<string, string>();
+  for (const kind of KINDS) {
+    for (const o of (await client.list<KubeObject & { metadata: { uid: string } }>(kaosPath(kind, { namespace: NS }))).items) owners.set(`${kind}/${o.metadata.name ?? ''}`, o.metadata.uid);
+  }
+  t.equal(owners.size, 52, '50 Agents, a ModelAPI, an MCPServer');
+  const problems: string[] = [];
+  const counts: Record<string, number> = {};
+  for (const type of CHILD_TYPES) {
+    // All of them, not only the labelled ones: an unlabelled stray would be a child too.
+    const all = (await client.list<KubeObject & { metadata: { ownerReferences?: OwnerReference[] } }>(resourcePath(type, { namespace: NS }))).items
+      .filter((o) => !(type.kind === 'ConfigMap' && o.metadata.name === 'kube-root-ca.crt'));
+    counts[type.kind] = all.length;
+    for (const child of all) {
+      const id = `${type.kind}/${child.metadata.name ?? ''}`;
+      const controllers = (child.metadata.ownerReferences ?? []).filter((r) => r.controller === true);
+      if (child.metadata.labels?.['app.kubernetes.io/managed-by'] !== 'kaos-operator') problems.push(`${id}: not labelled managed-by kaos-operator`);
+      if (controllers.length !== 1) { problems.push(`${id}: ${controllers.length} controller owners`); continue; }
+      const [owner] = controllers;
+      if (owners.get(`${owner!.kind}/${owner!.name}`) !== owner!.uid) problems.push(`${id}: owner ${owner!.kind}/${owner!.name} ${owner!.uid} does not exist`);
+    }
+  }
+  t.same(problems, [], 'every child has exactly one controller owner, and it exists');
+  t.same(counts, { Deployment: 52, Service: 52, ConfigMap: 1 }, 'one Deployment and one Service per object, one ConfigMap for the Proxy ModelAPI');
+  for (const a of agents) {
+    const name = a.metadata?.name ?? '';
+    const d = await getDeployment(client, NS, `agent-${name}`);
+    const owner = d?.metadata.ownerReferences?.[0];
+    if (owner?.name !== name) t.fail(`agent-${name} is owned by ${owner?.name ?? 'nobody'}`);
+  }
+});
+
+t.test('kube-apiserver restarted under a running operator: objects created afterwards are reconciled within 30 s', async (t) => {
+  const NS = 'e2e-apiserver-restart';
+  await plane.restartApiServer();
+  await waitForAdmission(client, 'default', 60_000);
+  t.ok(operator.pid > 0 && (await scrape(metricsPort)).length > 0, 'the same operator process is still running');
+
+  const created = Date.now();
+  await kubectlApply(plane, [
+    namespace(NS),
+    kaos('ModelAPI', NS, 'm', { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' } }),
+    kaos('MCPServer', NS, 's', { type: 'python-runtime', config: { tools: { fromPackage: 'test-mcp-echo-server' } } }),
+  ]);
+  // waitForDependencies: false, so the Agent gets its Deployment while its dependencies are Pending.
+  await kubectlApply(plane, [kaos('Agent', NS, 'a', { modelAPI: 'm', mcpServers: ['s'], waitForDependencies: false })]);
+  const deadline = created + 30_000;
+  for (const [kind, name, child] of [['ModelAPI', 'm', 'modelapi-m'], ['MCPServer', 's', 'mcpserver-s'], ['Agent', 'a', 'agent-a']] as const) {
+    const o = await waitForStatus(client, kind, NS, name, (x) => statusIs(x, 'Pending', 'Deployment ready replicas: 0/1'), 'reconciled (Pending on its Deployment)', Math.max(0, deadline - Date.now()));
+    t.equal(o.status?.observedGeneration, o.metadata.generation, `${kind} ${name} reconciled`);
+    t.ok(await getDeployment(client, NS, child), `Deployment ${child}`);
+  }
+  t.comment(`reconciled ${Date.now() - created} ms after the first create following the apiserver restart`);
+});
