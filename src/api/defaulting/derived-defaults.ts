@@ -56,6 +56,7 @@ export const modelNameField: DerivedField = {
 
 export const modelNameEntry = (model: string): JsonRecord => ({ name: MODEL_NAME_ENV, value: model });
 
+// Not render's mcpToolsSource, which picks one even when several are set: no image is defaulted for those.
 /** The single tools source an MCPServer names, or undefined when it names none or several. */
 function toolsSource(spec: JsonRecord): 'fromPackage' | 'fromString' | 'fromSecretKeyRef' | undefined {
   const tools = asRecord(getIn(spec, 'config', 'tools')) ?? {};
