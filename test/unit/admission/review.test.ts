@@ -1,14 +1,13 @@
 import t from 'tap';
 import {
-  clampWarning,
   decodeReview,
   encodeDecision,
   errorReview,
   isDecision,
   parseJson,
-  MAX_WARNING_BYTES,
 } from '../../../src/admission/review.ts';
 import type { Status } from '../../../src/admission/types.ts';
+import { clampWarning, MAX_WARNING_LENGTH } from '../../../src/api/warnings.ts';
 import { admissionRequest } from '../server/helpers.ts';
 
 const envelope = (request: unknown, extra: Record<string, unknown> = {}) => ({
@@ -131,29 +130,33 @@ t.test('encodeDecision', async (t) => {
 });
 
 t.test('clampWarning', async (t) => {
+  // The API server counts warnings in runes (code points): k8s.io/apiserver pkg/endpoints/filters/warning.go.
+  const length = (w: string) => [...w].length;
   t.equal(clampWarning('short'), 'short');
-  const exact = 'x'.repeat(MAX_WARNING_BYTES);
-  t.equal(clampWarning(exact), exact, '120 bytes kept');
+  const exact = 'x'.repeat(MAX_WARNING_LENGTH);
+  t.equal(clampWarning(exact), exact, '120 characters kept');
   const long = clampWarning('y'.repeat(500));
-  t.equal(Buffer.byteLength(long), MAX_WARNING_BYTES);
+  t.equal(length(long), MAX_WARNING_LENGTH);
   t.ok(long.endsWith('...'));
 
-  // 4-byte characters (surrogate pairs) are never split, and the byte budget holds.
-  const emoji = clampWarning('a' + '😀'.repeat(100));
-  t.ok(Buffer.byteLength(emoji) <= MAX_WARNING_BYTES);
+  // Characters outside the BMP (surrogate pairs) are never split and count once each.
+  const emoji = clampWarning('a' + '😀'.repeat(200));
+  t.ok(length(emoji) <= MAX_WARNING_LENGTH);
   t.ok(emoji.isWellFormed(), 'no half surrogate');
-  t.equal(emoji, 'a' + '😀'.repeat(29) + '...');
+  t.equal(emoji, 'a' + '😀'.repeat(116) + '...');
+  t.equal(clampWarning('😀'.repeat(MAX_WARNING_LENGTH)), '😀'.repeat(MAX_WARNING_LENGTH), '120 characters of 4 bytes each kept');
 
   const accents = clampWarning('é'.repeat(200));
-  t.ok(Buffer.byteLength(accents) <= MAX_WARNING_BYTES);
+  t.ok(length(accents) <= MAX_WARNING_LENGTH);
   t.ok(accents.startsWith('éé') && accents.endsWith('...'));
 
   t.equal(clampWarning('line1\nline2\r\x00end'), 'line1 line2  end', 'control characters become spaces');
-  t.equal(clampWarning('tab\tkept'), 'tab\tkept');
+  // net.NewWarningHeader refuses any unicode.IsControl rune, tab and C1 included.
+  t.equal(clampWarning('tab\tand\u0085c1'), 'tab and c1');
   t.equal(clampWarning('lone \ud800 surrogate'), 'lone \ufffd surrogate');
 
   const encoded = encodeDecision('u', 'validate', { allowed: true, warnings: ['z'.repeat(300), 'ok'] });
-  t.same(encoded.response.warnings?.map((w) => Buffer.byteLength(w) <= MAX_WARNING_BYTES), [true, true]);
+  t.same(encoded.response.warnings?.map((w) => length(w) <= MAX_WARNING_LENGTH), [true, true]);
   t.equal(encoded.response.warnings?.[1], 'ok');
 });
 
