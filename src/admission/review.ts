@@ -39,6 +39,7 @@ import { isRecord } from '../api/json.ts';
 import { GROUP, KIND_NAMES, VERSION, type KaosKind } from '../api/kinds.ts';
 import { kubeObjectProblem } from '../api/object-meta.ts';
 import { clampWarning } from '../api/warnings.ts';
+import { clip } from '../api/bounded-text.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
@@ -171,12 +172,12 @@ export function errorMessage(err: unknown): string {
 }
 
 function collectFacts(request: Record<string, unknown>, facts: RequestFacts): void {
-  if (typeof request.uid === 'string') facts.uid = clip(request.uid);
+  if (typeof request.uid === 'string') facts.uid = clip(request.uid, QUOTE_LIMIT);
   const gvk = request.kind;
-  if (isRecord(gvk) && typeof gvk.kind === 'string') facts.kind = clip(gvk.kind);
-  if (typeof request.operation === 'string') facts.operation = clip(request.operation);
-  if (typeof request.namespace === 'string' && request.namespace !== '') facts.namespace = clip(request.namespace);
-  if (typeof request.name === 'string' && request.name !== '') facts.name = clip(request.name);
+  if (isRecord(gvk) && typeof gvk.kind === 'string') facts.kind = clip(gvk.kind, QUOTE_LIMIT);
+  if (typeof request.operation === 'string') facts.operation = clip(request.operation, QUOTE_LIMIT);
+  if (typeof request.namespace === 'string' && request.namespace !== '') facts.namespace = clip(request.namespace, QUOTE_LIMIT);
+  if (typeof request.name === 'string' && request.name !== '') facts.name = clip(request.name, QUOTE_LIMIT);
 }
 
 function describeGroupVersion(value: unknown, field: 'kind' | 'resource'): string {
@@ -184,7 +185,7 @@ function describeGroupVersion(value: unknown, field: 'kind' | 'resource'): strin
   const group = typeof value.group === 'string' ? value.group : '';
   const version = typeof value.version === 'string' ? value.version : '?';
   const name = typeof value[field] === 'string' ? value[field] : '?';
-  return clip(`${group === '' ? '' : `${group}/`}${version} ${name}`);
+  return clip(`${group === '' ? '' : `${group}/`}${version} ${name}`, QUOTE_LIMIT);
 }
 
 function typeName(value: unknown): string {
@@ -194,9 +195,6 @@ function typeName(value: unknown): string {
 }
 
 function quote(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(clip(value)) : typeName(value);
+  return typeof value === 'string' ? JSON.stringify(clip(value, QUOTE_LIMIT)) : typeName(value);
 }
 
-function clip(text: string): string {
-  return text.length <= QUOTE_LIMIT ? text : `${text.slice(0, QUOTE_LIMIT)}...`;
-}

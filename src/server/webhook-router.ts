@@ -7,6 +7,7 @@
 import express from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.ts';
+import { clip } from '../api/bounded-text.ts';
 import type { AdmissionHandler, AdmissionRequest, AdmissionReviewOut, HandlerFactory } from '../admission/types.ts';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpoint } from '../admission/paths.ts';
 import {
@@ -232,13 +233,8 @@ function factsOf(request: AdmissionRequest): RequestFacts {
   };
 }
 
-function clipMessage(message: string): string {
-  return message.length <= 1000 ? message : `${message.slice(0, 1000)}...`;
-}
-
-function clipPath(path: string): string {
-  return path.length <= 200 ? path : `${path.slice(0, 200)}...`;
-}
+const clipMessage = (message: string): string => clip(message, 1000);
+const clipPath = (path: string): string => clip(path, 200);
 
 function statusOf(err: unknown): number {
   if (typeof err === 'object' && err !== null) {
