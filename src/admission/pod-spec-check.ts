@@ -9,7 +9,8 @@ import { FIELD_ERROR_TYPES, FieldError, TYPE_TEXT, invalid, type FieldErrorType 
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject, Refusal } from '../api/meta.ts';
 import type { Logger } from '../logger.ts';
-import { fragmentPath, renderPodSpec, type AgentInput, type MCPServerInput, type ModelAPIInput } from '../render/index.ts';
+import type { KaosObject } from '../api/schema/index.ts';
+import { fragmentPath, renderPodSpec } from '../render/index.ts';
 import type { PodSpecCheck } from './validate.ts';
 
 const TEMPLATE_SPEC = 'spec.template.spec';
@@ -29,13 +30,13 @@ export interface PodSpecCheckOptions {
 
 export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
   const { dryRunCreate, config, logger } = options;
-  return async (kind: KaosKind, object: KubeObject): Promise<FieldError[]> => {
+  return async (kind: KaosKind, object: KaosObject): Promise<FieldError[]> => {
     const namespace = object.metadata?.namespace ?? '';
     const fragment = (object.spec as { podSpec?: unknown } | undefined)?.podSpec;
     let podSpec: unknown;
     let probe: object;
     try {
-      const rendered = renderPodSpec(kind, object as unknown as AgentInput & ModelAPIInput & MCPServerInput, config);
+      const rendered = renderPodSpec(kind, object, config);
       podSpec = rendered.podSpec;
       // generateName: the real Deployment may already exist, and a dry-run create must not collide
       // with it. No owner reference: the owner may not exist yet (CREATE) and it is not validated.
