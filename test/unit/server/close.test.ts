@@ -6,7 +6,8 @@ import { startWebhookServer } from '../../../src/server/webhook-server.ts';
 import { webhookPath } from '../../../src/admission/paths.ts';
 import type { AdmissionDecision, AdmissionRequest } from '../../../src/admission/types.ts';
 import { makeTestCerts, type TestCerts } from '../../support/certs.ts';
-import { admissionRequest, captureLogger, deferred, eventually, httpsRequest, peerFingerprint, review } from './helpers.ts';
+import { admissionRequest, captureLogger, deferred, httpsRequest, peerFingerprint, review } from './helpers.ts';
+import { eventually } from '../../support/poll.ts';
 
 const PATH = webhookPath('mutate', 'ModelAPI');
 let certs: TestCerts;
@@ -60,8 +61,8 @@ t.test('close() drains: in-flight request finishes, idle connections close, new 
   let closed = false;
   const closing = server.close().then(() => (closed = true));
 
-  await eventually(() => idleClosed);
-  t.pass('the idle connection was closed');
+  await eventually('the idle connection to close', () => idleClosed);
+  t.ok(idleClosed, 'the idle connection was closed');
   await t.rejects(peerFingerprint(server.port), { code: 'ECONNREFUSED' }, 'new connections are refused');
   t.equal(closed, false, 'close() waits for the request in flight');
 

@@ -1,5 +1,5 @@
 // Shared by the server and router tests: a captured logger, an HTTPS client that trusts the
-// test CA, AdmissionReview builders, and polling without timing assertions.
+// test CA and AdmissionReview builders (polling: test/support/poll.ts).
 import { request, Agent } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
 import type { Logger } from '../../../src/logger.ts';
@@ -88,14 +88,6 @@ export function peerFingerprint(port: number): Promise<string> {
     });
     socket.on('error', reject);
   });
-}
-
-/** Calls `probe` until it returns true; the test's own timeout bounds the wait. */
-export async function eventually(probe: () => boolean | Promise<boolean>, pauseMs = 20): Promise<void> {
-  for (;;) {
-    if (await probe()) return;
-    await new Promise((r) => setTimeout(r, pauseMs));
-  }
 }
 
 export function admissionRequest(kind: KaosKind, overrides: Partial<AdmissionRequest> = {}): AdmissionRequest {

@@ -9,7 +9,8 @@ import { webhookPath, WEBHOOK_ENDPOINTS } from '../../../src/admission/paths.ts'
 import type { AdmissionDecision, AdmissionRequest, AdmissionReviewOut, WebhookType } from '../../../src/admission/types.ts';
 import type { KaosKind } from '../../../src/api/kinds.ts';
 import { makeTestCerts, type TestCerts } from '../../support/certs.ts';
-import { admissionRequest, captureLogger, eventually, httpsRequest, review, type Reply } from './helpers.ts';
+import { admissionRequest, captureLogger, httpsRequest, review, type Reply } from './helpers.ts';
+import { eventually } from '../../support/poll.ts';
 
 const AGENT_VALIDATE = webhookPath('validate', 'Agent');
 const AGENT_MUTATE = webhookPath('mutate', 'Agent');
@@ -242,10 +243,10 @@ t.test('a client that hangs up mid-body is logged once and costs nothing else', 
   await new Promise((r) => socket.once('secureConnect', r));
   socket.write(`POST ${AGENT_VALIDATE} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"apiVersion":`);
   const inFlight = (n: number) => new RegExp(`controller_runtime_webhook_requests_in_flight\\{webhook="${AGENT_VALIDATE}"\\} ${n}`);
-  await eventually(async () => inFlight(1).test(await registry.metrics()));
+  await eventually('the request to be in flight', async () => inFlight(1).test(await registry.metrics()));
   socket.destroy();
-  await eventually(() => log.find('warn', 'aborted').length === before + 1);
-  t.pass('logged');
+  await eventually('the abort to be logged', () => log.find('warn', 'aborted').length === before + 1);
+  t.equal(log.find('warn', 'aborted').length, before + 1, 'logged');
   const ok = await post(AGENT_VALIDATE, review(admissionRequest('Agent')));
   t.equal(ok.status, 200, 'the server carries on');
   t.match(await registry.metrics(), inFlight(0), 'nothing left in flight');
