@@ -12,7 +12,8 @@ import { startWebhookServer, type RunningWebhookServer } from '../../../src/serv
 import { webhookPath } from '../../../src/admission/paths.ts';
 import type { AdmissionDecision, AdmissionRequest } from '../../../src/admission/types.ts';
 import { makeTestCerts, type TestCerts } from '../../support/certs.ts';
-import { admissionRequest, captureLogger, deferred, httpsRequest, peerFingerprint, review } from './helpers.ts';
+import { captureLogger, deferred, httpsRequest, peerFingerprint } from './helpers.ts';
+import { admissionRequest, review, sampleObject } from '../../support/admission-request.ts';
 import { eventually } from '../../support/poll.ts';
 
 interface Pair {
@@ -88,7 +89,7 @@ t.test('files replaced in place: the next handshake presents the new certificate
   await eventually('the server to present certificate B', async () => (await peerFingerprint(server.port)) === b.fingerprint);
   t.equal(await peerFingerprint(server.port), b.fingerprint, 'serves B after the change, without a restart');
   t.equal(server.certificate().fingerprint256, b.fingerprint);
-  const reply = await httpsRequest(server.port, PATH, review(admissionRequest('Agent')), { ca: certs.caPem });
+  const reply = await httpsRequest(server.port, PATH, review(admissionRequest('Agent', sampleObject('Agent'))), { ca: certs.caPem });
   t.equal(reply.status, 200, 'and B verifies against the CA');
 });
 
@@ -159,7 +160,7 @@ t.test('a mismatched or half-written pair is refused, logged once, the old one k
   await replace(join(dir, 'tls.crt'), c.cert);
   await eventually('the server to present certificate C', async () => (await peerFingerprint(server.port)) === c.fingerprint);
   t.equal(await peerFingerprint(server.port), c.fingerprint, 'a good pair is taken on the next change');
-  const reply = await httpsRequest(server.port, PATH, review(admissionRequest('Agent')), { ca: certs.caPem });
+  const reply = await httpsRequest(server.port, PATH, review(admissionRequest('Agent', sampleObject('Agent'))), { ca: certs.caPem });
   t.equal(reply.status, 200);
 });
 
@@ -172,10 +173,10 @@ t.test('a request in flight on a kept-alive connection completes across a reload
   const agent = new Agent({ keepAlive: true, maxSockets: 1, ca: certs.caPem });
   t.teardown(() => agent.destroy());
 
-  const warm = await httpsRequest(server.port, PATH, review(admissionRequest('Agent')), { agent });
+  const warm = await httpsRequest(server.port, PATH, review(admissionRequest('Agent', sampleObject('Agent'))), { agent });
   t.equal(warm.fingerprint, a.fingerprint, 'connection opened with A');
   gate = deferred();
-  const slow = httpsRequest(server.port, PATH, review(admissionRequest('Agent', { name: 'slow' })), { agent });
+  const slow = httpsRequest(server.port, PATH, review(admissionRequest('Agent', sampleObject('Agent'), { name: 'slow' })), { agent });
 
   await writePair(dir, b);
   await eventually('the server to present certificate B', async () => (await peerFingerprint(server.port)) === b.fingerprint);
@@ -183,9 +184,9 @@ t.test('a request in flight on a kept-alive connection completes across a reload
   const reply = await slow;
   t.equal(reply.status, 200, 'the request in flight completes');
   t.equal(reply.fingerprint, a.fingerprint, 'on its old connection');
-  const next = await httpsRequest(server.port, PATH, review(admissionRequest('Agent')), { agent });
+  const next = await httpsRequest(server.port, PATH, review(admissionRequest('Agent', sampleObject('Agent'))), { agent });
   t.equal(next.status, 200, 'which stays usable');
-  const fresh = await httpsRequest(server.port, PATH, review(admissionRequest('Agent')), { ca: certs.caPem });
+  const fresh = await httpsRequest(server.port, PATH, review(admissionRequest('Agent', sampleObject('Agent'))), { ca: certs.caPem });
   t.equal(fresh.fingerprint, b.fingerprint, 'new connections get B');
 });
 

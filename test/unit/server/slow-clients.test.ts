@@ -8,7 +8,8 @@ import { startWebhookServer, type RunningWebhookServer } from '../../../src/serv
 import { webhookPath } from '../../../src/admission/paths.ts';
 import type { AdmissionDecision } from '../../../src/admission/types.ts';
 import { makeTestCerts, type TestCerts } from '../../support/certs.ts';
-import { admissionRequest, captureLogger, httpsRequest, review } from './helpers.ts';
+import { captureLogger, httpsRequest } from './helpers.ts';
+import { admissionRequest, review, sampleObject } from '../../support/admission-request.ts';
 import { eventually } from '../../support/poll.ts';
 
 const PATH = webhookPath('validate', 'Agent');
@@ -30,7 +31,7 @@ t.teardown(async () => {
   await certs.cleanup();
 });
 
-const normalRequest = () => httpsRequest(server.port, PATH, review(admissionRequest('Agent')), { ca: certs.caPem });
+const normalRequest = () => httpsRequest(server.port, PATH, review(admissionRequest('Agent', sampleObject('Agent'))), { ca: certs.caPem });
 
 function open(): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
