@@ -107,21 +107,14 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     }
     return n;
   };
-  // Seconds that become a timer: above ~24.8 days setInterval overflows and fires every 1 ms.
-  const positive = (name: string, fallback: number, max = 86_400): number => {
+  // A timer's interval must be above 0 (`zero: false`); above ~24.8 days setInterval overflows and
+  // fires every 1 ms, hence the day-long default maximum.
+  const seconds = (name: string, fallback: number, { max = 86_400, zero = false }: { max?: number; zero?: boolean } = {}): number => {
     const raw = str(name, String(fallback));
     const n = Number(raw);
-    if (!Number.isFinite(n) || n <= 0 || n > max) {
-      problems.push(`${name}: must be a number of seconds above 0 and at most ${max}, got "${raw}"`);
-      return fallback;
-    }
-    return n;
-  };
-  const seconds = (name: string, fallback: number, max: number): number => {
-    const raw = str(name, String(fallback));
-    const n = Number(raw);
-    if (!Number.isFinite(n) || n < 0 || n > max) {
-      problems.push(`${name}: must be a number of seconds from 0 to ${max}, got "${raw}"`);
+    if (!Number.isFinite(n) || n < 0 || (n === 0 && !zero) || n > max) {
+      const range = zero ? `from 0 to ${max}` : `above 0 and at most ${max}`;
+      problems.push(`${name}: must be a number of seconds ${range}, got "${raw}"`);
       return fallback;
     }
     return n;
@@ -211,15 +204,15 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       host: str('WEBHOOK_HOST', '0.0.0.0'),
       port: port('WEBHOOK_PORT', 9443),
       certDir: str('WEBHOOK_CERT_DIR', '/tmp/k8s-webhook-server/serving-certs'),
-      certCheckIntervalSeconds: positive('WEBHOOK_CERT_CHECK_INTERVAL_SECONDS', 10),
+      certCheckIntervalSeconds: seconds('WEBHOOK_CERT_CHECK_INTERVAL_SECONDS', 10),
       maxConnections: count('WEBHOOK_MAX_CONNECTIONS', 1000, 100_000),
       // Below the 32 s header timeout: the API server sends a body at once, right after its headers.
-      bodyTimeoutSeconds: positive('WEBHOOK_BODY_TIMEOUT_SECONDS', 10, 60),
+      bodyTimeoutSeconds: seconds('WEBHOOK_BODY_TIMEOUT_SECONDS', 10, { max: 60 }),
     },
     metricsPort: port('METRICS_PORT', 8080),
     metricsHost: str('METRICS_HOST', '0.0.0.0'),
     logLevel: oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
-    shutdownDelaySeconds: seconds('SHUTDOWN_DELAY_SECONDS', 5, 300),
+    shutdownDelaySeconds: seconds('SHUTDOWN_DELAY_SECONDS', 5, { max: 300, zero: true }),
     kubeconfig: str('KUBECONFIG', ''),
   };
   if (config.gateway.enabled && (config.gateway.name === '' || config.gateway.namespace === '')) {

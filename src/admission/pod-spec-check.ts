@@ -4,11 +4,13 @@
 // controller would create and ask the API server to validate it with a server-side dry run.
 // Its field errors come back under spec.template.spec and are reported under spec.podSpec.
 import type { Config } from '../config.ts';
+import { clip } from '../api/bounded-text.ts';
 import { FIELD_ERROR_TYPES, FieldError, TYPE_TEXT, invalid, type FieldErrorType } from '../api/field-error.ts';
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject, Refusal } from '../api/meta.ts';
 import type { Logger } from '../logger.ts';
-import { fragmentPath, renderPodSpec, type AgentInput, type MCPServerInput, type ModelAPIInput } from '../render/index.ts';
+import type { KaosObject } from '../api/schema/index.ts';
+import { fragmentPath, renderPodSpec } from '../render/index.ts';
 import type { PodSpecCheck } from './validate.ts';
 
 const TEMPLATE_SPEC = 'spec.template.spec';
@@ -28,13 +30,13 @@ export interface PodSpecCheckOptions {
 
 export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
   const { dryRunCreate, config, logger } = options;
-  return async (kind: KaosKind, object: KubeObject): Promise<FieldError[]> => {
+  return async (kind: KaosKind, object: KaosObject): Promise<FieldError[]> => {
     const namespace = object.metadata?.namespace ?? '';
     const fragment = (object.spec as { podSpec?: unknown } | undefined)?.podSpec;
     let podSpec: unknown;
     let probe: object;
     try {
-      const rendered = renderPodSpec(kind, object as unknown as AgentInput & ModelAPIInput & MCPServerInput, config);
+      const rendered = renderPodSpec(kind, object, config);
       podSpec = rendered.podSpec;
       // generateName: the real Deployment may already exist, and a dry-run create must not collide
       // with it. No owner reference: the owner may not exist yet (CREATE) and it is not validated.
@@ -56,7 +58,7 @@ export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
     // 422: the pod is invalid. 400: the API server could not even decode it (e.g. a resource
     // quantity such as "lots"); 413: too large. Only the object can cause these.
     if (status.code === 422 || status.code === 400) return podSpecErrors(status, podSpec, fragment);
-    return [invalid('spec', undefined, `the pod it generates is invalid: ${clip(status.message)}`)];
+    return [invalid('spec', undefined, `the pod it generates is invalid: ${clipError(status.message)}`)];
   };
 }
 
@@ -80,7 +82,7 @@ export function isOutage(code: number): boolean {
 
 /** The refusal of an object whose pod cannot even be built (render or podSpec merge threw). */
 export function unbuildable(fragment: unknown, err: unknown): FieldError {
-  return invalid(fragment === undefined ? 'spec' : PODSPEC_FIELD, undefined, `no pod can be built from it: ${clip(errorText(err))}`);
+  return invalid(fragment === undefined ? 'spec' : PODSPEC_FIELD, undefined, `no pod can be built from it: ${clipError(errorText(err))}`);
 }
 
 function errorText(err: unknown): string {
@@ -88,9 +90,7 @@ function errorText(err: unknown): string {
 }
 
 /** Error texts are ours or the API server's, but may quote the object: keep the denial short. */
-function clip(text: string): string {
-  return text.length <= 200 ? text : `${text.slice(0, 200)}...`;
-}
+const clipError = (text: string): string => clip(text, 200);
 
 /**
  * The 422's causes under the pod template. A cause about a field the user wrote in spec.podSpec

@@ -24,8 +24,8 @@
 //   configurations never route one here, so seeing one means a misconfiguration worth noticing.
 // * A validating endpoint never sends a patch, even if a handler returned one: the API server
 //   does not apply patches from validating webhooks and some versions reject the response.
-// * Warnings are cut to at most 120 bytes of UTF-8 (so at most 120 characters by any count),
-//   on a code-point boundary, ending in "..."; control characters become spaces, because the
+// * Warnings go through api/warnings.ts clampWarning: at most 120 characters (code points, as
+//   the API server counts them), ending in "..."; control characters become spaces, because the
 //   API server passes warnings on as HTTP Warning headers.
 import type {
   AdmissionDecision,
@@ -38,13 +38,14 @@ import type {
 import { isRecord } from '../api/json.ts';
 import { GROUP, KIND_NAMES, VERSION, type KaosKind } from '../api/kinds.ts';
 import { kubeObjectProblem } from '../api/object-meta.ts';
+import { clampWarning } from '../api/warnings.ts';
+import { clip } from '../api/bounded-text.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 export const ADMISSION_REVIEW_KIND = 'AdmissionReview';
 /** Two 3 MiB objects (object and oldObject of an UPDATE) and the envelope fit. */
 export const BODY_LIMIT_BYTES = 7 * 1024 * 1024;
-export const MAX_WARNING_BYTES = 120;
 
 /** Facts about a request that are safe to log: identifiers only, never the objects. */
 export interface RequestFacts {
@@ -165,44 +166,18 @@ export function isDecision(value: unknown): value is AdmissionDecision {
   return isRecord(value) && typeof value.allowed === 'boolean';
 }
 
-// Control characters other than tab; a warning travels as an HTTP header value.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/g;
-const ELLIPSIS = '...';
-
-/** A warning as kubectl can print it: at most 120 bytes of UTF-8, no control characters. */
-export function clampWarning(warning: string): string {
-  let text = warning;
-  if (!text.isWellFormed()) text = text.toWellFormed();
-  CONTROL.lastIndex = 0;
-  if (CONTROL.test(text)) text = text.replace(CONTROL, ' ');
-  if (Buffer.byteLength(text, 'utf8') <= MAX_WARNING_BYTES) return text;
-  const budget = MAX_WARNING_BYTES - ELLIPSIS.length;
-  let bytes = 0;
-  let end = 0;
-  // for..of walks code points, so a surrogate pair is never split.
-  for (const ch of text) {
-    const cp = ch.codePointAt(0) ?? 0;
-    const size = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-    if (bytes + size > budget) break;
-    bytes += size;
-    end += ch.length;
-  }
-  return text.slice(0, end) + ELLIPSIS;
-}
-
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return typeof err === 'string' ? err : String(err);
 }
 
 function collectFacts(request: Record<string, unknown>, facts: RequestFacts): void {
-  if (typeof request.uid === 'string') facts.uid = clip(request.uid);
+  if (typeof request.uid === 'string') facts.uid = clip(request.uid, QUOTE_LIMIT);
   const gvk = request.kind;
-  if (isRecord(gvk) && typeof gvk.kind === 'string') facts.kind = clip(gvk.kind);
-  if (typeof request.operation === 'string') facts.operation = clip(request.operation);
-  if (typeof request.namespace === 'string' && request.namespace !== '') facts.namespace = clip(request.namespace);
-  if (typeof request.name === 'string' && request.name !== '') facts.name = clip(request.name);
+  if (isRecord(gvk) && typeof gvk.kind === 'string') facts.kind = clip(gvk.kind, QUOTE_LIMIT);
+  if (typeof request.operation === 'string') facts.operation = clip(request.operation, QUOTE_LIMIT);
+  if (typeof request.namespace === 'string' && request.namespace !== '') facts.namespace = clip(request.namespace, QUOTE_LIMIT);
+  if (typeof request.name === 'string' && request.name !== '') facts.name = clip(request.name, QUOTE_LIMIT);
 }
 
 function describeGroupVersion(value: unknown, field: 'kind' | 'resource'): string {
@@ -210,7 +185,7 @@ function describeGroupVersion(value: unknown, field: 'kind' | 'resource'): strin
   const group = typeof value.group === 'string' ? value.group : '';
   const version = typeof value.version === 'string' ? value.version : '?';
   const name = typeof value[field] === 'string' ? value[field] : '?';
-  return clip(`${group === '' ? '' : `${group}/`}${version} ${name}`);
+  return clip(`${group === '' ? '' : `${group}/`}${version} ${name}`, QUOTE_LIMIT);
 }
 
 function typeName(value: unknown): string {
@@ -220,9 +195,6 @@ function typeName(value: unknown): string {
 }
 
 function quote(value: unknown): string {
-  return typeof value === 'string' ? JSON.stringify(clip(value)) : typeName(value);
+  return typeof value === 'string' ? JSON.stringify(clip(value, QUOTE_LIMIT)) : typeName(value);
 }
 
-function clip(text: string): string {
-  return text.length <= QUOTE_LIMIT ? text : `${text.slice(0, QUOTE_LIMIT)}...`;
-}

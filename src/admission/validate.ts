@@ -12,6 +12,7 @@ import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
 import { LookupBudget, LookupNotMade } from '../api/lookup-budget.ts';
 import { boundedWarnings } from '../api/validation/answer-limits.ts';
 import { MAX_REFERENCES } from '../api/schema/limits.ts';
+import type { KaosObject } from '../api/schema/index.ts';
 import { conformsToSchema } from '../api/validation/schema-validation.ts';
 import { deletionWarnings, validateObject } from '../api/validation/validate-object.ts';
 import type { AgentReferences } from '../api/validation/validation-types.ts';
@@ -22,7 +23,7 @@ import type { AdmissionDecision, AdmissionHandler } from './types.ts';
  * pod (api.md §5). Called only when spec.podSpec is set and the spec conforms to its schema, since
  * the merge needs a well-formed spec. Its errors are appended to the object's other errors.
  */
-export type PodSpecCheck = (kind: KaosKind, object: KubeObject) => Promise<FieldError[]>;
+export type PodSpecCheck = (kind: KaosKind, object: KaosObject) => Promise<FieldError[]>;
 
 export interface ValidatingHandlerDeps {
   lookup: ObjectLookup;

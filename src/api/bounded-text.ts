@@ -31,3 +31,8 @@ export function cut(s: string, n: number): string {
   const last = s.charCodeAt(n - 1);
   return s.slice(0, last >= 0xd800 && last <= 0xdbff ? n - 1 : n);
 }
+
+/** `text` cut to `max` characters with "..." appended when longer: for log lines and short messages. */
+export function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${cut(text, max)}...`;
+}

@@ -6,6 +6,7 @@
 // nothing when (a) every field of `desired` already has that value in the live object, and (b)
 // our field manager owns no field that `desired` leaves out (server-side apply would remove it).
 // (a) is "desired ⊆ live" with the API server's list semantics; (b) reads metadata.managedFields.
+import { isRecord } from '../api/json.ts';
 import type { KubeClient } from './client.ts';
 import { isConflict, isNotFound } from './errors.ts';
 import { CONFIG_MAP, DEPLOYMENT, HTTP_ROUTE, SERVICE, resourcePath, type ResourceType } from './paths.ts';
@@ -436,8 +437,4 @@ export async function pruneOwned<T extends ObjectLike>(
     }
   }
   return result;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -2,6 +2,7 @@
 // incrementally from cache events (upsert/remove per Agent), so a query never scans.
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../api/lookup.ts';
+import { referencedNames } from '../api/agent-references.ts';
 
 /** An object an Agent refers to: always in the Agent's own namespace (api.md). */
 export interface Reference {
@@ -11,33 +12,16 @@ export interface Reference {
 
 /**
  * The references in an Agent's spec: `spec.modelAPI` (ModelAPI), `spec.mcpServers[]`
- * (MCPServer), `spec.agentNetwork.access[]` (Agent). Tolerant of malformed specs (objects that
- * predate the webhook): anything that is not a non-empty string is ignored. Deduplicated.
+ * (MCPServer), `spec.agentNetwork.access[]` (Agent), read by api/'s `referencedNames` (tolerant of
+ * malformed specs: anything that is not a non-empty string is ignored; deduplicated).
  */
 export function agentReferences(agent: KubeObject): Reference[] {
-  const spec = asRecord(agent.spec);
-  if (spec === undefined) return [];
-  const refs: Reference[] = [];
-  const seen = new Set<string>();
-  const add = (kind: KaosKind, name: unknown): void => {
-    if (typeof name !== 'string' || name === '') return;
-    const id = `${kind}/${name}`;
-    if (seen.has(id)) return;
-    seen.add(id);
-    refs.push({ kind, name });
-  };
-  add('ModelAPI', spec.modelAPI);
-  for (const name of asArray(spec.mcpServers)) add('MCPServer', name);
-  for (const name of asArray(asRecord(spec.agentNetwork)?.access)) add('Agent', name);
-  return refs;
-}
-
-function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-}
-
-function asArray(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : [];
+  const names = referencedNames(agent.spec);
+  return [
+    ...names.modelAPIs.map((name): Reference => ({ kind: 'ModelAPI', name })),
+    ...names.mcpServers.map((name): Reference => ({ kind: 'MCPServer', name })),
+    ...names.agents.map((name): Reference => ({ kind: 'Agent', name })),
+  ];
 }
 
 export class ReferenceIndex {

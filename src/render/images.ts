@@ -4,7 +4,6 @@
 import type { KaosKind } from '../api/kinds.ts';
 import type { AgentSpecInput, MCPServerSpecInput, ModelAPISpecInput, RenderConfig } from './inputs.ts';
 import { defaultImage } from '../api/defaulting/derived-defaults.ts';
-import type { JsonRecord } from '../api/json.ts';
 
 export function defaultAgentImage(config: RenderConfig): string {
   return config.images.agent;
@@ -13,11 +12,11 @@ export function defaultAgentImage(config: RenderConfig): string {
 // The mapping is the webhook's (api/derived-defaults.ts), written once; render only adds a
 // fallback for specs the validating webhook would refuse (no mode, no single tools source).
 export function defaultModelAPIImage(spec: ModelAPISpecInput, config: RenderConfig): string {
-  return defaultImage('ModelAPI', spec as unknown as JsonRecord, config.images) ?? config.images.litellm;
+  return defaultImage('ModelAPI', spec, config.images) ?? config.images.litellm;
 }
 
 export function defaultMCPServerImage(spec: MCPServerSpecInput, config: RenderConfig): string {
-  return defaultImage('MCPServer', spec as unknown as JsonRecord, config.images) ?? config.images.mcpServer;
+  return defaultImage('MCPServer', spec, config.images) ?? config.images.mcpServer;
 }
 
 /** The image the webhook defaults spec.container.image to. */

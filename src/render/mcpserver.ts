@@ -16,7 +16,7 @@ import type { Container, EnvVar, PodSpec } from './k8s.ts';
 import { parentIdentity } from './labels.ts';
 import { CONTAINER_NAME, MCP_PORT, serviceURL, workloadName } from './names.ts';
 import type { Rendered } from './rendered.ts';
-import { mcpRuntime, mcpToolsSource } from './sources.ts';
+import { mcpToolsSource, packageToolchain } from './sources.ts';
 import { withDefaultResources } from './pod-defaults.ts';
 import { buildDeployment, buildService } from './workload.ts';
 
@@ -76,7 +76,7 @@ function toolsContainer(mcp: MCPServerInput): ToolsContainer {
     }
     case 'fromPackage': {
       const pkg = tools?.fromPackage ?? '';
-      if (mcpRuntime(mcp.spec) === 'node') {
+      if (packageToolchain(mcp.spec) === 'node') {
         return { command: ['/bin/sh', '-c', NODE_PACKAGE_SCRIPT, SCRIPT_NAME], env: [env(MCP_PACKAGE_ENV, pkg)] };
       }
       return {

@@ -1,6 +1,7 @@
 // Child names, ports and endpoints (api.md §1–§4, §6). Existing KAOS manifests, agent images
 // and dashboards depend on these exact strings, so they are written once, here.
 import type { KaosKind } from '../api/kinds.ts';
+import type { ModelAPIMode } from '../api/enums.ts';
 
 /** The value of the `app` label and the key of the per-object selector label. */
 export const APP_LABEL: Readonly<Record<KaosKind, string>> = {
@@ -34,8 +35,6 @@ export const AGENT_PORT = 8000;
 export const MCP_PORT = 8000;
 export const LITELLM_PORT = 8000;
 export const OLLAMA_PORT = 11434;
-
-export type ModelAPIMode = 'Proxy' | 'Hosted';
 
 /**
  * Normalises spec.mode: only the exact string `Hosted` selects Ollama; anything else renders

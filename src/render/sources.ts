@@ -25,6 +25,8 @@ export function liteLLMConfigSource(spec: ModelAPISpecInput): LiteLLMConfigSourc
  */
 export type MCPToolsSource = 'fromString' | 'fromSecretKeyRef' | 'fromPackage' | 'none';
 
+// Not api/defaulting's toolsSource: render must pick a source even for input the webhook refuses
+// (several set); defaulting must know whether exactly one is set.
 export function mcpToolsSource(spec: MCPServerSpecInput): MCPToolsSource {
   const tools = spec.config?.tools;
   if (tools?.fromString !== undefined) return 'fromString';
@@ -33,9 +35,10 @@ export function mcpToolsSource(spec: MCPServerSpecInput): MCPToolsSource {
   return 'none';
 }
 
-export type MCPRuntime = 'python' | 'node';
+/** The toolchain that installs and runs a `fromPackage` server (pip or npx); spec.type is api/'s MCPRuntime. */
+export type PackageToolchain = 'python' | 'node';
 
 /** Only `node-runtime` selects Node; anything else is Python (KAOS's default). */
-export function mcpRuntime(spec: MCPServerSpecInput): MCPRuntime {
+export function packageToolchain(spec: MCPServerSpecInput): PackageToolchain {
   return spec.type === 'node-runtime' ? 'node' : 'python';
 }

@@ -1,12 +1,12 @@
-// The express routes of the admission webhooks: one POST endpoint per (type, kind), each
+// The routes of the admission webhooks: one POST endpoint per (type, kind), each
 // reading the body, decoding the AdmissionReview (review.ts), calling its handler and writing
 // the answer. The handlers are a parameter, so this file knows the protocol and nothing of the
 // API's rules. Every request is answered exactly once and counted in the metrics; a bad one is
 // logged once (warn), a handler failure once (error), a success only at debug. Identifiers are
 // logged, objects never: they may carry secrets.
-import express from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logger.ts';
+import { clip } from '../api/bounded-text.ts';
 import type { AdmissionHandler, AdmissionRequest, AdmissionReviewOut, HandlerFactory } from '../admission/types.ts';
 import { WEBHOOK_ENDPOINTS, type WebhookEndpoint } from '../admission/paths.ts';
 import {
@@ -59,72 +59,47 @@ export function createWebhookEndpoints(options: WebhookRouterOptions): ReadonlyM
   return endpoints;
 }
 
-export function createWebhookRouter(
-  options: WebhookRouterOptions,
-  endpoints: ReadonlyMap<string, EndpointServer> = createWebhookEndpoints(options),
-): express.Router {
-  const router = express.Router({ caseSensitive: true, strict: true });
-  for (const [path, serve] of endpoints) {
-    router.post(path, serve);
-    router.all(path, (req, res) => {
-      options.logger.warn({ webhook: path, code: 405, method: req.method }, 'method not allowed');
-      res.setHeader('Allow', 'POST');
-      sendJson(res, 405, messageBody(`method ${req.method} not allowed: send POST`));
-    });
-  }
-  return router;
-}
-
 /**
  * The request listener of the webhook server. An AdmissionReview POST to a webhook path — every
- * request the API server sends — goes straight to its endpoint: express's per-request work
- * (re-prototyping req and res, walking the route stack) costs more than our whole validation of
- * an Agent, and the endpoint needs none of it. Everything else (other methods, unknown paths,
- * malformed URLs) goes through the express app, which answers with the same endpoints.
+ * request the API server sends — goes straight to its endpoint. What is left is three answers,
+ * written here rather than through a web framework (whose per-request work cost more than our
+ * whole validation of an Agent): another method on a webhook path is 405 with `Allow: POST`, any
+ * other path 404, both as JSON `{message}` and logged once; paths match exactly (case and a
+ * trailing slash count), the query is ignored.
  */
 export function createWebhookListener(options: WebhookRouterOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const endpoints = createWebhookEndpoints(options);
-  const app = createWebhookApp(options, endpoints);
+  const { logger } = options;
   return (req, res) => {
-    if (req.method === 'POST') {
-      const url = req.url ?? '';
-      const query = url.indexOf('?');
-      // The API server appends ?timeout=5s; the path alone names the endpoint.
-      const serve = endpoints.get(query < 0 ? url : url.slice(0, query));
+    const path = pathOf(req.url ?? '');
+    const serve = endpoints.get(path);
+    if (serve !== undefined && req.method === 'POST') {
+      void serve(req, res);
+      return;
+    }
+    try {
       if (serve !== undefined) {
-        void serve(req, res);
+        logger.warn({ webhook: path, code: 405, method: req.method }, 'method not allowed');
+        res.setHeader('Allow', 'POST');
+        sendJson(res, 405, messageBody(`method ${req.method} not allowed: send POST`));
         return;
       }
+      const shown = clipPath(path);
+      logger.warn({ code: 404, method: req.method, path: shown }, 'no webhook at this path');
+      sendJson(res, 404, messageBody(`no webhook is served at ${shown}`));
+    } catch (err) {
+      // Only reached by a bug: never crash, never hang.
+      logger.error({ code: 500, path: clipPath(path), err }, 'unhandled error in webhook server');
+      if (res.headersSent) res.destroy();
+      else sendJson(res, 500, messageBody('internal error'));
     }
-    app(req, res);
   };
 }
 
-/** The whole webhook application: the routes, a JSON 404, and a last-resort error answer. */
-export function createWebhookApp(
-  options: WebhookRouterOptions,
-  endpoints: ReadonlyMap<string, EndpointServer> = createWebhookEndpoints(options),
-): express.Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.use(createWebhookRouter(options, endpoints));
-  app.use((req: express.Request, res: express.Response) => {
-    const path = clipPath(req.path);
-    options.logger.warn({ code: 404, method: req.method, path }, 'no webhook at this path');
-    sendJson(res, 404, messageBody(`no webhook is served at ${path}`));
-  });
-  // Only reached by a bug or by express itself (e.g. a malformed URL): never crash, never hang.
-  app.use((err: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) => {
-    const status = statusOf(err);
-    options.logger.error({ code: status, path: clipPath(req.path), err }, 'unhandled error in webhook server');
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    sendJson(res, status, messageBody(status < 500 ? errorMessage(err) : 'internal error'));
-  });
-  return app;
+/** The path of a request target without its query (the API server appends ?timeout=5s) or fragment. */
+function pathOf(url: string): string {
+  const end = url.search(/[?#]/);
+  return end < 0 ? url : url.slice(0, end);
 }
 
 interface EndpointDeps {
@@ -232,18 +207,5 @@ function factsOf(request: AdmissionRequest): RequestFacts {
   };
 }
 
-function clipMessage(message: string): string {
-  return message.length <= 1000 ? message : `${message.slice(0, 1000)}...`;
-}
-
-function clipPath(path: string): string {
-  return path.length <= 200 ? path : `${path.slice(0, 200)}...`;
-}
-
-function statusOf(err: unknown): number {
-  if (typeof err === 'object' && err !== null) {
-    const status = (err as { status?: unknown; statusCode?: unknown }).status ?? (err as { statusCode?: unknown }).statusCode;
-    if (typeof status === 'number' && status >= 400 && status < 600) return status;
-  }
-  return 500;
-}
+const clipMessage = (message: string): string => clip(message, 1000);
+const clipPath = (path: string): string => clip(path, 200);

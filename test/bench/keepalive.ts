@@ -16,7 +16,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/server/logger.ts';
 import { startWebhookServer } from '../../src/server/webhook-server.ts';
 import { makeTestCerts } from '../support/certs.ts';
-import { admissionRequest, review } from '../unit/server/helpers.ts';
+import { admissionRequest, review, sampleObject } from '../support/admission-request.ts';
 
 interface Memory {
   rss: number;
@@ -27,7 +27,7 @@ type ToChild = { type: 'memory' } | { type: 'stop' };
 type FromChild = { type: 'listening'; port: number } | { type: 'memory'; memory: Memory };
 
 const PATH = webhookPath('validate', 'Agent');
-const BODY = review(admissionRequest('Agent'));
+const BODY = review(admissionRequest('Agent', sampleObject('Agent')));
 const REQUEST = `POST ${PATH} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(BODY)}\r\n\r\n${BODY}`;
 const DEFAULT_CAP = loadConfig({}).webhook.maxConnections;
 

@@ -4,6 +4,7 @@
 // Never skipped: if the control plane cannot start, this fails with the reason.
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { eventually } from '../support/poll.ts';
 import type { KubeObject } from '../../src/api/lookup.ts';
 import { KaosCache, type CacheClient } from '../../src/kube/cache.ts';
 import { KubeClient, type CallOptions, type KubeList, type ListOptions, type WatchEvent, type WatchOptions } from '../../src/kube/client.ts';
@@ -47,16 +48,6 @@ class GatedClient implements CacheClient {
       });
     }
     return this.inner.watch<T>(path, options, onEvent, signal);
-  }
-}
-
-async function eventually<T>(probe: () => T | undefined | false, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
@@ -111,25 +102,25 @@ t.test('follows create, update (patch and server-side apply) and delete; the ind
   await client.create(kaosPath('ModelAPI', { namespace: NS }), modelAPI('gpt'));
   await client.create(kaosPath('MCPServer', { namespace: NS }), mcpServer('calc'));
   const created = await client.create<KubeObject>(kaosPath('Agent', { namespace: NS }), agent('a1', { modelAPI: 'gpt' }));
-  await eventually(() => cache.agents.getByName(NS, 'a1'), 'a1 in the cache');
+  await eventually('a1 in the cache', () => cache.agents.getByName(NS, 'a1'), { timeoutMs: 30_000, intervalMs: 50 });
   t.equal(cache.agents.getByName(NS, 'a1')?.metadata?.resourceVersion, created.metadata?.resourceVersion);
-  t.ok(await eventually(() => cache.modelAPIs.getByName(NS, 'gpt'), 'gpt'));
+  t.ok(await eventually('gpt', () => cache.modelAPIs.getByName(NS, 'gpt'), { timeoutMs: 30_000, intervalMs: 50 }));
   t.same(cache.referencedBy('ModelAPI', NS, 'gpt'), ['a1']);
 
   const path = kaosPath('Agent', { namespace: NS, name: 'a1' });
   await client.patch(path, { spec: { modelAPI: 'other', mcpServers: ['calc'] } }, 'merge');
-  await eventually(() => cache.referencedBy('MCPServer', NS, 'calc').length === 1, 'index moved to calc');
+  await eventually('index moved to calc', () => cache.referencedBy('MCPServer', NS, 'calc').length === 1, { timeoutMs: 30_000, intervalMs: 50 });
   t.same(cache.referencedBy('ModelAPI', NS, 'gpt'), []);
   t.same(cache.referencedBy('ModelAPI', NS, 'other'), ['a1']);
   const update = agentEvents.find((e) => e.type === 'update');
   t.equal(update?.type === 'update' ? (update.old.spec as { modelAPI: string }).modelAPI : '', 'gpt', 'update carries the old object');
 
   const applied = await client.apply<KubeObject>(path, { apiVersion: 'kaos.tools/v1alpha1', kind: 'Agent', metadata: { name: 'a1', namespace: NS, labels: { team: 'x' } } }, { fieldManager: 'e2e-test', force: true });
-  await eventually(() => cache.agents.getByName(NS, 'a1')?.metadata?.labels?.team === 'x', 'applied label');
+  await eventually('applied label', () => cache.agents.getByName(NS, 'a1')?.metadata?.labels?.team === 'x', { timeoutMs: 30_000, intervalMs: 50 });
   t.equal(cache.agents.getByName(NS, 'a1')?.metadata?.resourceVersion, applied.metadata?.resourceVersion);
 
   await client.delete(path);
-  await eventually(() => cache.agents.getByName(NS, 'a1') === undefined, 'a1 gone');
+  await eventually('a1 gone', () => cache.agents.getByName(NS, 'a1') === undefined, { timeoutMs: 30_000, intervalMs: 50 });
   t.same(cache.referencedBy('MCPServer', NS, 'calc'), []);
   t.equal(agentEvents.at(-1)?.type, 'delete');
 });
@@ -145,7 +136,7 @@ t.test('dry-run writes reach the server but never the cache', async (t) => {
 t.test('namespace labels come from the cache', async (t) => {
   const labelled = await plane.kubectl(['label', 'ns', NS, 'kaos.tools/reference-policy=Warn']);
   t.equal(labelled.code, 0, labelled.stderr);
-  await eventually(() => cache.namespaces.getByName(undefined, NS)?.metadata?.labels?.['kaos.tools/reference-policy'], 'label in the cache');
+  await eventually('label in the cache', () => cache.namespaces.getByName(undefined, NS)?.metadata?.labels?.['kaos.tools/reference-policy'], { timeoutMs: 30_000, intervalMs: 50 });
   const reads = cache.liveReads;
   t.equal((await cache.namespaceLabels(NS))?.['kaos.tools/reference-policy'], 'Warn');
   t.equal(cache.liveReads, reads, 'no live read');
@@ -153,12 +144,12 @@ t.test('namespace labels come from the cache', async (t) => {
 
 t.test('server-side watch timeouts are normal: watches reconnect from the last resourceVersion', async (t) => {
   const before = cache.agents.stats;
-  await eventually(() => cache.agents.stats.watches >= before.watches + 2, 'two more watches', 30_000);
+  await eventually('two more watches', () => cache.agents.stats.watches >= before.watches + 2, { timeoutMs: 30_000, intervalMs: 50 });
   const after = cache.agents.stats;
   t.equal(after.lists, before.lists, 'no relist');
   t.equal(after.errors, before.errors, 'no error');
   await client.create(kaosPath('Agent', { namespace: NS }), agent('a2', { modelAPI: 'gpt' }));
-  await eventually(() => cache.agents.getByName(NS, 'a2'), 'a2 after reconnects');
+  await eventually('a2 after reconnects', () => cache.agents.getByName(NS, 'a2'), { timeoutMs: 30_000, intervalMs: 50 });
   t.same(cache.referencedBy('ModelAPI', NS, 'gpt'), ['a2']);
 });
 
@@ -181,7 +172,7 @@ t.test('a dropped connection: back off, resume, nothing missed', async (t) => {
   t.equal(cache.liveReads, reads + 2);
 
   gate.open();
-  await eventually(() => cache.modelAPIs.getByName(NS, 'while-down') && cache.modelAPIs.getByName(NS, 'gpt') === undefined, 'caught up');
+  await eventually('caught up', () => cache.modelAPIs.getByName(NS, 'while-down') && cache.modelAPIs.getByName(NS, 'gpt') === undefined, { timeoutMs: 30_000, intervalMs: 50 });
   const after = cache.modelAPIs.stats;
   t.ok(after.errors >= before.errors + 1, 'the drop was an error');
   t.equal(after.lists, before.lists, 'resumed from the resourceVersion, no relist');
@@ -193,7 +184,7 @@ t.test('an apiserver restart: reflectors back off while it is down and catch up 
   await plane.restartApiServer();
   t.comment(`apiserver restarted in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   await client.create(kaosPath('ModelAPI', { namespace: NS }), modelAPI('after-restart'));
-  await eventually(() => cache.modelAPIs.getByName(NS, 'after-restart'), 'after-restart in the cache', 60_000);
+  await eventually('after-restart in the cache', () => cache.modelAPIs.getByName(NS, 'after-restart'), { timeoutMs: 60_000, intervalMs: 50 });
   const after = cache.modelAPIs.stats;
   t.comment(`modelapis reflector: ${JSON.stringify(before)} → ${JSON.stringify(after)}`);
   t.ok(after.errors + after.relists > before.errors + before.relists, 'the restart was noticed');
@@ -214,7 +205,7 @@ t.test('a resourceVersion the restarted server no longer has: 410, relist, diffe
   await client.create(kaosPath('Agent', { namespace: NS }), agent('a3', { modelAPI: 'while-down' }));
   await client.create(resourcePath(CONFIG_MAP, { namespace: NS }), { metadata: { name: 'bump' } });
   gate.open();
-  await eventually(() => cache.agents.getByName(NS, 'a3') && cache.agents.getByName(NS, 'a2') === undefined, 'agents caught up', 60_000);
+  await eventually('agents caught up', () => cache.agents.getByName(NS, 'a3') && cache.agents.getByName(NS, 'a2') === undefined, { timeoutMs: 60_000, intervalMs: 50 });
   const after = cache.agents.stats;
   t.comment(`agents reflector: ${JSON.stringify(before)} → ${JSON.stringify(after)}`);
   t.ok(after.relists >= before.relists + 1, '410 Gone led to a relist');

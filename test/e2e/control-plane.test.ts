@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { eventually } from '../support/poll.ts';
 import { buildBinaries, startControlPlane } from '../cluster/control-plane.ts';
 import { pidAlive } from '../cluster/processes.ts';
 
@@ -38,14 +39,6 @@ function portOpen(port: number): Promise<boolean> {
     socket.once('connect', () => { socket.destroy(); resolve(true); });
     socket.once('error', () => resolve(false));
   });
-}
-
-async function until(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const binDir = await buildBinaries(log);
@@ -146,7 +139,7 @@ t.test('standalone: SIGKILL of the parent — the reaper stops the children and 
   const killed = Date.now();
   process.kill(run.pid, 'SIGKILL');
   await run.exited;
-  await until(() => processesMentioning(run.dir).length === 0 && !existsSync(run.dir), 30_000, 'the reaper to clean up');
+  await eventually('the reaper to clean up', () => processesMentioning(run.dir).length === 0 && !existsSync(run.dir), { timeoutMs: 30_000, intervalMs: 100 });
   t.comment(`reaper cleaned up ${((Date.now() - killed) / 1000).toFixed(1)} s after the SIGKILL`);
   t.same(processesMentioning(run.dir), [], `all of ${children.join(', ')} gone`);
 });

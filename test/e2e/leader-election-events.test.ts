@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import t from 'tap';
+import { eventually } from '../support/poll.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { EventRecorder, type EventInput, type KubeEvent } from '../../src/kube/events.ts';
 import { LeaderElector, createLeaderElectionMetrics, type Lease } from '../../src/kube/leader-election.ts';
@@ -44,15 +45,6 @@ if (rbac.code !== 0) throw new Error(`applying the operator's RBAC failed: ${rba
 const NS = OPERATOR_IDENTITY.namespace;
 const TIMINGS = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 300 };
 
-async function until(probe: () => boolean, what: string, timeoutMs: number): Promise<number> {
-  const started = performance.now();
-  while (!probe()) {
-    if (performance.now() - started > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return performance.now() - started;
-}
-
 /** Electors on one Lease, with a record of who leads and a check that two never lead at once. */
 function campaign(leaseName: string) {
   const leading = new Set<string>();
@@ -85,7 +77,7 @@ t.test('two electors: exactly one leads; a killed leader is replaced after the l
   const c = campaign('kill');
   const a = c.start('replica-a');
   const b = c.start('replica-b');
-  await until(() => c.leading.size === 1, 'a leader', 30_000);
+  await eventually('a leader', () => c.leading.size === 1, { timeoutMs: 30_000 });
   // Several renew periods with both campaigning.
   await new Promise((r) => setTimeout(r, 5 * TIMINGS.retryPeriodMs));
   t.equal(c.leading.size, 1, 'one leader');
@@ -99,7 +91,9 @@ t.test('two electors: exactly one leads; a killed leader is replaced after the l
   const renewBefore = (await readLease('kill')).spec?.renewTime;
   await leader.stop({ release: false }); // a crash: nobody releases the Lease
   t.equal((await readLease('kill')).spec?.holderIdentity, leaderId, 'the Lease still names the dead leader');
-  const tookMs = await until(() => follower.isLeader(), 'the takeover', 4 * (TIMINGS.leaseDurationMs + TIMINGS.retryPeriodMs));
+  const started = performance.now();
+  await eventually('the takeover', () => follower.isLeader(), { timeoutMs: 4 * (TIMINGS.leaseDurationMs + TIMINGS.retryPeriodMs) });
+  const tookMs = performance.now() - started;
   t.comment(`takeover after a kill: ${Math.round(tookMs)} ms (lease ${TIMINGS.leaseDurationMs} ms, retry ${TIMINGS.retryPeriodMs} ms; last renew ${renewBefore})`);
   const lease = await readLease('kill');
   t.equal(lease.spec?.holderIdentity, follower.identity);
@@ -111,14 +105,14 @@ t.test('two electors: exactly one leads; a killed leader is replaced after the l
 t.test('a graceful stop releases the Lease: the successor takes over without waiting for it to expire', async (t) => {
   const c = campaign('release');
   const first = c.start('replica-c');
-  await until(() => first.isLeader(), 'the first leader', 30_000);
+  await eventually('the first leader', () => first.isLeader(), { timeoutMs: 30_000 });
   const second = c.start('replica-d');
   await new Promise((r) => setTimeout(r, 3 * TIMINGS.retryPeriodMs));
   t.notOk(second.isLeader(), 'the second waits while the first renews');
   const stopped = performance.now();
   await first.stop();
   t.equal((await readLease('release')).spec?.holderIdentity ?? '', '', 'released: no holder');
-  await until(() => second.isLeader(), 'the successor', 4 * TIMINGS.leaseDurationMs);
+  await eventually('the successor', () => second.isLeader(), { timeoutMs: 4 * TIMINGS.leaseDurationMs });
   const tookMs = performance.now() - stopped;
   t.comment(`takeover after a release: ${Math.round(tookMs)} ms (lease ${TIMINGS.leaseDurationMs} ms, retry ${TIMINGS.retryPeriodMs} ms)`);
   t.ok(tookMs < TIMINGS.leaseDurationMs, 'sooner than an expiry could allow');

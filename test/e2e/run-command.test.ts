@@ -16,13 +16,14 @@ import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import t, { type Test } from 'tap';
+import { eventually } from '../support/poll.ts';
 import { makeDevCerts } from '../../certs/make-dev-certs.ts';
 import { ROOT, waitForAdmission } from '../../scripts/local-stack.ts';
 import { renderWebhookConfigurations } from '../../src/admission/webhook-configs.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { buildBinaries, freePorts, runCommand, startControlPlane, type ControlPlane } from '../cluster/control-plane.ts';
 import { describe, descendants, environOf, processesMentioning, stillRunning, type ProcInfo } from './support/proc.ts';
-import { cleanEnv, httpStatus, newestMtime, runPrinted, startRunCommand, until, type RunCommand } from './support/run-command.ts';
+import { cleanEnv, httpStatus, newestMtime, runPrinted, startRunCommand, type RunCommand } from './support/run-command.ts';
 
 const log = (line: string): void => { t.comment(line); };
 
@@ -103,10 +104,11 @@ async function assertAdmission(t: Test, run: RunCommand, kubectl: (args: string[
   t.equal(denied.stdout, '', 'nothing on stdout');
   t.equal(denied.code, 1, 'kubectl exits 1');
   // The refusal is the operator's: its validating webhook logged this very request as a 422.
-  await until(() => logEntries(run.stdout()).some((e) =>
+  const refusalLogged = () => logEntries(run.stdout()).some((e) =>
     e.webhook === '/validate-kaos-tools-v1alpha1-agent' && e.name === 'orphan' && e.namespace === 'kaos-simple' && e.operation === 'CREATE' && e.code === 422,
-  ), 30_000, 'the operator to log the refusal of Agent orphan');
-  t.pass('the operator\'s validating webhook logged the refusal (422) on the run command\'s stdout');
+  );
+  await eventually('the operator to log the refusal of Agent orphan', refusalLogged, { timeoutMs: 30_000, intervalMs: 200 });
+  t.ok(refusalLogged(), 'the operator\'s validating webhook logged the refusal (422) on the run command\'s stdout');
   const absent = await kubectl(['get', 'agent', 'orphan', '-n', 'kaos-simple']);
   t.equal(absent.stderr, 'Error from server (NotFound): agents.kaos.tools "orphan" not found\n', 'the refused Agent was not stored');
 }
@@ -229,14 +231,14 @@ async function againstCluster(t: Test, options: { webhookUrl?: (port: number) =>
     ...(options.webhookUrl === undefined ? {} : { WEBHOOK_URL: options.webhookUrl(webhookPort) }),
   }));
   const current = run;
-  await until(async () => current.hasExited() || (await httpStatus(`http://127.0.0.1:${metricsPort}/readyz`)) === 200, READY_MS, 'the operator\'s /readyz');
+  await eventually('the operator\'s /readyz', async () => current.hasExited() || (await httpStatus(`http://127.0.0.1:${metricsPort}/readyz`)) === 200, { timeoutMs: READY_MS, intervalMs: 200 });
   t.notOk(run.hasExited(), 'the run command keeps running', { stderr: run.stderr() });
-  t.pass('the operator is ready (/readyz 200 on METRICS_PORT)');
+  t.equal(await httpStatus(`http://127.0.0.1:${metricsPort}/readyz`), 200, 'the operator is ready (/readyz 200 on METRICS_PORT)');
   const operator = operatorOf(run);
   t.equal(operator.length, 1, 'the operator runs as node dist/main.js, its child');
   t.equal(environOf(operator[0]?.pid ?? 0, 'KUBECONFIG'), plane.kubeconfigPath, 'with the user\'s kubeconfig');
   t.equal(environOf(operator[0]?.pid ?? 0, 'WEBHOOK_CERT_DIR'), certDir, 'and the user\'s certificate');
-  await until(() => logEntries(current.stdout()).some((e) => e.msg === 'kaos-operator started'), 30_000, 'the operator\'s "started" line');
+  await eventually('the operator\'s "started" line', () => logEntries(current.stdout()).some((e) => e.msg === 'kaos-operator started'), { timeoutMs: 30_000, intervalMs: 200 });
   const startedLine = logEntries(run.stdout()).find((e) => e.msg === 'kaos-operator started');
   t.match(startedLine, { webhookPort, metricsPort, server: plane.server }, 'its log, on stdout, names the ports and the server');
   t.equal((await plane.kubectl(['get', 'crd', '-o', 'name'])).stdout, KAOS_CRDS, 'the three kaos.tools CRDs are installed');

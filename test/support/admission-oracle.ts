@@ -7,9 +7,9 @@ import { Buffer } from 'node:buffer';
 import { isDeepStrictEqual } from 'node:util';
 import jsonPatch from 'fast-json-patch';
 import type { AdmissionResponse } from '../../src/admission/types.ts';
-import { MAX_WARNING_BYTES } from '../../src/admission/review.ts';
 import type { WebhookType } from '../../src/admission/types.ts';
 import { isRecord } from '../../src/api/json.ts';
+import { MAX_WARNING_LENGTH } from '../../src/api/warnings.ts';
 import type { NormalRequest, Reply } from './fuzz-target.ts';
 
 export interface Verdict {
@@ -76,7 +76,7 @@ export function judge(type: WebhookType, body: string, reply: Reply): Verdict {
   }
   if (response.warnings !== undefined) {
     const warnings = response.warnings;
-    if (!Array.isArray(warnings) || warnings.some((w) => typeof w !== 'string' || Buffer.byteLength(w) > MAX_WARNING_BYTES || !w.isWellFormed())) {
+    if (!Array.isArray(warnings) || warnings.some((w) => typeof w !== 'string' || [...w].length > MAX_WARNING_LENGTH || !w.isWellFormed())) {
       problems.push(`warnings not a list of short well-formed strings: ${JSON.stringify(warnings).slice(0, 200)}`);
     }
   }

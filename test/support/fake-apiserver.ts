@@ -237,11 +237,3 @@ function json(res: http.ServerResponse, code: number, body: unknown): void {
   res.end(text);
 }
 
-/** Polls `predicate` until true (or fails the test after `timeoutMs`). */
-export async function eventually(predicate: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

@@ -17,7 +17,7 @@ import type { KaosKind } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 import { applySchemaDefaults } from './schema-defaults.ts';
 import { SPEC_SCHEMAS } from '../schema/index.ts';
-import { truncateWarning } from '../warnings.ts';
+import { clampWarning } from '../warnings.ts';
 
 export interface DefaultingContext {
   config: Pick<Config, 'images' | 'defaultModelName'>;
@@ -114,7 +114,7 @@ export function defaultObject(kind: KaosKind, object: KubeObject, ctx: Defaultin
     if (result.ours) ours.add(modelNameField.path);
     if (result.wrote && fallback === 'model-api-without-model') {
       warnings.push(
-        truncateWarning(`${modelNameField.path} defaulted to ${goQuote(model)}: ModelAPI ${goQuote(String(spec.modelAPI))} names no model`),
+        clampWarning(`${modelNameField.path} defaulted to ${goQuote(model)}: ModelAPI ${goQuote(String(spec.modelAPI))} names no model`),
       );
     }
   }

@@ -56,25 +56,31 @@ export const modelNameField: DerivedField = {
 
 export const modelNameEntry = (model: string): JsonRecord => ({ name: MODEL_NAME_ENV, value: model });
 
+// Not render's mcpToolsSource, which picks one even when several are set: no image is defaulted for those.
 /** The single tools source an MCPServer names, or undefined when it names none or several. */
-function toolsSource(spec: JsonRecord): 'fromPackage' | 'fromString' | 'fromSecretKeyRef' | undefined {
+function toolsSource(spec: unknown): 'fromPackage' | 'fromString' | 'fromSecretKeyRef' | undefined {
   const tools = asRecord(getIn(spec, 'config', 'tools')) ?? {};
   const set = (['fromPackage', 'fromString', 'fromSecretKeyRef'] as const).filter((k) => isSet(tools[k]));
   return set.length === 1 ? set[0] : undefined;
 }
 
-/** The image for this spec, or undefined when the spec does not determine one (e.g. an unknown mode). */
-export function defaultImage(kind: KaosKind, spec: JsonRecord, images: ImageDefaults): string | undefined {
+/**
+ * The image for this spec, or undefined when the spec does not determine one (e.g. an unknown mode).
+ * Any spec shape is read safely, so the webhook (raw JSON) and render (typed inputs) share it.
+ */
+export function defaultImage(kind: KaosKind, spec: unknown, images: ImageDefaults): string | undefined {
+  const mode = getIn(spec, 'mode');
+  const type = getIn(spec, 'type');
   switch (kind) {
     case 'Agent':
       return images.agent;
     case 'ModelAPI':
-      return spec.mode === 'Proxy' ? images.litellm : spec.mode === 'Hosted' ? images.ollama : undefined;
+      return mode === 'Proxy' ? images.litellm : mode === 'Hosted' ? images.ollama : undefined;
     case 'MCPServer': {
       const source = toolsSource(spec);
       if (source === 'fromString' || source === 'fromSecretKeyRef') return images.mcpServer;
       if (source !== 'fromPackage') return undefined;
-      return spec.type === 'python-runtime' ? images.mcpPython : spec.type === 'node-runtime' ? images.mcpNode : undefined;
+      return type === 'python-runtime' ? images.mcpPython : type === 'node-runtime' ? images.mcpNode : undefined;
     }
   }
 }

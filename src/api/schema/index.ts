@@ -39,6 +39,8 @@ export const MCPServerSchema = ResourceSchema(MCPServerSpec, MCPServerStatus);
 export type Agent = Static<typeof AgentSchema>;
 export type ModelAPI = Static<typeof ModelAPISchema>;
 export type MCPServer = Static<typeof MCPServerSchema>;
+/** An object of one of the three kinds that conforms to its schema. */
+export type KaosObject = Agent | ModelAPI | MCPServer;
 
 export interface KaosObjects {
   Agent: Agent;

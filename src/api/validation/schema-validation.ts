@@ -9,7 +9,7 @@ import { KINDS, type KaosKind } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 import { validateListMaps } from './list-maps.ts';
 import { clipToSchemaLimits } from './schema-limits.ts';
-import { SPEC_SCHEMAS } from '../schema/index.ts';
+import { SPEC_SCHEMAS, type KaosObject } from '../schema/index.ts';
 
 /** Builds the ajv instance that understands our schemas: the Kubernetes extensions are annotations. */
 export function createAjv(): Ajv {
@@ -68,7 +68,7 @@ export function validateSchema(kind: KaosKind, object: KubeObject): FieldError[]
 }
 
 /** Whether the spec conforms to its schema: the cheap yes/no, without building errors. */
-export function conformsToSchema(kind: KaosKind, object: KubeObject): boolean {
+export function conformsToSchema(kind: KaosKind, object: KubeObject): object is KubeObject & KaosObject {
   // Limits first: ajv's yes/no still walks every item of an over-long list.
   if (clipToSchemaLimits(SPEC_SCHEMAS[kind], object.spec, 'spec').errors.length > 0) return false;
   return SPEC_VALIDATORS[kind](object.spec) && validateListMaps(SPEC_SCHEMAS[kind], object.spec, 'spec').length === 0;

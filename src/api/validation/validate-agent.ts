@@ -8,7 +8,7 @@ import type { ReferencePolicy } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 import { validateDNS1123Subdomain } from '../names.ts';
 import type { AgentReferences, ValidationResult } from './validation-types.ts';
-import { truncateWarning } from '../warnings.ts';
+import { clampWarning } from '../warnings.ts';
 
 export interface AgentValidationContext {
   /** The stored object on UPDATE: only references it did not already hold are checked. */
@@ -20,7 +20,7 @@ export interface AgentValidationContext {
 const isReady = (object: KubeObject): boolean => getIn(object.status, 'ready') === true;
 
 const notReadyWarning = (kind: 'ModelAPI' | 'MCPServer', name: string): string =>
-  truncateWarning(`${kind} ${goQuote(name)} is not ready; with waitForDependencies false the Agent starts without it`);
+  clampWarning(`${kind} ${goQuote(name)} is not ready; with waitForDependencies false the Agent starts without it`);
 
 export function validateAgent(object: KubeObject, ctx: AgentValidationContext): ValidationResult {
   const spec: JsonRecord = asRecord(object.spec) ?? {};
@@ -32,7 +32,7 @@ export function validateAgent(object: KubeObject, ctx: AgentValidationContext): 
   /** A missing ModelAPI or MCPServer: a denial under Enforce, a warning under Warn. */
   const missing = (error: FieldError): void => {
     if (ctx.policy === 'Enforce') errors.push(error);
-    else warnings.push(truncateWarning(`${error.errorString()} (allowed: reference policy Warn)`));
+    else warnings.push(clampWarning(`${error.errorString()} (allowed: reference policy Warn)`));
   };
 
   /** Checks a dependency that is new in this request and has a valid name. */
@@ -84,7 +84,7 @@ export function validateAgent(object: KubeObject, ctx: AgentValidationContext): 
     }
     // Peers are wired in whenever they appear (KAOS samples create a coordinator before its workers).
     if (ctx.references?.agents.get(name) === false && !previous.agents.includes(name)) {
-      warnings.push(truncateWarning(`${field}: Agent ${goQuote(name)} does not exist yet; it is wired in once it does`));
+      warnings.push(clampWarning(`${field}: Agent ${goQuote(name)} does not exist yet; it is wired in once it does`));
     }
   });
 

@@ -10,7 +10,8 @@ import { invalid, notFound } from '../../../src/api/field-error.ts';
 import { REFERENCE_POLICY_KEY } from '../../../src/api/kinds.ts';
 import { LookupBudget, LookupNotMade } from '../../../src/api/lookup-budget.ts';
 import { MemoryLookup } from '../../support/memory-lookup.ts';
-import { admissionRequest, agent, CONFIG, hosted, modelAPI, NS } from '../api/objects.ts';
+import { agent, CONFIG, hosted, modelAPI, NS } from '../api/objects.ts';
+import { admissionRequest } from '../../support/admission-request.ts';
 
 /** A cache that misses on everything absent, each miss a counted live read. */
 const world = () => new MemoryLookup({ liveOnMiss: true }).setNamespace(NS).add(hosted('m'));

@@ -8,7 +8,8 @@ import { DEFAULTED_ANNOTATION, type KaosKind } from '../../../src/api/kinds.ts';
 import { isKubeObject } from '../../../src/api/kube-object.ts';
 import type { KubeObject } from '../../../src/api/lookup.ts';
 import { MemoryLookup } from '../../support/memory-lookup.ts';
-import { admissionRequest, agent, CONFIG, hosted, modelAPI } from '../api/objects.ts';
+import { agent, CONFIG, hosted, modelAPI } from '../api/objects.ts';
+import { admissionRequest } from '../../support/admission-request.ts';
 
 
 const patched = (object: KubeObject, decision: AdmissionDecision): KubeObject =>

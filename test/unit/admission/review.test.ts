@@ -1,15 +1,14 @@
 import t from 'tap';
 import {
-  clampWarning,
   decodeReview,
   encodeDecision,
   errorReview,
   isDecision,
   parseJson,
-  MAX_WARNING_BYTES,
 } from '../../../src/admission/review.ts';
 import type { Status } from '../../../src/admission/types.ts';
-import { admissionRequest } from '../server/helpers.ts';
+import { clampWarning, MAX_WARNING_LENGTH } from '../../../src/api/warnings.ts';
+import { admissionRequest, sampleObject } from '../../support/admission-request.ts';
 
 const envelope = (request: unknown, extra: Record<string, unknown> = {}) => ({
   apiVersion: 'admission.k8s.io/v1',
@@ -33,12 +32,12 @@ t.test('decodeReview answers plain HTTP while the uid is unknown', async (t) => 
     ['no kind', { apiVersion: 'admission.k8s.io/v1' }, /got nothing/],
     [
       'v1beta1',
-      envelope(admissionRequest('Agent'), { apiVersion: 'admission.k8s.io/v1beta1' }),
+      envelope(admissionRequest('Agent', sampleObject('Agent')), { apiVersion: 'admission.k8s.io/v1beta1' }),
       /unsupported AdmissionReview apiVersion "admission.k8s.io\/v1beta1": this webhook supports admission.k8s.io\/v1 only/,
     ],
     ['no request', { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' }, /has no request/],
-    ['no uid', envelope({ ...admissionRequest('Agent'), uid: undefined }), /request.uid is required/],
-    ['empty uid', envelope({ ...admissionRequest('Agent'), uid: '' }), /request.uid is required/],
+    ['no uid', envelope({ ...admissionRequest('Agent', sampleObject('Agent')), uid: undefined }), /request.uid is required/],
+    ['empty uid', envelope({ ...admissionRequest('Agent', sampleObject('Agent')), uid: '' }), /request.uid is required/],
   ];
   for (const [name, body, message] of cases) {
     const result = decodeReview(body, 'Agent');
@@ -51,14 +50,14 @@ t.test('decodeReview answers plain HTTP while the uid is unknown', async (t) => 
 });
 
 t.test('decodeReview denies with the uid once it is known', async (t) => {
-  const base = admissionRequest('Agent');
+  const base = admissionRequest('Agent', sampleObject('Agent'));
   const cases: [string, unknown, RegExp][] = [
     [
       'a Pod on the Agent endpoint',
       { ...base, kind: { group: '', version: 'v1', kind: 'Pod' }, resource: { group: '', version: 'v1', resource: 'pods' } },
       /serves kaos.tools\/v1alpha1 Agent, got request.kind v1 Pod/,
     ],
-    ['a ModelAPI on the Agent endpoint', admissionRequest('ModelAPI', { uid: base.uid }), /got request.kind kaos.tools\/v1alpha1 ModelAPI/],
+    ['a ModelAPI on the Agent endpoint', admissionRequest('ModelAPI', sampleObject('ModelAPI'), { uid: base.uid }), /got request.kind kaos.tools\/v1alpha1 ModelAPI/],
     ['no kind', { ...base, kind: undefined }, /got request.kind nothing/],
     ['resource not matching', { ...base, resource: { group: 'kaos.tools', version: 'v1alpha1', resource: 'modelapis' } }, /serves kaos.tools\/v1alpha1 agents, got request.resource kaos.tools\/v1alpha1 modelapis/],
     ['subresource', { ...base, subResource: 'status' }, /does not serve subresources/],
@@ -80,14 +79,14 @@ t.test('decodeReview denies with the uid once it is known', async (t) => {
 
 t.test('decodeReview accepts well-formed requests', async (t) => {
   for (const kind of ['Agent', 'ModelAPI', 'MCPServer'] as const) {
-    const request = admissionRequest(kind);
+    const request = admissionRequest(kind, sampleObject(kind));
     t.same(decodeReview(envelope(request), kind), { ok: true, request }, kind);
   }
-  const del = admissionRequest('ModelAPI', { operation: 'DELETE', object: undefined, oldObject: { metadata: {} } });
+  const del = admissionRequest('ModelAPI', sampleObject('ModelAPI'), { operation: 'DELETE', object: undefined, oldObject: { metadata: {} } });
   t.equal(decodeReview(envelope(del), 'ModelAPI').ok, true, 'DELETE needs no object');
-  const update = admissionRequest('Agent', { operation: 'UPDATE', oldObject: { metadata: {} } });
+  const update = admissionRequest('Agent', sampleObject('Agent'), { operation: 'UPDATE', oldObject: { metadata: {} } });
   t.equal(decodeReview(envelope(update), 'Agent').ok, true, 'UPDATE with both objects');
-  const emptySub = admissionRequest('Agent', { subResource: '' });
+  const emptySub = admissionRequest('Agent', sampleObject('Agent'), { subResource: '' });
   t.equal(decodeReview(envelope(emptySub), 'Agent').ok, true, 'empty subResource is none');
 });
 
@@ -131,29 +130,33 @@ t.test('encodeDecision', async (t) => {
 });
 
 t.test('clampWarning', async (t) => {
+  // The API server counts warnings in runes (code points): k8s.io/apiserver pkg/endpoints/filters/warning.go.
+  const length = (w: string) => [...w].length;
   t.equal(clampWarning('short'), 'short');
-  const exact = 'x'.repeat(MAX_WARNING_BYTES);
-  t.equal(clampWarning(exact), exact, '120 bytes kept');
+  const exact = 'x'.repeat(MAX_WARNING_LENGTH);
+  t.equal(clampWarning(exact), exact, '120 characters kept');
   const long = clampWarning('y'.repeat(500));
-  t.equal(Buffer.byteLength(long), MAX_WARNING_BYTES);
+  t.equal(length(long), MAX_WARNING_LENGTH);
   t.ok(long.endsWith('...'));
 
-  // 4-byte characters (surrogate pairs) are never split, and the byte budget holds.
-  const emoji = clampWarning('a' + '😀'.repeat(100));
-  t.ok(Buffer.byteLength(emoji) <= MAX_WARNING_BYTES);
+  // Characters outside the BMP (surrogate pairs) are never split and count once each.
+  const emoji = clampWarning('a' + '😀'.repeat(200));
+  t.ok(length(emoji) <= MAX_WARNING_LENGTH);
   t.ok(emoji.isWellFormed(), 'no half surrogate');
-  t.equal(emoji, 'a' + '😀'.repeat(29) + '...');
+  t.equal(emoji, 'a' + '😀'.repeat(116) + '...');
+  t.equal(clampWarning('😀'.repeat(MAX_WARNING_LENGTH)), '😀'.repeat(MAX_WARNING_LENGTH), '120 characters of 4 bytes each kept');
 
   const accents = clampWarning('é'.repeat(200));
-  t.ok(Buffer.byteLength(accents) <= MAX_WARNING_BYTES);
+  t.ok(length(accents) <= MAX_WARNING_LENGTH);
   t.ok(accents.startsWith('éé') && accents.endsWith('...'));
 
   t.equal(clampWarning('line1\nline2\r\x00end'), 'line1 line2  end', 'control characters become spaces');
-  t.equal(clampWarning('tab\tkept'), 'tab\tkept');
+  // net.NewWarningHeader refuses any unicode.IsControl rune, tab and C1 included.
+  t.equal(clampWarning('tab\tand\u0085c1'), 'tab and c1');
   t.equal(clampWarning('lone \ud800 surrogate'), 'lone \ufffd surrogate');
 
   const encoded = encodeDecision('u', 'validate', { allowed: true, warnings: ['z'.repeat(300), 'ok'] });
-  t.same(encoded.response.warnings?.map((w) => Buffer.byteLength(w) <= MAX_WARNING_BYTES), [true, true]);
+  t.same(encoded.response.warnings?.map((w) => length(w) <= MAX_WARNING_LENGTH), [true, true]);
   t.equal(encoded.response.warnings?.[1], 'ok');
 });
 

@@ -3,7 +3,8 @@ import { createValidatingHandler, type PodSpecCheck } from '../../../src/admissi
 import { invalid, type FieldError } from '../../../src/api/field-error.ts';
 import { REFERENCE_POLICY_KEY, type KaosKind } from '../../../src/api/kinds.ts';
 import { MemoryLookup } from '../../support/memory-lookup.ts';
-import { admissionRequest, agent, CONFIG, echoMCP, hosted, mcpServer, modelAPI, NS } from '../api/objects.ts';
+import { agent, CONFIG, echoMCP, hosted, mcpServer, modelAPI, NS } from '../api/objects.ts';
+import { admissionRequest } from '../../support/admission-request.ts';
 
 
 const world = () =>

@@ -1,8 +1,7 @@
 // Builders for the unit tests of src/api and src/admission.
 import { loadConfig, type Config } from '../../../src/config.ts';
-import type { AdmissionRequest } from '../../../src/admission/types.ts';
 import { referencedNames } from '../../../src/api/agent-references.ts';
-import { KIND_NAMES, type KaosKind } from '../../../src/api/kinds.ts';
+import type { KaosKind } from '../../../src/api/kinds.ts';
 import type { KubeObject } from '../../../src/api/lookup.ts';
 import type { AgentReferences } from '../../../src/api/validation/validation-types.ts';
 
@@ -34,20 +33,6 @@ export function deepFreeze<T>(value: T): T {
     Object.freeze(value);
   }
   return value;
-}
-
-/** An AdmissionRequest for `object` as the API server sends it (CREATE unless `extra` says otherwise). */
-export function admissionRequest(kind: KaosKind, object: KubeObject | undefined, extra: Partial<AdmissionRequest> = {}): AdmissionRequest {
-  return {
-    uid: 'u1',
-    kind: { group: 'kaos.tools', version: 'v1alpha1', kind },
-    resource: { group: 'kaos.tools', version: 'v1alpha1', resource: KIND_NAMES[kind].plural },
-    name: object?.metadata?.name,
-    namespace: object?.metadata?.namespace ?? NS,
-    operation: 'CREATE',
-    object,
-    ...extra,
-  };
 }
 
 /** An Agent spec's references resolved against a little world of existing objects, as the handler does. */

@@ -13,7 +13,8 @@ import { KubeClient, METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from '../../.
 import { CONFIG_MAP, DEPLOYMENT, KAOS_TYPES, NAMESPACE, SECRET, SERVICE } from '../../../src/kube/paths.ts';
 import { createRegistry } from '../../../src/server/metrics.ts';
 import { silentLogger } from '../../../src/logger.ts';
-import { FakeApiServer, eventually } from '../../support/fake-apiserver.ts';
+import { FakeApiServer } from '../../support/fake-apiserver.ts';
+import { eventually } from '../../support/poll.ts';
 
 const kaos = (kind: string, name: string, spec: unknown): KubeObject => ({ apiVersion: 'kaos.tools/v1alpha1', kind, metadata: { name, namespace: 'ns', uid: `uid-${name}` }, spec });
 
@@ -43,7 +44,7 @@ t.test('cache events wake the right keys; the first list enqueues everything; st
 
   cache.start();
   controller.start();
-  await eventually(() => reconciled.length >= 3, 5000, 'the first list reconciled');
+  await eventually('the first list reconciled', () => reconciled.length >= 3, { timeoutMs: 5000 });
   t.same([...reconciled].sort(), ['Agent/a', 'MCPServer/x', 'ModelAPI/m'], 'every object once, after the first list');
   t.ok(controller.isLeading(), 'without leader election it reconciles at once');
 
@@ -58,7 +59,7 @@ t.test('cache events wake the right keys; the first list enqueues everything; st
   const next = async (what: string, change: () => void, expected: string[]): Promise<void> => {
     reconciled.length = 0;
     change();
-    await eventually(() => reconciled.length >= expected.length, 5000, what);
+    await eventually(what, () => reconciled.length >= expected.length, { timeoutMs: 5000 });
     await new Promise((r) => setTimeout(r, 100)); // nothing more arrives
     t.same([...reconciled].sort(), expected, what);
   };
@@ -94,7 +95,7 @@ t.test('WATCH_NAMESPACES: one reflector per namespace and type; lookups elsewher
   const watches = registerControllerWatches(cache, { httpRoutes: false });
   t.teardown(async () => { await cache.stop(); client.close(); await fake.close(); });
   cache.start();
-  await eventually(() => fake.requests.some((r) => r.path === '/api/v1/namespaces/b/secrets'), 5000, 'lists');
+  await eventually('lists', () => fake.requests.some((r) => r.path === '/api/v1/namespaces/b/secrets'), { timeoutMs: 5000 });
   const listed = new Set(fake.requests.filter((r) => r.query.get('watch') === null).map((r) => r.path));
   for (const ns of ['a', 'b']) {
     for (const path of [`/apis/kaos.tools/v1alpha1/namespaces/${ns}/agents`, `/apis/apps/v1/namespaces/${ns}/deployments`, `/api/v1/namespaces/${ns}/secrets`]) {

@@ -4,7 +4,8 @@ import { KaosCache } from '../../../src/kube/cache.ts';
 import { KubeClient } from '../../../src/kube/client.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
 import { DEPLOYMENT, KAOS_TYPES, NAMESPACE } from '../../../src/kube/paths.ts';
-import { FakeApiServer, eventually, status } from '../../support/fake-apiserver.ts';
+import { FakeApiServer, status } from '../../support/fake-apiserver.ts';
+import { eventually } from '../../support/poll.ts';
 
 const { Agent: AGENT, ModelAPI: MODEL_API, MCPServer: MCP_SERVER } = KAOS_TYPES;
 
@@ -77,14 +78,14 @@ t.test('referencedBy follows Agent events incrementally', async (t) => {
   await cache.waitForSync();
   t.same(cache.referencedBy('ModelAPI', 'ns', 'gpt'), ['a']);
   fake.put(AGENT, obj('Agent', 'b', 'ns', { modelAPI: 'gpt', agentNetwork: { access: ['a'] } }));
-  await eventually(() => cache.referencedBy('ModelAPI', 'ns', 'gpt').length === 2);
+  await eventually('two Agents referencing ModelAPI gpt', () => cache.referencedBy('ModelAPI', 'ns', 'gpt').length === 2);
   t.same(cache.referencedBy('Agent', 'ns', 'a'), ['b']);
   fake.put(AGENT, obj('Agent', 'a', 'ns', { modelAPI: 'other' }));
-  await eventually(() => cache.referencedBy('MCPServer', 'ns', 'echo').length === 0);
+  await eventually('no Agent referencing MCPServer echo', () => cache.referencedBy('MCPServer', 'ns', 'echo').length === 0);
   t.same(cache.referencedBy('ModelAPI', 'ns', 'gpt'), ['b']);
   t.same(cache.referencedBy('ModelAPI', 'ns', 'other'), ['a']);
   fake.remove(AGENT, 'ns', 'b');
-  await eventually(() => cache.referencedBy('ModelAPI', 'ns', 'gpt').length === 0);
+  await eventually('no Agent referencing ModelAPI gpt', () => cache.referencedBy('ModelAPI', 'ns', 'gpt').length === 0);
   t.same(cache.referencedBy('Agent', 'ns', 'a'), []);
 });
 
@@ -94,7 +95,7 @@ t.test('the index stays right across a relist (deletes missed while the watch wa
   });
   cache.start();
   await cache.waitForSync();
-  await eventually(() => fake.watches.some((w) => w.collection.endsWith('/agents')), 5000, 'agents watch');
+  await eventually('agents watch', () => fake.watches.some((w) => w.collection.endsWith('/agents')));
   const agentWatch = fake.watches.find((w) => w.collection.endsWith('/agents'));
   fake.manualWatches = true;
   fake.remove(AGENT, 'ns', 'a');
@@ -102,7 +103,7 @@ t.test('the index stays right across a relist (deletes missed while the watch wa
   fake.compact(AGENT);
   fake.manualWatches = false;
   agentWatch?.send('ERROR', status(410, 'Expired', 'too old'));
-  await eventually(() => cache.referencedBy('ModelAPI', 'ns', 'gpt').join() === 'c', 5000, 'index after relist');
+  await eventually('index after relist', () => cache.referencedBy('ModelAPI', 'ns', 'gpt').join() === 'c');
   t.equal(cache.agents.stats.relists, 1);
 });
 

@@ -5,7 +5,8 @@ import t from 'tap';
 import { KubeClient, parseWarningHeader, type WatchEvent } from '../../../src/kube/client.ts';
 import { ApiError, isGone, isNotFound } from '../../../src/kube/errors.ts';
 import { KAOS_TYPES, NAMESPACE, DEPLOYMENT, CONFIG_MAP, kaosPath, resourcePath } from '../../../src/kube/paths.ts';
-import { FakeApiServer, eventually, status } from '../../support/fake-apiserver.ts';
+import { FakeApiServer, status } from '../../support/fake-apiserver.ts';
+import { eventually } from '../../support/poll.ts';
 
 t.test('paths for core, grouped, namespaced, cluster-scoped and KAOS resources', async (t) => {
   t.equal(resourcePath(NAMESPACE), '/api/v1/namespaces');
@@ -135,7 +136,7 @@ t.test('watch: events split across chunks, ERROR passed through, clean end resol
   w.res.write(line.slice(0, 10));
   await new Promise((r) => setTimeout(r, 20));
   w.res.write(line.slice(10) + JSON.stringify({ type: 'ERROR', object: status(410, 'Expired', 'old') }) + '\n');
-  await eventually(() => events.length === 2);
+  await eventually('two watch events', () => events.length === 2);
   w.end();
   await done;
   t.equal(onOpen, 1);
@@ -181,7 +182,7 @@ t.test('watch: HTTP error is an ApiError; a cut connection, a throwing handler a
   const w = await opened;
   ac.abort(new Error('stop'));
   await t.rejects(aborted, /stop/);
-  await eventually(() => w.closed, 2000, 'server saw the close');
+  await eventually('server saw the close', () => w.closed, { timeoutMs: 2000 });
 });
 
 t.test('Warning headers reach onWarning', async (t) => {

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { eventually } from '../../support/poll.ts';
 import { createRegistry } from '../../../src/server/metrics.ts';
 import type { CallOptions, WriteOptions } from '../../../src/kube/client.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
@@ -95,14 +96,6 @@ class MemoryLeases implements LeaseClient {
   }
 }
 
-async function until(probe: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 const FAST = { leaseDurationMs: 800, renewDeadlineMs: 500, retryPeriodMs: 100 };
 
 t.test('a leader that cannot renew stops at the renew deadline and writes nothing after', async (t) => {
@@ -115,11 +108,11 @@ t.test('a leader that cannot renew stops at the renew deadline and writes nothin
     onStoppedLeading: () => events.push('stopped'),
   });
   elector.start();
-  await until(() => elector.isLeader(), 'leading');
+  await eventually('leading', () => elector.isLeader());
   t.same(store.writes.slice(0, 1), ['create a']);
-  await until(() => store.writes.length >= 3, 'renewals');
+  await eventually('renewals', () => store.writes.length >= 3);
   store.hang = true; // the API server stops answering
-  await until(() => !elector.isLeader(), 'loss of leadership');
+  await eventually('loss of leadership', () => !elector.isLeader());
   t.ok(leadSignal?.aborted, 'the signal aborted');
   t.match(String((leadSignal?.reason as Error).message), /renew deadline passed/);
   t.same(events, ['started', 'stopped']);
@@ -140,7 +133,7 @@ t.test('a leader that sees another holder stops; stop() waits for the work, then
     },
   });
   elector.start();
-  await until(() => elector.isLeader(), 'leading');
+  await eventually('leading', () => elector.isLeader());
   await elector.stop();
   t.ok(finished, 'the work ended before stop() returned');
   t.equal(store.lease?.spec?.holderIdentity, '', 'released');
@@ -149,10 +142,10 @@ t.test('a leader that sees another holder stops; stop() waits for the work, then
   // Someone else holds it: a new elector waits; a takeover behind a leader's back ends its term.
   const b = new LeaderElector({ client: store, namespace: 'ns', name: 'l', identity: 'b', ...FAST, onStartedLeading: () => {} });
   b.start();
-  await until(() => b.isLeader(), 'b leads the released lease');
+  await eventually('b leads the released lease', () => b.isLeader());
   const lease = store.lease as Lease;
   store.lease = { ...lease, spec: { ...lease.spec, holderIdentity: 'intruder' }, metadata: { ...lease.metadata, resourceVersion: String(++store.rv) } };
-  await until(() => !b.isLeader(), 'b sees the intruder');
+  await eventually('b sees the intruder', () => !b.isLeader());
   await b.stop();
   t.equal(store.lease?.spec?.holderIdentity, 'intruder', 'b does not release what it does not hold');
 });

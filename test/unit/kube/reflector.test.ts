@@ -3,7 +3,8 @@ import type { KubeObject } from '../../../src/api/lookup.ts';
 import { KubeClient } from '../../../src/kube/client.ts';
 import { KAOS_TYPES, NAMESPACE } from '../../../src/kube/paths.ts';
 import { Reflector, type ReflectorEvent } from '../../../src/kube/reflector.ts';
-import { FakeApiServer, eventually, status } from '../../support/fake-apiserver.ts';
+import { FakeApiServer, status } from '../../support/fake-apiserver.ts';
+import { eventually } from '../../support/poll.ts';
 
 const AGENT = KAOS_TYPES.Agent;
 
@@ -75,14 +76,14 @@ t.test('applies ADDED, MODIFIED, DELETED; BOOKMARK only moves the resourceVersio
   h.fake.put(AGENT, agent('b'));
   h.fake.put(AGENT, agent('a', 'ns', { modelAPI: 'other' }));
   h.fake.remove(AGENT, 'ns', 'b');
-  await eventually(() => h.events.length === 4, 5000, 'four events');
+  await eventually('four events', () => h.events.length === 4);
   t.same(h.summary(), ['add a', 'add b', 'update a 101->103', 'delete b']);
   t.same(h.reflector.keys(), ['ns/a']);
   t.same((h.reflector.get('ns/a')?.spec as { modelAPI: string }).modelAPI, 'other');
   t.equal(h.reflector.resourceVersion, '104');
 
   w.send('BOOKMARK', { kind: 'Agent', apiVersion: 'kaos.tools/v1alpha1', metadata: { resourceVersion: '150' } });
-  await eventually(() => h.reflector.resourceVersion === '150', 5000, 'bookmark RV');
+  await eventually('bookmark RV', () => h.reflector.resourceVersion === '150');
   t.equal(h.events.length, 4, 'a bookmark emits nothing');
   t.equal(h.reflector.size, 1);
 });
@@ -111,9 +112,9 @@ t.test('a clean watch end resumes from the last resourceVersion (bookmark includ
   await h.reflector.waitForSync();
   const w1 = await first;
   h.fake.put(AGENT, agent('b')); // rv 102
-  await eventually(() => h.reflector.size === 2);
+  await eventually('two objects in the reflector', () => h.reflector.size === 2);
   w1.send('BOOKMARK', { metadata: { resourceVersion: '102' } });
-  await eventually(() => h.reflector.resourceVersion === '102');
+  await eventually('resourceVersion 102', () => h.reflector.resourceVersion === '102');
   // Changes while no watch is open are replayed by the server from the resourceVersion.
   h.fake.manualWatches = true;
   const second = h.fake.nextWatch();
@@ -132,7 +133,7 @@ t.test('a dropped connection backs off, then resumes the watch from the last res
   await h.reflector.waitForSync();
   const w1 = await first;
   h.fake.put(AGENT, agent('b'));
-  await eventually(() => h.reflector.size === 2);
+  await eventually('two objects in the reflector', () => h.reflector.size === 2);
   const second = h.fake.nextWatch();
   // Events that happen while disconnected must arrive after the reconnect.
   h.fake.manualWatches = true;
@@ -141,7 +142,7 @@ t.test('a dropped connection backs off, then resumes the watch from the last res
   h.fake.manualWatches = false;
   const w2 = await second;
   t.equal(w2.query.get('resourceVersion'), '102', 'resumes where it was');
-  await eventually(() => h.reflector.size === 3, 5000, 'replayed ADDED c');
+  await eventually('replayed ADDED c', () => h.reflector.size === 3);
   t.equal(h.reflector.stats.errors, 1);
   t.equal(h.fake.listRequests(AGENT).length, 1, 'no relist after a plain error');
   t.same(h.summary(), ['add a', 'add b', 'add c']);
@@ -197,7 +198,7 @@ t.test('a watch replayed from a compacted resourceVersion gets 410 from the serv
   h.fake.compact(AGENT);
   h.fake.manualWatches = false;
   w1.destroy(); // the reconnect asks for rv 101, older than the compaction: ERROR 410
-  await eventually(() => h.reflector.size === 2, 5000, 'b via relist');
+  await eventually('b via relist', () => h.reflector.size === 2);
   t.equal(h.reflector.stats.relists, 1);
   t.equal(h.reflector.stats.errors, 1, 'the dropped connection');
 });
@@ -250,7 +251,7 @@ t.test('a watch that closes at once without events is a failure (no hot loop)', 
   };
   closer();
   h.reflector.start();
-  await eventually(() => n >= 3 && h.reflector.stats.errors >= 2, 5000, 'three quick closes');
+  await eventually('three quick closes', () => n >= 3 && h.reflector.stats.errors >= 2);
   t.ok(h.reflector.stats.errors >= 2, 'counted as errors, so backed off');
 });
 
@@ -260,7 +261,7 @@ t.test('a listener that throws does not stop the reflector', async (t) => {
   h.reflector.start();
   await h.reflector.waitForSync();
   h.fake.put(AGENT, agent('b'));
-  await eventually(() => h.reflector.size === 2);
+  await eventually('two objects in the reflector', () => h.reflector.size === 2);
   t.same(h.summary(), ['add a', 'add b']);
 });
 
@@ -271,7 +272,7 @@ t.test('stop() closes the watch, ends the loop and makes no further requests', a
   await h.reflector.waitForSync();
   const w = await watch;
   await h.reflector.stop();
-  await eventually(() => w.closed, 2000, 'watch connection closed');
+  await eventually('watch connection closed', () => w.closed, { timeoutMs: 2000 });
   const count = h.fake.requests.length;
   await new Promise((r) => setTimeout(r, 100));
   t.equal(h.fake.requests.length, count, 'quiet after stop');
@@ -283,7 +284,7 @@ t.test('stop() during backoff ends promptly; waitForSync rejects when stopped be
   for (let i = 0; i < 100; i++) h.fake.failNext(() => true, 503, status(503, 'ServiceUnavailable', 'not yet'));
   h.reflector.start();
   const waiting = h.reflector.waitForSync();
-  await eventually(() => h.reflector.stats.errors >= 1);
+  await eventually('an error counted', () => h.reflector.stats.errors >= 1);
   const started = Date.now();
   await h.reflector.stop();
   t.ok(Date.now() - started < 500, 'no waiting out the backoff');

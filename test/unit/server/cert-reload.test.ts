@@ -12,7 +12,9 @@ import { startWebhookServer, type RunningWebhookServer } from '../../../src/serv
 import { webhookPath } from '../../../src/admission/paths.ts';
 import type { AdmissionDecision, AdmissionRequest } from '../../../src/admission/types.ts';
 import { makeTestCerts, type TestCerts } from '../../support/certs.ts';
-import { admissionRequest, captureLogger, deferred, eventually, httpsRequest, peerFingerprint, review } from './helpers.ts';
+import { captureLogger, deferred, httpsRequest, peerFingerprint } from './helpers.ts';
+import { admissionRequest, review, sampleObject } from '../../support/admission-request.ts';
+import { eventually } from '../../support/poll.ts';
 
 interface Pair {
   cert: string;
@@ -84,10 +86,10 @@ t.test('files replaced in place: the next handshake presents the new certificate
   t.equal(server.certificate().fingerprint256, a.fingerprint);
 
   await writePair(dir, b);
-  await eventually(async () => (await peerFingerprint(server.port)) === b.fingerprint);
-  t.pass('serves B after the change, without a restart');
+  await eventually('the server to present certificate B', async () => (await peerFingerprint(server.port)) === b.fingerprint);
+  t.equal(await peerFingerprint(server.port), b.fingerprint, 'serves B after the change, without a restart');
   t.equal(server.certificate().fingerprint256, b.fingerprint);
-  const reply = await httpsRequest(server.port, PATH, review(admissionRequest('Agent')), { ca: certs.caPem });
+  const reply = await httpsRequest(server.port, PATH, review(admissionRequest('Agent', sampleObject('Agent'))), { ca: certs.caPem });
   t.equal(reply.status, 200, 'and B verifies against the CA');
 });
 
@@ -109,8 +111,8 @@ t.test('kubelet-style ..data symlink swap', async (t) => {
   await symlink('..2025_01_02_b', join(dir, '..data_tmp'));
   await rename(join(dir, '..data_tmp'), join(dir, '..data')); // the atomic swap
   await rm(join(dir, '..2025_01_01_a'), { recursive: true });
-  await eventually(async () => (await peerFingerprint(server.port)) === b.fingerprint);
-  t.pass('serves B after the swap');
+  await eventually('the server to present certificate B', async () => (await peerFingerprint(server.port)) === b.fingerprint);
+  t.equal(await peerFingerprint(server.port), b.fingerprint, 'serves B after the swap');
   t.equal(log.find('error').length, 0, 'an atomic swap never shows a bad pair');
   t.equal(log.find('info', 'serving certificate reloaded').length, 1);
 });
@@ -126,8 +128,8 @@ t.test('a change the directory watch cannot see is found by the periodic check',
   const { server } = await serve(dir, 0.05);
   t.equal(await peerFingerprint(server.port), a.fingerprint);
   await writePair(target, b); // outside the watched directory
-  await eventually(async () => (await peerFingerprint(server.port)) === b.fingerprint);
-  t.pass('serves B');
+  await eventually('the server to present certificate B', async () => (await peerFingerprint(server.port)) === b.fingerprint);
+  t.equal(await peerFingerprint(server.port), b.fingerprint, 'serves B');
 });
 
 t.test('a mismatched or half-written pair is refused, logged once, the old one kept; the next change is taken', async (t) => {
@@ -141,7 +143,7 @@ t.test('a mismatched or half-written pair is refused, logged once, the old one k
 
   // B's certificate with A's key.
   await replace(join(dir, 'tls.crt'), b.cert);
-  await eventually(() => rejected().length === 1);
+  await eventually('the mismatched pair to be rejected', () => rejected().length === 1);
   t.match(rejected()[0]?.err, /does not match the certificate/);
   t.equal(await peerFingerprint(server.port), a.fingerprint, 'still serves A');
   const again = await server.checkCertificates();
@@ -150,15 +152,15 @@ t.test('a mismatched or half-written pair is refused, logged once, the old one k
 
   // Half-written certificate.
   await replace(join(dir, 'tls.crt'), b.cert.slice(0, 200));
-  await eventually(() => rejected().length === 2);
+  await eventually('the half-written certificate to be rejected', () => rejected().length === 2);
   t.match(rejected()[1]?.err, /not a PEM certificate/);
   t.equal(await peerFingerprint(server.port), a.fingerprint, 'still serves A');
 
   await replace(join(dir, 'tls.key'), c.key);
   await replace(join(dir, 'tls.crt'), c.cert);
-  await eventually(async () => (await peerFingerprint(server.port)) === c.fingerprint);
-  t.pass('a good pair is taken on the next change');
-  const reply = await httpsRequest(server.port, PATH, review(admissionRequest('Agent')), { ca: certs.caPem });
+  await eventually('the server to present certificate C', async () => (await peerFingerprint(server.port)) === c.fingerprint);
+  t.equal(await peerFingerprint(server.port), c.fingerprint, 'a good pair is taken on the next change');
+  const reply = await httpsRequest(server.port, PATH, review(admissionRequest('Agent', sampleObject('Agent'))), { ca: certs.caPem });
   t.equal(reply.status, 200);
 });
 
@@ -171,20 +173,20 @@ t.test('a request in flight on a kept-alive connection completes across a reload
   const agent = new Agent({ keepAlive: true, maxSockets: 1, ca: certs.caPem });
   t.teardown(() => agent.destroy());
 
-  const warm = await httpsRequest(server.port, PATH, review(admissionRequest('Agent')), { agent });
+  const warm = await httpsRequest(server.port, PATH, review(admissionRequest('Agent', sampleObject('Agent'))), { agent });
   t.equal(warm.fingerprint, a.fingerprint, 'connection opened with A');
   gate = deferred();
-  const slow = httpsRequest(server.port, PATH, review(admissionRequest('Agent', { name: 'slow' })), { agent });
+  const slow = httpsRequest(server.port, PATH, review(admissionRequest('Agent', sampleObject('Agent'), { name: 'slow' })), { agent });
 
   await writePair(dir, b);
-  await eventually(async () => (await peerFingerprint(server.port)) === b.fingerprint);
+  await eventually('the server to present certificate B', async () => (await peerFingerprint(server.port)) === b.fingerprint);
   gate.resolve();
   const reply = await slow;
   t.equal(reply.status, 200, 'the request in flight completes');
   t.equal(reply.fingerprint, a.fingerprint, 'on its old connection');
-  const next = await httpsRequest(server.port, PATH, review(admissionRequest('Agent')), { agent });
+  const next = await httpsRequest(server.port, PATH, review(admissionRequest('Agent', sampleObject('Agent'))), { agent });
   t.equal(next.status, 200, 'which stays usable');
-  const fresh = await httpsRequest(server.port, PATH, review(admissionRequest('Agent')), { ca: certs.caPem });
+  const fresh = await httpsRequest(server.port, PATH, review(admissionRequest('Agent', sampleObject('Agent'))), { ca: certs.caPem });
   t.equal(fresh.fingerprint, b.fingerprint, 'new connections get B');
 });
 

@@ -6,7 +6,9 @@ import { startWebhookServer } from '../../../src/server/webhook-server.ts';
 import { webhookPath } from '../../../src/admission/paths.ts';
 import type { AdmissionDecision, AdmissionRequest } from '../../../src/admission/types.ts';
 import { makeTestCerts, type TestCerts } from '../../support/certs.ts';
-import { admissionRequest, captureLogger, deferred, eventually, httpsRequest, peerFingerprint, review } from './helpers.ts';
+import { captureLogger, deferred, httpsRequest, peerFingerprint } from './helpers.ts';
+import { admissionRequest, review, sampleObject } from '../../support/admission-request.ts';
+import { eventually } from '../../support/poll.ts';
 
 const PATH = webhookPath('mutate', 'ModelAPI');
 let certs: TestCerts;
@@ -49,19 +51,19 @@ t.test('close() drains: in-flight request finishes, idle connections close, new 
   // An idle keep-alive connection: one request done, the client keeps the socket for the next.
   const idleAgent = new Agent({ keepAlive: true, maxSockets: 1, ca: certs.caPem });
   t.teardown(() => idleAgent.destroy());
-  await httpsRequest(server.port, PATH, review(admissionRequest('ModelAPI')), { agent: idleAgent });
+  await httpsRequest(server.port, PATH, review(admissionRequest('ModelAPI', sampleObject('ModelAPI'))), { agent: idleAgent });
   const idle = Object.values(idleAgent.freeSockets).flat()[0];
   t.ok(idle, 'the client holds an idle connection');
   let idleClosed = false;
   idle?.once('close', () => (idleClosed = true));
 
-  const slow = httpsRequest(server.port, PATH, review(admissionRequest('ModelAPI', { name: 'slow' })), { agent });
+  const slow = httpsRequest(server.port, PATH, review(admissionRequest('ModelAPI', sampleObject('ModelAPI'), { name: 'slow' })), { agent });
   await arrived.promise;
   let closed = false;
   const closing = server.close().then(() => (closed = true));
 
-  await eventually(() => idleClosed);
-  t.pass('the idle connection was closed');
+  await eventually('the idle connection to close', () => idleClosed);
+  t.ok(idleClosed, 'the idle connection was closed');
   await t.rejects(peerFingerprint(server.port), { code: 'ECONNREFUSED' }, 'new connections are refused');
   t.equal(closed, false, 'close() waits for the request in flight');
 
@@ -78,7 +80,7 @@ t.test('close() drains: in-flight request finishes, idle connections close, new 
 t.test('close() is bounded: a request that never finishes is cut off after the grace period', async (t) => {
   const { arrived, log, start } = slowServer(50);
   const server = await start();
-  const slow = httpsRequest(server.port, PATH, review(admissionRequest('ModelAPI', { name: 'slow' })), { ca: certs.caPem });
+  const slow = httpsRequest(server.port, PATH, review(admissionRequest('ModelAPI', sampleObject('ModelAPI'), { name: 'slow' })), { ca: certs.caPem });
   await arrived.promise;
   await server.close();
   await t.rejects(slow, 'the stuck request is cut off');

@@ -1,11 +1,9 @@
 // Shared by the server and router tests: a captured logger, an HTTPS client that trusts the
-// test CA, AdmissionReview builders, and polling without timing assertions.
+// test CA, a deferred (requests: test/support/admission-request.ts; polling: test/support/poll.ts).
 import { request, Agent } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
 import type { Logger } from '../../../src/logger.ts';
 import { createLogger } from '../../../src/server/logger.ts';
-import type { AdmissionRequest } from '../../../src/admission/types.ts';
-import { GROUP, KIND_NAMES, VERSION, type KaosKind } from '../../../src/api/kinds.ts';
 
 export interface LogLine {
   level: string;
@@ -88,37 +86,6 @@ export function peerFingerprint(port: number): Promise<string> {
     });
     socket.on('error', reject);
   });
-}
-
-/** Calls `probe` until it returns true; the test's own timeout bounds the wait. */
-export async function eventually(probe: () => boolean | Promise<boolean>, pauseMs = 20): Promise<void> {
-  for (;;) {
-    if (await probe()) return;
-    await new Promise((r) => setTimeout(r, pauseMs));
-  }
-}
-
-export function admissionRequest(kind: KaosKind, overrides: Partial<AdmissionRequest> = {}): AdmissionRequest {
-  const object = {
-    apiVersion: `${GROUP}/${VERSION}`,
-    kind,
-    metadata: { name: 'a1', namespace: 'ns1' },
-    spec: kind === 'Agent' ? { modelAPI: 'm1' } : kind === 'ModelAPI' ? { mode: 'Proxy', proxyConfig: { model: 'x' } } : { type: 'python-runtime' },
-  };
-  return {
-    uid: 'b6f0c0b1-2b6a-4f4e-9f7b-9c1e1c1e1c1e',
-    kind: { group: GROUP, version: VERSION, kind },
-    resource: { group: GROUP, version: VERSION, resource: KIND_NAMES[kind].plural },
-    name: 'a1',
-    namespace: 'ns1',
-    operation: 'CREATE',
-    object,
-    ...overrides,
-  };
-}
-
-export function review(request: unknown, apiVersion = 'admission.k8s.io/v1', kind = 'AdmissionReview'): string {
-  return JSON.stringify({ apiVersion, kind, request });
 }
 
 export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {

@@ -8,7 +8,9 @@ import { startWebhookServer, type RunningWebhookServer } from '../../../src/serv
 import { webhookPath } from '../../../src/admission/paths.ts';
 import type { AdmissionDecision } from '../../../src/admission/types.ts';
 import { makeTestCerts, type TestCerts } from '../../support/certs.ts';
-import { admissionRequest, captureLogger, eventually, httpsRequest, review } from './helpers.ts';
+import { captureLogger, httpsRequest } from './helpers.ts';
+import { admissionRequest, review, sampleObject } from '../../support/admission-request.ts';
+import { eventually } from '../../support/poll.ts';
 
 const PATH = webhookPath('validate', 'Agent');
 const MAX_CONNECTIONS = 4;
@@ -29,7 +31,7 @@ t.teardown(async () => {
   await certs.cleanup();
 });
 
-const normalRequest = () => httpsRequest(server.port, PATH, review(admissionRequest('Agent')), { ca: certs.caPem });
+const normalRequest = () => httpsRequest(server.port, PATH, review(admissionRequest('Agent', sampleObject('Agent'))), { ca: certs.caPem });
 
 function open(): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
@@ -86,7 +88,7 @@ t.test('a trickled body is answered 408 and cut at the deadline; normal requests
 
 t.test('connections beyond the cap are closed at once; normal traffic is served when there is room', async (t) => {
   const connections = () => new Promise<number>((resolve) => server.server.getConnections((_err, n) => resolve(n)));
-  await eventually(async () => (await connections()) === 0); // the previous test's are gone
+  await eventually('no open connections', async () => (await connections()) === 0); // the previous test's are gone
   const idle = await Promise.all(Array.from({ length: MAX_CONNECTIONS }, () => open()));
   const refused = await new Promise<string>((resolve) => {
     const socket = connect({ host: '127.0.0.1', port: server.port, ca: certs.caPem, servername: 'localhost' }, () => {
@@ -98,7 +100,7 @@ t.test('connections beyond the cap are closed at once; normal traffic is served 
   t.match(refused, /^refused: /, 'the extra connection is closed before its TLS handshake');
   t.equal(log.find('warn', 'too many open connections').length, 1, 'logged');
   idle[0]?.destroy();
-  await eventually(async () => (await normalRequest().catch(() => undefined))?.status === 200);
-  t.pass('a normal request is answered once a connection is free');
+  const answered = await eventually('a normal request to be answered', async () => await normalRequest().catch(() => undefined));
+  t.equal(answered.status, 200, 'a normal request is answered once a connection is free');
   for (const socket of idle) socket.destroy();
 });

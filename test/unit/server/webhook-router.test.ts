@@ -9,7 +9,9 @@ import { webhookPath, WEBHOOK_ENDPOINTS } from '../../../src/admission/paths.ts'
 import type { AdmissionDecision, AdmissionRequest, AdmissionReviewOut, WebhookType } from '../../../src/admission/types.ts';
 import type { KaosKind } from '../../../src/api/kinds.ts';
 import { makeTestCerts, type TestCerts } from '../../support/certs.ts';
-import { admissionRequest, captureLogger, eventually, httpsRequest, review, type Reply } from './helpers.ts';
+import { captureLogger, httpsRequest, type Reply } from './helpers.ts';
+import { admissionRequest, review, sampleObject } from '../../support/admission-request.ts';
+import { eventually } from '../../support/poll.ts';
 
 const AGENT_VALIDATE = webhookPath('validate', 'Agent');
 const AGENT_MUTATE = webhookPath('mutate', 'Agent');
@@ -66,7 +68,7 @@ async function bad(t: Test, path: string, body: string | Buffer | undefined, hea
   const reply = await post(path, body, headers, agent);
   t.equal(problems() - before, 1, 'logged once');
   t.match(reply.headers['content-type'], /^application\/json/, 'JSON answer');
-  const ok = await post(AGENT_VALIDATE, review(admissionRequest('Agent')), {}, agent);
+  const ok = await post(AGENT_VALIDATE, review(admissionRequest('Agent', sampleObject('Agent'))), {}, agent);
   t.equal(ok.status, 200, 'a valid request succeeds right after');
   t.equal(asReview(ok).response.allowed, true);
   return reply;
@@ -74,7 +76,7 @@ async function bad(t: Test, path: string, body: string | Buffer | undefined, hea
 
 t.test('a valid request reaches the handler for its path and is answered in kind', async (t) => {
   for (const endpoint of WEBHOOK_ENDPOINTS) {
-    const request = admissionRequest(endpoint.kind, { uid: `uid-${endpoint.path}` });
+    const request = admissionRequest(endpoint.kind, sampleObject(endpoint.kind), { uid: `uid-${endpoint.path}` });
     const reply = await post(endpoint.path, review(request));
     t.equal(reply.status, 200, endpoint.path);
     t.match(reply.headers['content-type'], /^application\/json/);
@@ -89,22 +91,22 @@ t.test('a valid request reaches the handler for its path and is answered in kind
 });
 
 t.test('the API server\'s ?timeout= query does not change the route', async (t) => {
-  const reply = await post(`${AGENT_VALIDATE}?timeout=5s`, review(admissionRequest('Agent')));
+  const reply = await post(`${AGENT_VALIDATE}?timeout=5s`, review(admissionRequest('Agent', sampleObject('Agent'))));
   t.equal(reply.status, 200);
   t.equal(asReview(reply).response.allowed, true);
 });
 
 t.test('a mutation comes back as a base64 JSONPatch; a denial status as is', async (t) => {
-  const mutated = asReview(await post(AGENT_MUTATE, review(admissionRequest('Agent', { name: 'patch' }))));
+  const mutated = asReview(await post(AGENT_MUTATE, review(admissionRequest('Agent', sampleObject('Agent'), { name: 'patch' }))));
   t.equal(mutated.response.patchType, 'JSONPatch');
   t.same(JSON.parse(Buffer.from(mutated.response.patch ?? '', 'base64').toString('utf8')), [
     { op: 'add', path: '/spec/waitForDependencies', value: true },
   ]);
-  const validated = asReview(await post(AGENT_VALIDATE, review(admissionRequest('Agent', { name: 'patch' }))));
+  const validated = asReview(await post(AGENT_VALIDATE, review(admissionRequest('Agent', sampleObject('Agent'), { name: 'patch' }))));
   t.notOk('patch' in validated.response, 'validating endpoints never patch');
 
   const before = log.find('info').length;
-  const denied = asReview(await post(AGENT_VALIDATE, review(admissionRequest('Agent', { name: 'deny' }))));
+  const denied = asReview(await post(AGENT_VALIDATE, review(admissionRequest('Agent', sampleObject('Agent'), { name: 'deny' }))));
   t.equal(denied.response.allowed, false);
   t.same(denied.response.status, {
     status: 'Failure',
@@ -114,7 +116,7 @@ t.test('a mutation comes back as a base64 JSONPatch; a denial status as is', asy
   });
   const logged = log.find('info').slice(before);
   t.equal(logged.length, 1, 'a denial is logged once, at info');
-  t.equal(logged[0]?.uid, admissionRequest('Agent').uid);
+  t.equal(logged[0]?.uid, admissionRequest('Agent', sampleObject('Agent')).uid);
   t.equal(logged[0]?.operation, 'CREATE');
 });
 
@@ -133,27 +135,27 @@ t.test('JSON but not an AdmissionReview: 400', async (t) => {
 });
 
 t.test('wrong apiVersion: 400 naming the supported one', async (t) => {
-  const reply = await bad(t, AGENT_VALIDATE, review(admissionRequest('Agent'), 'admission.k8s.io/v1beta1'));
+  const reply = await bad(t, AGENT_VALIDATE, review(admissionRequest('Agent', sampleObject('Agent')), 'admission.k8s.io/v1beta1'));
   t.equal(reply.status, 400);
   t.match(JSON.parse(reply.body), { message: /"admission.k8s.io\/v1beta1".*supports admission.k8s.io\/v1 only/ });
 });
 
 t.test('no request.uid: 400', async (t) => {
-  const { uid: _uid, ...request } = admissionRequest('Agent');
+  const { uid: _uid, ...request } = admissionRequest('Agent', sampleObject('Agent'));
   const reply = await bad(t, AGENT_VALIDATE, review(request));
   t.equal(reply.status, 400);
   t.match(JSON.parse(reply.body), { message: 'request.uid is required' });
 });
 
 t.test('a kind or resource that does not belong on the path: AdmissionReview denial, code 400', async (t) => {
-  const pod = admissionRequest('Agent', {
+  const pod = admissionRequest('Agent', sampleObject('Agent'), {
     uid: 'pod-uid',
     kind: { group: '', version: 'v1', kind: 'Pod' },
     resource: { group: '', version: 'v1', resource: 'pods' },
   });
   for (const [name, request] of [
     ['a Pod on the Agent endpoint', pod],
-    ['a ModelAPI on the Agent endpoint', admissionRequest('ModelAPI', { uid: 'pod-uid' })],
+    ['a ModelAPI on the Agent endpoint', admissionRequest('ModelAPI', sampleObject('ModelAPI'), { uid: 'pod-uid' })],
   ] as const) {
     const reply = await bad(t, AGENT_VALIDATE, review(request));
     t.equal(reply.status, 200, `${name}: answered with a review`);
@@ -173,7 +175,7 @@ t.test('a kind or resource that does not belong on the path: AdmissionReview den
 
 t.test('no request.object on CREATE or UPDATE: AdmissionReview denial, code 400', async (t) => {
   for (const operation of ['CREATE', 'UPDATE'] as const) {
-    const request = admissionRequest('Agent', { operation, object: undefined, oldObject: { metadata: {} } });
+    const request = admissionRequest('Agent', sampleObject('Agent'), { operation, object: undefined, oldObject: { metadata: {} } });
     const reply = await bad(t, AGENT_VALIDATE, review(request));
     t.equal(reply.status, 200);
     const out = asReview(reply);
@@ -192,21 +194,21 @@ t.test('a body over 7 MiB: 413, and the connection stays usable', async (t) => {
   t.match(JSON.parse(declared.body), { message: /exceeds the limit of 7340032 bytes/ });
   const chunked = await bad(t, AGENT_VALIDATE, huge, { 'transfer-encoding': 'chunked' }, agent);
   t.equal(chunked.status, 413, 'refused while streaming');
-  const justUnder = await post(AGENT_VALIDATE, Buffer.concat([Buffer.from(review(admissionRequest('Agent'))), Buffer.alloc(7 * 1024 * 1024 - 2000, 0x20)]));
+  const justUnder = await post(AGENT_VALIDATE, Buffer.concat([Buffer.from(review(admissionRequest('Agent', sampleObject('Agent')))), Buffer.alloc(7 * 1024 * 1024 - 2000, 0x20)]));
   t.equal(justUnder.status, 200, 'a large body within the limit is served');
 });
 
 t.test('wrong content type: 415', async (t) => {
-  const reply = await bad(t, AGENT_VALIDATE, review(admissionRequest('Agent')), { 'content-type': 'text/plain' });
+  const reply = await bad(t, AGENT_VALIDATE, review(admissionRequest('Agent', sampleObject('Agent'))), { 'content-type': 'text/plain' });
   t.equal(reply.status, 415);
   t.match(JSON.parse(reply.body), { message: /unsupported Content-Type "text\/plain": send application\/json/ });
-  const charset = await post(AGENT_VALIDATE, review(admissionRequest('Agent')), { 'content-type': 'application/json; charset=utf-8' });
+  const charset = await post(AGENT_VALIDATE, review(admissionRequest('Agent', sampleObject('Agent'))), { 'content-type': 'application/json; charset=utf-8' });
   t.equal(charset.status, 200, 'a charset parameter is fine');
 });
 
 t.test('unknown path: 404; wrong method: 405', async (t) => {
   for (const path of ['/validate-kaos-tools-v1alpha1-pod', '/', `${AGENT_VALIDATE}/`, AGENT_VALIDATE.toUpperCase()]) {
-    const reply = await bad(t, path, review(admissionRequest('Agent')));
+    const reply = await bad(t, path, review(admissionRequest('Agent', sampleObject('Agent'))));
     t.equal(reply.status, 404, path);
     t.match(JSON.parse(reply.body), { message: /no webhook is served at/ });
   }
@@ -218,7 +220,7 @@ t.test('unknown path: 404; wrong method: 405', async (t) => {
 });
 
 t.test('a handler that throws: AdmissionReview denial, code 500, no stack, and the server carries on', async (t) => {
-  const request = admissionRequest('Agent', { name: 'throw', uid: 'throw-uid' });
+  const request = admissionRequest('Agent', sampleObject('Agent'), { name: 'throw', uid: 'throw-uid' });
   const before = log.find('error').length;
   const reply = await bad(t, AGENT_VALIDATE, review(request));
   t.equal(reply.status, 200);
@@ -231,7 +233,7 @@ t.test('a handler that throws: AdmissionReview denial, code 500, no stack, and t
   t.equal(logged.length, 1);
   t.equal(logged[0]?.uid, 'throw-uid');
 
-  const garbage = asReview(await bad(t, AGENT_VALIDATE, review(admissionRequest('Agent', { name: 'garbage' }))));
+  const garbage = asReview(await bad(t, AGENT_VALIDATE, review(admissionRequest('Agent', sampleObject('Agent'), { name: 'garbage' }))));
   t.equal(garbage.response.status?.code, 500);
   t.match(garbage.response.status?.message, /^internal error: /);
 });
@@ -242,11 +244,11 @@ t.test('a client that hangs up mid-body is logged once and costs nothing else', 
   await new Promise((r) => socket.once('secureConnect', r));
   socket.write(`POST ${AGENT_VALIDATE} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"apiVersion":`);
   const inFlight = (n: number) => new RegExp(`controller_runtime_webhook_requests_in_flight\\{webhook="${AGENT_VALIDATE}"\\} ${n}`);
-  await eventually(async () => inFlight(1).test(await registry.metrics()));
+  await eventually('the request to be in flight', async () => inFlight(1).test(await registry.metrics()));
   socket.destroy();
-  await eventually(() => log.find('warn', 'aborted').length === before + 1);
-  t.pass('logged');
-  const ok = await post(AGENT_VALIDATE, review(admissionRequest('Agent')));
+  await eventually('the abort to be logged', () => log.find('warn', 'aborted').length === before + 1);
+  t.equal(log.find('warn', 'aborted').length, before + 1, 'logged');
+  const ok = await post(AGENT_VALIDATE, review(admissionRequest('Agent', sampleObject('Agent'))));
   t.equal(ok.status, 200, 'the server carries on');
   t.match(await registry.metrics(), inFlight(0), 'nothing left in flight');
 });

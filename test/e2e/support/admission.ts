@@ -1,0 +1,165 @@
+// Shared by the admission e2e files (admission-defaulting, admission-validation): the local stack
+// (scripts/local-stack.ts: CRDs from crds/, webhook configurations from the operator's own
+// renderer, the operator started as `node dist/main.js` with images and a model name of its own)
+// and the kubectl helpers whose output the tests compare whole.
+import type { Test } from 'tap';
+import { fileURLToPath } from 'node:url';
+import { startLocalStack, tail, type LocalStack } from '../../../scripts/local-stack.ts';
+import type { KubectlResult } from '../../cluster/control-plane.ts';
+
+export type Json = Record<string, unknown>;
+export type Kind = 'Agent' | 'ModelAPI' | 'MCPServer';
+
+// The operator runs with images and a model name of its own, so every default below is provably
+// the configured one (api.md §6) and not a hard-coded fallback.
+export const IMAGES = {
+  agent: 'e2e.local/kaos-agent:e2e',
+  mcpServer: 'e2e.local/kaos-mcp-tools:e2e',
+  mcpPython: 'e2e.local/python:3.12-slim',
+  mcpNode: 'e2e.local/node:22-slim',
+  litellm: 'e2e.local/litellm:e2e',
+  ollama: 'e2e.local/ollama:e2e',
+} as const;
+export const DEFAULT_MODEL = 'e2e-default-model:1b';
+export const OPERATOR_ENV = {
+  DEFAULT_AGENT_IMAGE: IMAGES.agent,
+  DEFAULT_MCP_SERVER_IMAGE: IMAGES.mcpServer,
+  DEFAULT_MCP_PYTHON_IMAGE: IMAGES.mcpPython,
+  DEFAULT_MCP_NODE_IMAGE: IMAGES.mcpNode,
+  DEFAULT_LITELLM_IMAGE: IMAGES.litellm,
+  DEFAULT_OLLAMA_IMAGE: IMAGES.ollama,
+  DEFAULT_MODEL_NAME: DEFAULT_MODEL,
+};
+
+export const SAMPLES = fileURLToPath(new URL('../../fixtures/samples/', import.meta.url));
+export const DEFAULTED = 'kaos.tools/defaulted';
+export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+export const RESOURCE: Readonly<Record<Kind, string>> = { Agent: 'agents', ModelAPI: 'modelapis', MCPServer: 'mcpservers' };
+
+// ---- the shared stack -------------------------------------------------------------------------
+
+export let stack: LocalStack | undefined;
+const stackLog: string[] = [];
+
+/**
+ * Starts the local stack (control plane + kaos-operator with OPERATOR_ENV) before the file's
+ * first test and stops it after the last; on a failure, prints the stack's and the operator's log.
+ * Each e2e file that calls this starts a control plane of its own (10–20 s of CPU).
+ */
+export function useAdmissionStack(t: Test): void {
+  t.before(async () => {
+    try {
+      stack = await startLocalStack({ log: (line) => stackLog.push(line), operatorEnv: OPERATOR_ENV });
+    } catch (err) {
+      throw new Error(
+        `the local stack (control plane + kaos-operator) did not start; e2e admission tests need it:\n` +
+          `${err instanceof Error ? err.message : String(err)}\n--- stack log ---\n${stackLog.join('\n')}`,
+      );
+    }
+  });
+
+  t.teardown(async () => {
+    if (stack === undefined) return;
+    if (!t.passing()) {
+      process.stderr.write(`--- stack log ---\n${stackLog.join('\n')}\n--- operator log (tail) ---\n${tail(stack.operator.log(), 40)}\n`);
+    }
+    await stack.stop();
+  });
+}
+
+// ---- helpers ----------------------------------------------------------------------------------
+
+export async function kubectl(args: readonly string[], input?: string): Promise<KubectlResult> {
+  if (stack === undefined) throw new Error('no local stack: it failed to start (see the error before this one)');
+  return stack.plane.kubectl(args, input === undefined ? {} : { input });
+}
+
+export const kaos = (kind: Kind, name: string, spec: Json, metadata: Json = {}): Json => ({
+  apiVersion: 'kaos.tools/v1alpha1',
+  kind,
+  metadata: { name, ...metadata },
+  spec,
+});
+
+export const namespaceObject = (name: string, labels?: Record<string, string>): Json => ({
+  apiVersion: 'v1',
+  kind: 'Namespace',
+  metadata: labels === undefined ? { name } : { name, labels },
+});
+
+/** A multi-document manifest. JSON documents (valid YAML) so no value is ever re-typed by YAML 1.1. */
+export const manifest = (objects: readonly Json[]): string => objects.map((o) => JSON.stringify(o, null, 2)).join('\n---\n') + '\n';
+
+export const nameOf = (o: Json): string => String((o.metadata as Json).name);
+export const kindOf = (o: Json): string => String(o.kind);
+
+/** `kubectl apply -n ns -f -` of the objects. */
+export const apply = (ns: string, objects: readonly Json[], extra: readonly string[] = []): Promise<KubectlResult> =>
+  kubectl(['apply', '-n', ns, '-f', '-', ...extra], manifest(objects));
+
+export const lines = (...l: string[]): string => l.map((s) => `${s}\n`).join('');
+export const warnings = (...w: string[]): string => lines(...w.map((s) => `Warning: ${s}`));
+export const created = (objects: readonly Json[], suffix = ''): string =>
+  lines(...objects.map((o) => `${kindOf(o).toLowerCase()}.kaos.tools/${nameOf(o)} created${suffix}`));
+
+/**
+ * What kubectl prints when the only failure of a command is one object refused with 422 Invalid,
+ * whether by the API server's own validation or by a webhook (which then carries the same causes):
+ * one error inline, several as a bulleted list after "is invalid: " (with kubectl's trailing space).
+ */
+export function invalid(kind: Kind, name: string, errors: readonly string[]): string {
+  if (errors.length === 1) return `The ${kind} "${name}" is invalid: ${errors[0]}\n`;
+  return `The ${kind} "${name}" is invalid: \n${errors.map((e) => `* ${e}\n`).join('')}`;
+}
+
+/** Creates a namespace (with labels, in one request) and the objects it needs; asserts success. */
+export async function setup(t: Test, ns: string, objects: readonly Json[] = [], labels?: Record<string, string>): Promise<void> {
+  const res = await kubectl(['apply', '-f', '-'], manifest([namespaceObject(ns, labels)]));
+  t.strictSame(res, { code: 0, stdout: `namespace/${ns} created\n`, stderr: '' }, `namespace ${ns}`);
+  if (objects.length > 0) {
+    const made = await apply(ns, objects);
+    t.strictSame(made, { code: 0, stdout: created(objects), stderr: made.stderr }, `setup objects in ${ns}`);
+  }
+}
+
+/** Stored object (kubectl get -o json), or undefined when it does not exist. */
+export async function get(ns: string, kind: Kind, name: string): Promise<Json | undefined> {
+  const res = await kubectl(['get', `${RESOURCE[kind]}.kaos.tools/${name}`, '-n', ns, '-o', 'json', '--ignore-not-found']);
+  if (res.code !== 0) throw new Error(`kubectl get ${kind} ${ns}/${name}: ${res.stderr}`);
+  return res.stdout.trim() === '' ? undefined : (JSON.parse(res.stdout) as Json);
+}
+
+export async function resourceVersions(ns: string): Promise<string> {
+  const res = await kubectl([
+    'get', 'agents,modelapis,mcpservers', '-n', ns, '-o',
+    'jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion} {end}',
+  ]);
+  if (res.code !== 0) throw new Error(res.stderr);
+  return res.stdout;
+}
+
+/**
+ * The object is refused with exactly `stderr`, both with --dry-run=server and for real (a dry run
+ * is judged exactly like the real request), and nothing is stored.
+ */
+export async function expectDenied(t: Test, ns: string, object: Json, stderr: string, what: string): Promise<void> {
+  const dry = await apply(ns, [object], ['--dry-run=server']);
+  t.strictSame(dry, { code: 1, stdout: '', stderr }, `${what} (--dry-run=server)`);
+  const real = await apply(ns, [object]);
+  t.strictSame(real, { code: 1, stdout: '', stderr }, what);
+  t.equal(await get(ns, kindOf(object) as Kind, nameOf(object)), undefined, `${what}: nothing stored`);
+}
+
+export const podSpecOf = (o: Json | undefined): Json => ((o?.spec as Json | undefined) ?? {});
+export const annotationsOf = (o: Json | undefined): Record<string, string> =>
+  (((o?.metadata as Json | undefined)?.annotations as Record<string, string> | undefined) ?? {});
+export const withoutLastApplied = (a: Record<string, string>): Record<string, string> => {
+  const { [LAST_APPLIED]: _dropped, ...rest } = a;
+  return rest;
+};
+
+// Objects used by many subtests.
+export const hostedModel = (name: string, model = 'qwen2:0.5b'): Json => kaos('ModelAPI', name, { mode: 'Hosted', hostedConfig: { model } });
+export const pythonTools = (name: string): Json =>
+  kaos('MCPServer', name, { type: 'python-runtime', config: { tools: { fromPackage: 'mcp-server-fetch' } } });
+export const agent = (name: string, spec: Json, metadata: Json = {}): Json => kaos('Agent', name, spec, metadata);
