@@ -447,20 +447,36 @@ t.test('the operator runs as its ServiceAccount with the least privilege of src/
     kubectl(['--kubeconfig', stack?.operatorKubeconfig ?? '', ...args]);
   const whoami = await asOperator(['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}']);
   t.strictSame(whoami, { code: 0, stdout: 'system:serviceaccount:kaos-system:kaos-operator', stderr: '' }, 'every test above ran the operator as this identity');
-  const can = async (verb: string, resource: string): Promise<string> => (await asOperator(['auth', 'can-i', verb, resource, '-A'])).stdout.trim();
+  const can = async (verb: string, resource: string): Promise<string> => {
+    // `agents.kaos.tools/status` means the subresource here; kubectl reads `a/b` as a name.
+    const [plural = '', subresource] = resource.split('/');
+    const sub = subresource === undefined ? [] : [`--subresource=${subresource}`];
+    return (await asOperator(['auth', 'can-i', verb, plural, ...sub, '-A'])).stdout.trim();
+  };
   for (const resource of ['agents.kaos.tools', 'modelapis.kaos.tools', 'mcpservers.kaos.tools', 'namespaces']) {
     t.equal(await can('watch', resource), 'yes', `watch ${resource}`);
   }
   t.equal(await can('create', 'deployments.apps'), 'yes', 'dry-run create of Deployments (the podSpec check)');
   for (const verb of ['get', 'create', 'update']) t.equal(await can(verb, 'leases.coordination.k8s.io'), 'yes', `${verb} leases (leader election)`);
   for (const verb of ['create', 'patch']) t.equal(await can(verb, 'events.events.k8s.io'), 'yes', `${verb} events`);
+  // The controller: children through its cache, server-side apply and prune; status; finalizers.
+  for (const resource of ['deployments.apps', 'services', 'configmaps', 'httproutes.gateway.networking.k8s.io']) {
+    for (const verb of ['list', 'watch', 'create', 'patch', 'delete']) t.equal(await can(verb, resource), 'yes', `${verb} ${resource} (owned children)`);
+  }
+  for (const verb of ['list', 'watch']) t.equal(await can(verb, 'secrets'), 'yes', `${verb} secrets (metadata only, for the config hash)`);
+  t.equal(await can('update', 'agents.kaos.tools/status'), 'yes', 'update agents/status');
+  t.equal(await can('patch', 'modelapis.kaos.tools'), 'yes', 'patch modelapis (removing the Go operator\'s finalizers)');
   for (const [verb, resource] of [
     ['get', 'secrets'],
-    ['list', 'configmaps'],
+    ['get', 'deployments.apps'],
+    ['update', 'deployments.apps'],
+    ['get', 'configmaps'],
     ['create', 'agents.kaos.tools'],
     ['delete', 'modelapis.kaos.tools'],
+    ['update', 'agents.kaos.tools'],
+    ['patch', 'agents.kaos.tools/status'],
     ['update', 'namespaces'],
-    ['delete', 'deployments.apps'],
+    ['create', 'pods'],
     ['delete', 'leases.coordination.k8s.io'],
     ['list', 'leases.coordination.k8s.io'],
     ['list', 'events.events.k8s.io'],
