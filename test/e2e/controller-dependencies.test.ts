@@ -8,8 +8,9 @@ import t from 'tap';
 import type { KubeObject } from '../../src/api/lookup.ts';
 import { startLocalStack, tail } from '../../scripts/local-stack.ts';
 import {
-  condition, containerEnv, eventually, getDeployment, getKaos, kubectl, kubectlApply, markDeploymentReady, sleep, statusIs, waitForStatus,
+  condition, containerEnv, getDeployment, getKaos, kubectl, kubectlApply, markDeploymentReady, sleep, statusIs, waitForStatus,
 } from './support/lifecycle.ts';
+import { eventually } from '../support/poll.ts';
 
 const stack = await startLocalStack({ log: (line) => t.comment(line) });
 t.teardown(async () => {
@@ -125,10 +126,10 @@ t.test('a peer created after its coordinator is wired into its PEER_AGENTS with 
 
   await kubectlApply(plane, [kaos('Agent', NS, 'worker-1', { modelAPI: 'llm' })]);
   const peerEndpoint = `http://agent-worker-1.${NS}.svc.cluster.local:8000`;
-  const env = await eventually(async () => {
+  const env = await eventually('PEER_AGENTS=worker-1 in the coordinator\'s Deployment', async () => {
     const e = containerEnv(await getDeployment(client, NS, 'agent-coordinator'), 'agent');
     return e.includes('PEER_AGENTS=worker-1') ? e : undefined;
-  }, 'PEER_AGENTS=worker-1 in the coordinator\'s Deployment', 30_000);
+  }, { timeoutMs: 30_000, intervalMs: 200, retryErrors: true });
   t.ok(env.includes(`PEER_AGENT_WORKER_1_CARD_URL=${peerEndpoint}`), 'the peer\'s card URL, from its status.endpoint');
   t.equal(env.indexOf(`PEER_AGENT_WORKER_1_CARD_URL=${peerEndpoint}`), env.indexOf('PEER_AGENTS=worker-1') + 1, 'right after PEER_AGENTS');
   t.equal((await getKaos(client, 'Agent', NS, 'worker-1'))?.status?.endpoint, peerEndpoint);

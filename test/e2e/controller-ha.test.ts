@@ -15,8 +15,9 @@ import { OPERATOR_IDENTITY } from '../../src/kube/rbac.ts';
 import { applySetupObjects, startLocalStack, tail, waitForAdmission, type OperatorProcess } from '../../scripts/local-stack.ts';
 import { admissionReview } from '../bench/reviews.ts';
 import {
-  eventually, getDeployment, killHard, kubectlApply, metricSum, scrape, startAnotherOperator, statusIs, waitForStatus,
+  getDeployment, killHard, kubectlApply, metricSum, scrape, startAnotherOperator, statusIs, waitForStatus,
 } from './support/lifecycle.ts';
+import { eventually } from '../support/poll.ts';
 
 const stack = await startLocalStack({ log: (line) => t.comment(line), operatorEnv: { LEADER_ELECT: 'true', POD_NAME: 'replica-a' } });
 const { plane, client } = stack;
@@ -42,7 +43,7 @@ const leaseHolder = async (): Promise<string | undefined> =>
 // replica-a started first and holds the Lease; replica-b joins. The webhooks are pointed at
 // replica-b, as a Service would send them to any ready replica: the objects created below are
 // admitted by the follower, and keep being admitted once the leader is gone.
-await eventually(async () => (await leaderStatus(a)) === 1, 'replica-a to lead', 30_000);
+await eventually('replica-a to lead', async () => (await leaderStatus(a)) === 1, { timeoutMs: 30_000, intervalMs: 200, retryErrors: true });
 b = await startAnotherOperator(stack, 'b', { LEADER_ELECT: 'true', POD_NAME: 'replica-b' });
 const follower = b;
 const ca = await readFile(join(stack.certDir, 'ca.crt'), 'utf8');

@@ -16,10 +16,11 @@ import { OPERATOR_IDENTITY, serviceAccountUser } from '../../src/kube/rbac.ts';
 import { kaosPath, resourcePath } from '../../src/kube/paths.ts';
 import { startLocalStack, tail, waitForAdmission, type OperatorProcess } from '../../scripts/local-stack.ts';
 import {
-  CHILD_TYPES, auditMark, auditSince, changedKeys, describeRequest, eventually, getDeployment, killHard, kubectlApply,
+  CHILD_TYPES, auditMark, auditSince, changedKeys, describeRequest, getDeployment, killHard, kubectlApply,
   markDeploymentReady, metricSum, operatorSettled, resourceVersions, scrape, sleep, startAnotherOperator, statusIs, waitForStatus,
   writesBy, containerEnv, type OwnerReference,
 } from './support/lifecycle.ts';
+import { eventually } from '../support/poll.ts';
 
 const IDLE_SECONDS = Number(process.env.KAOS_E2E_IDLE_SECONDS ?? '60');
 if (!Number.isFinite(IDLE_SECONDS) || IDLE_SECONDS <= 0) throw new Error(`KAOS_E2E_IDLE_SECONDS must be a positive number of seconds, got ${process.env.KAOS_E2E_IDLE_SECONDS}`);
@@ -71,14 +72,14 @@ t.test('idle means idle: a converged cluster gets no write from the operator for
     kaos('Agent', IDLE_NS, 'lead', { modelAPI: 'local', agentNetwork: { access: ['worker'] } }),
   ]);
   for (const d of ['modelapi-llm', 'modelapi-local', 'mcpserver-tools', 'agent-worker', 'agent-lead']) {
-    await eventually(() => getDeployment(client, IDLE_NS, d), `Deployment ${d}`, 30_000);
+    await eventually(`Deployment ${d}`, () => getDeployment(client, IDLE_NS, d), { timeoutMs: 30_000, intervalMs: 200, retryErrors: true });
     await markDeploymentReady(plane, IDLE_NS, d);
   }
   for (const [kind, name] of [['ModelAPI', 'llm'], ['ModelAPI', 'local'], ['MCPServer', 'tools'], ['Agent', 'worker'], ['Agent', 'lead']] as const) {
     await waitForStatus(client, kind, IDLE_NS, name, (o) => statusIs(o, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready');
   }
-  await eventually(async () => containerEnv(await getDeployment(client, IDLE_NS, 'agent-lead'), 'agent').includes('PEER_AGENTS=worker'), 'lead wired to worker', 30_000);
-  await eventually(() => operatorSettled(metricsPort, IDLE_OBJECTS), 'the operator\'s queues to empty', 30_000);
+  await eventually('lead wired to worker', async () => containerEnv(await getDeployment(client, IDLE_NS, 'agent-lead'), 'agent').includes('PEER_AGENTS=worker'), { timeoutMs: 30_000, intervalMs: 200, retryErrors: true });
+  await eventually('the operator\'s queues to empty', () => operatorSettled(metricsPort, IDLE_OBJECTS), { timeoutMs: 30_000, intervalMs: 200, retryErrors: true });
 
   // The audit log sees the operator's writes: creating all this took some.
   const converging = writesBy(auditSince(auditLog, fromStart), OPERATOR_USER);
@@ -101,8 +102,8 @@ t.test('restarting the operator over a converged cluster changes no resourceVers
   const before = await resourceVersions(client, [IDLE_NS]);
   const mark = auditMark(auditLog);
   await restartOperator('SIGTERM', 'restarted');
-  await eventually(async () => metricSum(await scrape(metricsPort), 'leader_election_master_status') === 1, 'the new process to lead', 30_000);
-  const settled = await eventually(async () => (await operatorSettled(metricsPort, IDLE_OBJECTS)) && await scrape(metricsPort), 'the restarted operator to reconcile every object', 30_000);
+  await eventually('the new process to lead', async () => metricSum(await scrape(metricsPort), 'leader_election_master_status') === 1, { timeoutMs: 30_000, intervalMs: 200, retryErrors: true });
+  const settled = await eventually('the restarted operator to reconcile every object', async () => (await operatorSettled(metricsPort, IDLE_OBJECTS)) && await scrape(metricsPort), { timeoutMs: 30_000, intervalMs: 200, retryErrors: true });
   t.ok((metricSum(settled, 'controller_runtime_reconcile_total') ?? 0) >= IDLE_OBJECTS, 'it reconciled every object again');
   // Anything late (an Event, a status write) would land here.
   await sleep(3000);
@@ -119,7 +120,7 @@ t.test('SIGKILL while 50 Agents are being created, then a restart: converges wit
     kaos('MCPServer', NS, 'tools', { type: 'python-runtime', config: { tools: { fromPackage: 'test-mcp-echo-server' } } }),
   ]);
   for (const d of ['modelapi-llm', 'mcpserver-tools']) {
-    await eventually(() => getDeployment(client, NS, d), `Deployment ${d}`, 30_000);
+    await eventually(`Deployment ${d}`, () => getDeployment(client, NS, d), { timeoutMs: 30_000, intervalMs: 200, retryErrors: true });
     await markDeploymentReady(plane, NS, d);
   }
   await waitForStatus(client, 'ModelAPI', NS, 'llm', (o) => statusIs(o, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready');
@@ -131,7 +132,7 @@ t.test('SIGKILL while 50 Agents are being created, then a restart: converges wit
   // kubectl creates them one by one through the webhooks of the very process killed below: the
   // rest of its creates fail, as they would for a user, who then applies again.
   const applying = plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: agents }) });
-  await eventually(async () => (await agentDeployments()) >= 5, 'the first Agent Deployments', 60_000, 20);
+  await eventually('the first Agent Deployments', async () => (await agentDeployments()) >= 5, { timeoutMs: 60_000, intervalMs: 20, retryErrors: true });
   await killHard(operator);
   const firstApply = await applying;
   const atKill = await agentDeployments();
@@ -145,7 +146,7 @@ t.test('SIGKILL while 50 Agents are being created, then a restart: converges wit
   for (const a of agents) {
     await waitForStatus(client, 'Agent', NS, a.metadata?.name ?? '', (o) => statusIs(o, 'Pending', 'Deployment ready replicas: 0/1'), 'Pending on its Deployment', 60_000);
   }
-  await eventually(() => operatorSettled(metricsPort, 52), 'the operator\'s queues to empty', 60_000);
+  await eventually('the operator\'s queues to empty', () => operatorSettled(metricsPort, 52), { timeoutMs: 60_000, intervalMs: 200, retryErrors: true });
 
   // Every child: managed, exactly one controller owner, and that owner exists (same uid).
   const owners = new Map<string, string>();

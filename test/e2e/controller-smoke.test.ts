@@ -9,6 +9,7 @@ import t from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { ROOT, startLocalStack, tail, type LocalStack } from '../../scripts/local-stack.ts';
 import { configMapName } from '../../src/render/index.ts';
+import { eventually } from '../support/poll.ts';
 
 const SAMPLES = join(ROOT, 'test', 'fixtures', 'samples');
 const PREFIX: Readonly<Record<string, string>> = { Agent: 'agent', ModelAPI: 'modelapi', MCPServer: 'mcpserver' };
@@ -40,15 +41,6 @@ async function kubectlJson<T>(args: readonly string[]): Promise<T | undefined> {
   return res.code === 0 ? (JSON.parse(res.stdout) as T) : undefined;
 }
 
-async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 for (const file of ['1-simple-echo-agent.yaml', '2-multi-agent-mcp.yaml', '4-dev-ollama-proxy-agent.yaml']) {
   t.test(`${file}: every object gets its children, controlled by it, and a status`, async (t) => {
@@ -59,10 +51,10 @@ for (const file of ['1-simple-echo-agent.yaml', '2-multi-agent-mcp.yaml', '4-dev
     for (const doc of docs.filter((d) => PREFIX[d.kind] !== undefined)) {
       const ns = doc.metadata.namespace ?? 'default';
       const resource = `${doc.kind.toLowerCase()}.kaos.tools/${doc.metadata.name}`;
-      const parent = await eventually(async () => {
+      const parent = await eventually(`a status on ${resource}`, async () => {
         const p = await kubectlJson<Parent>(['get', resource, '-n', ns]);
         return p?.status?.observedGeneration === p?.metadata.generation && p?.status?.phase !== undefined ? p : undefined;
-      }, `a status on ${resource}`);
+      }, { timeoutMs: 30_000, intervalMs: 250 });
       t.ok(parent.status?.phase, `${resource}: status.phase ${parent.status?.phase}`);
       t.ok((parent.status?.conditions ?? []).some((c) => c.type === 'Ready'), `${resource}: a Ready condition`);
       const name = `${PREFIX[doc.kind]}-${doc.metadata.name}`;
@@ -76,7 +68,7 @@ for (const file of ['1-simple-echo-agent.yaml', '2-multi-agent-mcp.yaml', '4-dev
       const kinds: Array<[string, string]> = [['deployment', name], ['service', name]];
       if (doc.kind === 'ModelAPI' && parent.spec.mode === 'Proxy') kinds.push(['configmap', configMapName(doc.metadata.name)]);
       for (const [kind, name] of kinds) {
-        const child = await eventually(() => kubectlJson<Owned>(['get', kind, name, '-n', ns]), `${kind}/${name}`);
+        const child = await eventually(`${kind}/${name}`, () => kubectlJson<Owned>(['get', kind, name, '-n', ns]), { timeoutMs: 30_000, intervalMs: 250 });
         const controller = (child.metadata.ownerReferences ?? []).filter((r) => r.controller === true);
         t.same(
           controller.map((r) => [r.apiVersion, r.kind, r.name, r.uid]),

@@ -7,6 +7,11 @@ export interface PollOptions {
   timeoutMs?: number;
   /** Pause between probes; default 20 ms. */
   intervalMs?: number;
+  /**
+   * A probe that throws is tried again (e.g. a read while the API server restarts) instead of
+   * failing the wait; the timeout then names the last error. Default false: a throw fails at once.
+   */
+  retryErrors?: boolean;
 }
 
 /**
@@ -18,12 +23,18 @@ export async function eventually<T>(
   probe: () => T | false | undefined | null | Promise<T | false | undefined | null>,
   options: PollOptions = {},
 ): Promise<T> {
-  const { timeoutMs = 10_000, intervalMs = 20 } = options;
+  const { timeoutMs = 10_000, intervalMs = 20, retryErrors = false } = options;
   const deadline = Date.now() + timeoutMs;
+  let lastError = '';
   for (;;) {
-    const value = await probe();
-    if (value !== false && value !== undefined && value !== null) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    try {
+      const value = await probe();
+      if (value !== false && value !== undefined && value !== null) return value;
+    } catch (err) {
+      if (!retryErrors) throw err;
+      lastError = err instanceof Error ? err.message : String(err);
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError === '' ? '' : ` (last error: ${lastError})`}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

@@ -4,6 +4,10 @@
 // read children back in a shape that can be compared whole with values written out in a test.
 import type { LocalStack } from '../../../scripts/local-stack.ts';
 import type { KubectlResult } from '../../cluster/control-plane.ts';
+import { eventually } from '../../support/poll.ts';
+
+/** How the waits below poll: a deadline against hanging, retrying reads that fail meanwhile. */
+const WAIT = { timeoutMs: 30_000, intervalMs: 250, retryErrors: true } as const;
 
 export type Json = Record<string, unknown>;
 
@@ -36,25 +40,6 @@ export async function getObject(stack: LocalStack, resource: string, ns: string,
   return out.trim() === '' ? undefined : (JSON.parse(out) as Json);
 }
 
-/**
- * Polls `probe` every 250 ms until it returns a value other than undefined, and returns it.
- * A deadline against hanging (the error says what was awaited and what was last seen), never
- * a timing assertion.
- */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err instanceof Error ? err.message : String(err);
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last === '' ? '' : ` (last error: ${last})`}`);
-    await new Promise((res) => setTimeout(res, 250));
-  }
-}
 
 /** Waits until the object exists and `accept` holds for it; returns it. */
 export function waitForObject(
@@ -68,14 +53,14 @@ export function waitForObject(
   return eventually(what, async () => {
     const o = await getObject(stack, resource, ns, name);
     return o !== undefined && accept(o) ? o : undefined;
-  });
+  }, WAIT);
 }
 
 /** Waits until the object no longer exists. */
 export function waitForGone(stack: LocalStack, resource: string, ns: string, name: string): Promise<true> {
   return eventually(`${resource} ${ns}/${name} to be gone`, async () =>
     (await getObject(stack, resource, ns, name)) === undefined ? true : undefined,
-  );
+  WAIT);
 }
 
 // ---- reading fields ---------------------------------------------------------------------------

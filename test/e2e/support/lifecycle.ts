@@ -12,6 +12,7 @@ import { CONFIG_MAP, DEPLOYMENT, SERVICE, kaosPath, resourcePath, type ResourceT
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../src/render/index.ts';
 import { startOperator, type LocalStack, type OperatorProcess } from '../../../scripts/local-stack.ts';
 import type { ControlPlane } from '../../cluster/control-plane.ts';
+import { eventually } from '../../support/poll.ts';
 
 export const MANAGED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
 export const CHILD_TYPES: readonly ResourceType[] = [DEPLOYMENT, SERVICE, CONFIG_MAP];
@@ -49,25 +50,6 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/**
- * Polls `probe` until it returns something other than undefined/false: a deadline against hanging
- * (the error names what was awaited and the last value seen), not a timing assertion.
- */
-export async function eventually<T>(probe: () => Promise<T | undefined | false>, what: string, timeoutMs: number, intervalMs = 200): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-      last = value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what} (last: ${String(last)})`);
-    await sleep(intervalMs);
-  }
-}
 
 /** kubectl as a user runs it; throws with its stderr on a non-zero exit. */
 export async function kubectl(plane: ControlPlane, args: readonly string[], input?: string): Promise<string> {
@@ -120,10 +102,10 @@ export async function waitForStatus(
 ): Promise<KaosView> {
   let seen: KaosView | undefined;
   try {
-    return await eventually(async () => {
+    return await eventually(`${kind} ${namespace}/${name}: ${what}`, async () => {
       seen = await getKaos(client, kind, namespace, name);
       return seen !== undefined && accept(seen) ? seen : undefined;
-    }, `${kind} ${namespace}/${name}: ${what}`, timeoutMs);
+    }, { timeoutMs: timeoutMs, intervalMs: 200, retryErrors: true });
   } catch (err) {
     throw new Error(`${(err as Error).message}; status: ${JSON.stringify(seen?.status)}`);
   }
