@@ -41,6 +41,8 @@ export interface ControlPlaneOptions {
   readyTimeoutMs?: number;
   /** Parent of the temporary directory (default: the OS temp dir). */
   tmpRoot?: string;
+  /** More kube-apiserver flags, e.g. `--enable-aggregator-routing=true` to route Service webhooks to endpoints. */
+  extraApiServerArgs?: readonly string[];
 }
 
 export interface KubectlResult {
@@ -140,6 +142,7 @@ class RunningPlane implements ControlPlane {
   etcdUrl = '';
   readonly #log: (line: string) => void;
   readonly #extraTokens: readonly ExtraToken[];
+  readonly #extraApiServerArgs: readonly string[];
   #reaper: Reaper | undefined;
   #etcd: ManagedProcess | undefined;
   #apiserver: ManagedProcess | undefined;
@@ -152,6 +155,7 @@ class RunningPlane implements ControlPlane {
     this.binDir = binDir;
     this.#log = log;
     this.#extraTokens = options.extraTokens ?? [];
+    this.#extraApiServerArgs = options.extraApiServerArgs ?? [];
     this.kubeconfigPath = join(dir, 'kubeconfig');
     this.caFile = join(dir, 'pki', 'apiserver.crt');
     this.logs = { etcd: join(dir, 'etcd.log'), apiserver: join(dir, 'kube-apiserver.log'), controllerManager: join(dir, 'kube-controller-manager.log') };
@@ -212,6 +216,7 @@ class RunningPlane implements ControlPlane {
       // No ServiceAccount admission: there is no token controller to create the default accounts.
       '--disable-admission-plugins=ServiceAccount',
       '--allow-privileged=true',
+      ...this.#extraApiServerArgs,
     ];
     await this.#startApiServer(readyTimeoutMs);
 
