@@ -30,11 +30,13 @@ import (
 var version = "dev"
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "", "path to a kubeconfig")
-	namespace := flag.String("namespace", "", "watch only this namespace (default: all)")
-	showVersion := flag.Bool("version", false, "print the version and exit")
-	klog.InitFlags(nil)
-	flag.Parse()
+	// A flag set of our own: controller-runtime registers --kubeconfig on the global one.
+	fs := flag.NewFlagSet("cert-manager-cainjector", flag.ExitOnError)
+	kubeconfig := fs.String("kubeconfig", "", "path to a kubeconfig")
+	namespace := fs.String("namespace", "", "watch only this namespace (default: all)")
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	klog.InitFlags(fs)
+	_ = fs.Parse(os.Args[1:])
 	if *showVersion {
 		fmt.Println("cert-manager-cainjector " + version)
 		return

@@ -37,12 +37,14 @@ import (
 var version = "dev"
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "", "path to a kubeconfig")
-	namespace := flag.String("namespace", "", "watch only this namespace (default: all)")
-	clusterResourceNamespace := flag.String("cluster-resource-namespace", "cert-manager", "namespace of ClusterIssuer secrets")
-	showVersion := flag.Bool("version", false, "print the version and exit")
-	klog.InitFlags(nil)
-	flag.Parse()
+	// A flag set of our own: controller-runtime registers --kubeconfig on the global one.
+	fs := flag.NewFlagSet("cert-manager-controller", flag.ExitOnError)
+	kubeconfig := fs.String("kubeconfig", "", "path to a kubeconfig")
+	namespace := fs.String("namespace", "", "watch only this namespace (default: all)")
+	clusterResourceNamespace := fs.String("cluster-resource-namespace", "cert-manager", "namespace of ClusterIssuer secrets")
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	klog.InitFlags(fs)
+	_ = fs.Parse(os.Args[1:])
 	if *showVersion {
 		fmt.Println("cert-manager-controller " + version)
 		return
