@@ -234,3 +234,21 @@ await t.test('helm uninstall leaves no webhook configuration behind', async (t) 
     t.equal((await kubectl(['get', kind, '-o', 'name'])).trim(), '', `no ${kind}`);
   }
 });
+
+await t.test('without cert-manager: the chart-generated certificate survives helm upgrade (lookup), and the pods do not roll', async (t) => {
+  const ns = 'kaos-generated';
+  const install = await helm(['install', RELEASE, CHART, '--namespace', ns, '--create-namespace', '--set', 'certManager.enabled=false']);
+  t.equal(install.code, 0, install.stderr);
+  const state = async () => ({
+    crt: await kubectl(['get', 'secret', '-n', ns, SECRET, '-o', 'jsonpath={.data.tls\\.crt}']),
+    checksum: await kubectl(['get', 'deployment', '-n', ns, RELEASE, '-o', 'jsonpath={.spec.template.metadata.annotations.checksum/webhook-tls}']),
+    caBundle: await kubectl(['get', 'validatingwebhookconfiguration', CONFIGS[1], '-o', 'jsonpath={.webhooks[0].clientConfig.caBundle}']),
+  });
+  const before = await state();
+  t.ok(before.crt !== '' && before.checksum !== '' && before.caBundle !== '', 'a certificate, its checksum and its CA');
+  const upgrade = await helm(['upgrade', RELEASE, CHART, '--namespace', ns, '--reuse-values']);
+  t.equal(upgrade.code, 0, upgrade.stderr);
+  t.same(await state(), before, 'the same certificate, checksum and caBundle');
+  const uninstall = await helm(['uninstall', RELEASE, '--namespace', ns]);
+  t.equal(uninstall.code, 0, uninstall.stderr);
+});
