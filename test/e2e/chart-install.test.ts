@@ -6,7 +6,8 @@
 // through the chart's Service-based webhook configurations (--enable-aggregator-routing and an
 // EndpointSlice whose address is on a veth pair into a network namespace this test creates and
 // removes — endpoint addresses may not be loopback). Then a renewal reaches the running process,
-// an upgrade changes no Secret, and an uninstall leaves no webhook configuration behind.
+// an upgrade changes no Secret, an uninstall leaves no webhook configuration behind, and without
+// cert-manager the chart-generated certificate survives an upgrade (lookup).
 // Needs root (ip netns) and `npm run build`. Never skipped.
 import { spawnSync } from 'node:child_process';
 import { randomBytes, randomInt, X509Certificate } from 'node:crypto';
