@@ -2,10 +2,27 @@
 // tests (which run the operator under exactly this role, to prove it is enough) both render it.
 // Least privilege: every verb here is used by a named part of the operator.
 
+/**
+ * Where a rule is granted. `watched` (the default, so a new rule needs no thought unless it is
+ * special): the namespaces the operator serves — a ClusterRole when it serves all of them, one
+ * Role per namespace when WATCH_NAMESPACES limits it. `cluster`: always a ClusterRole
+ * (cluster-scoped resources, or lists across namespaces). `operator`: a Role in the operator's
+ * own namespace (its leader Lease).
+ */
+export type RuleScope = 'watched' | 'cluster' | 'operator';
+
 export interface PolicyRule {
   apiGroups: string[];
   resources: string[];
   verbs: string[];
+  scope?: RuleScope;
+}
+
+/** The rules granted at `scope`, without the scope field (as a Role or ClusterRole lists them). */
+export function rulesFor(scope: RuleScope, rules: readonly PolicyRule[] = OPERATOR_RULES): PolicyRule[] {
+  return rules
+    .filter((r) => (r.scope ?? 'watched') === scope)
+    .map((r) => ({ apiGroups: [...r.apiGroups], resources: [...r.resources], verbs: [...r.verbs] }));
 }
 
 export const OPERATOR_RULES: readonly PolicyRule[] = [
@@ -15,7 +32,7 @@ export const OPERATOR_RULES: readonly PolicyRule[] = [
   // The controller's status writes: a PUT of the status subresource, guarded by resourceVersion.
   { apiGroups: ['kaos.tools'], resources: ['agents/status', 'modelapis/status', 'mcpservers/status'], verbs: ['update'] },
   // The reference policy's namespace label, from the same cache.
-  { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'], scope: 'cluster' },
   // Owned children: list+watch (the cache, selected by app.kubernetes.io/managed-by), patch and
   // create (server-side apply is a PATCH, and one that creates the object is also authorized as
   // `create`: without it kube-apiserver answers 403), delete (pruning a child no longer desired).
@@ -31,7 +48,7 @@ export const OPERATOR_RULES: readonly PolicyRule[] = [
   // Secrets: RBAC cannot tell a metadata request from a full one. Never get.
   { apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] },
   // Leader election (kube/leader-election.ts): read the Lease, create it once, renew and release it.
-  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'], scope: 'operator' },
   // Events about the parents (kube/events.ts): create one, then patch its series on repeats.
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
 ];
@@ -45,7 +62,10 @@ export function serviceAccountUser(namespace: string, name: string): string {
   return `system:serviceaccount:${namespace}:${name}`;
 }
 
-/** Namespace, ServiceAccount, ClusterRole and its binding, in apply order. */
+/**
+ * Namespace, ServiceAccount, the ClusterRole (cluster and watched rules: this is the all-namespaces
+ * install) and a Role in the operator's namespace (operator rules), with bindings, in apply order.
+ */
 export function renderRbac(identity: { namespace: string; serviceAccount: string } = OPERATOR_IDENTITY): Record<string, unknown>[] {
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: identity.namespace, labels: LABELS } },
@@ -54,13 +74,26 @@ export function renderRbac(identity: { namespace: string; serviceAccount: string
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata: { name: NAME, labels: LABELS },
-      rules: OPERATOR_RULES.map((r) => ({ apiGroups: [...r.apiGroups], resources: [...r.resources], verbs: [...r.verbs] })),
+      rules: [...rulesFor('cluster'), ...rulesFor('watched')],
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRoleBinding',
       metadata: { name: NAME, labels: LABELS },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NAME },
+      subjects: [{ kind: 'ServiceAccount', name: identity.serviceAccount, namespace: identity.namespace }],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: NAME, namespace: identity.namespace, labels: LABELS },
+      rules: rulesFor('operator'),
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: NAME, namespace: identity.namespace, labels: LABELS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: NAME },
       subjects: [{ kind: 'ServiceAccount', name: identity.serviceAccount, namespace: identity.namespace }],
     },
   ];

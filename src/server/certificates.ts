@@ -83,7 +83,8 @@ function checkPair(raw: RawPair, certDir: string): CertificatePair {
     hash: raw.hash,
     info: {
       fingerprint256: x509.fingerprint256,
-      subject: x509.subject.replaceAll('\n', ', '),
+      // cert-manager issues certificates with SANs only: an empty subject, which node reports as undefined.
+      subject: (x509.subject ?? '').replaceAll('\n', ', '),
       subjectAltName: x509.subjectAltName ?? '',
       validFrom: x509.validFrom,
       validTo: x509.validTo,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds etcd, kube-apiserver, kube-controller-manager, kubectl (one Kubernetes release, from
-# this folder's go.mod) and helm into a cache outside the repo, keyed by version.
+# this folder's go.mod), helm, and cert-manager's controller and cainjector (from the module in
+# cert-manager/, with its CRDs copied beside bin/) into a cache outside the repo, keyed by version.
 # Skips every binary that already reports its version. Prints the cache's bin directory last.
 set -euo pipefail
 
@@ -76,6 +77,27 @@ if ! reports helm "$helm_version" version --short; then
   need_go
   log "building helm $helm_version"
   run env GOBIN="$bin" go install -v -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$helm_version" "helm.sh/helm/v3/cmd/helm@$helm_version"
+fi
+
+# cert-manager: its own module (it pins its own k8s.io/* versions). The stamp is the release plus
+# a hash of our mains and go.sum, so editing either invalidates the cached binaries.
+cm_dir="$here/cert-manager"
+cm_version=$(awk '$1 == "github.com/cert-manager/cert-manager" { print $2; exit }' "$cm_dir/go.mod")
+cm_stamp="$cm_version+$(cat "$cm_dir"/go.sum "$cm_dir"/cmd/*/main.go | sha256sum | cut -c1-12)"
+for cm in cert-manager-controller cert-manager-cainjector; do
+  if ! reports "$cm" "$cm_stamp" --version; then
+    need_go
+    log "building $cm $cm_stamp — the first build takes minutes"
+    (cd "$cm_dir" && run go build -v -trimpath -ldflags "-s -w -X main.version=$cm_stamp" -o "$bin/$cm.tmp" "./cmd/$cm")
+    mv "$bin/$cm.tmp" "$bin/$cm"
+  fi
+done
+cm_crds="$bin/../cert-manager-crds"
+if [ "$(cat "$cm_crds/.version" 2>/dev/null)" != "$cm_version" ]; then
+  cm_src=$(cd "$cm_dir" && go mod download -json "github.com/cert-manager/cert-manager@$cm_version" | awk -F'"' '$2 == "Dir" { print $4 }')
+  rm -rf "$cm_crds" && mkdir -p "$cm_crds"
+  cp "$cm_src"/deploy/crds/*.yaml "$cm_crds/"
+  echo "$cm_version" >"$cm_crds/.version"
 fi
 log "control plane $k8s_version ready in $bin"
 echo "$bin"

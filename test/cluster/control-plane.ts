@@ -47,6 +47,8 @@ export interface ControlPlaneOptions {
    * and tests count the operator's requests by verb. Off by default (it costs the API server).
    */
   audit?: { users?: readonly string[] };
+  /** More kube-apiserver flags, e.g. `--enable-aggregator-routing=true` to route Service webhooks to endpoints. */
+  extraApiServerArgs?: readonly string[];
 }
 
 export interface KubectlResult {
@@ -148,6 +150,7 @@ class RunningPlane implements ControlPlane {
   readonly #log: (line: string) => void;
   readonly #extraTokens: readonly ExtraToken[];
   readonly #audit: ControlPlaneOptions['audit'];
+  readonly #extraApiServerArgs: readonly string[];
   #reaper: Reaper | undefined;
   #etcd: ManagedProcess | undefined;
   #apiserver: ManagedProcess | undefined;
@@ -161,6 +164,7 @@ class RunningPlane implements ControlPlane {
     this.#log = log;
     this.#extraTokens = options.extraTokens ?? [];
     this.#audit = options.audit;
+    this.#extraApiServerArgs = options.extraApiServerArgs ?? [];
     this.kubeconfigPath = join(dir, 'kubeconfig');
     this.caFile = join(dir, 'pki', 'apiserver.crt');
     this.logs = {
@@ -226,6 +230,7 @@ class RunningPlane implements ControlPlane {
       // No ServiceAccount admission: there is no token controller to create the default accounts.
       '--disable-admission-plugins=ServiceAccount',
       '--allow-privileged=true',
+      ...this.#extraApiServerArgs,
     ];
     if (this.#audit !== undefined && this.logs.audit !== undefined) {
       const policy = join(dir, 'audit-policy.yaml');

@@ -1,0 +1,168 @@
+// The Helm chart against the real tools: `helm lint`, `helm template` for each certificate mode,
+// a namespace-scoped install and a controller-only install, each rendering applied with
+// `kubectl apply --dry-run=server` to a real kube-apiserver (with cert-manager's CRDs from its Go
+// module, so Issuers and Certificates are checked by their real schemas), and values.schema.json
+// enforced by helm itself. Never skipped.
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t, { type Test } from 'tap';
+import { parseAllDocuments } from 'yaml';
+import { renderWebhookConfigurations } from '../../src/admission/webhook-configs.ts';
+import { rulesFor } from '../../src/kube/rbac.ts';
+import { runCommand, startControlPlane } from '../cluster/control-plane.ts';
+
+const CHART = fileURLToPath(new URL('../../chart', import.meta.url));
+const NS = 'kaos-system';
+const plane = await startControlPlane({ log: (line) => t.comment(line) });
+t.teardown(() => plane.stop());
+const helmBin = join(plane.binDir, 'helm');
+const KUBE_VERSION = (await runCommand(join(plane.binDir, 'kubectl'), ['version', '--client', '-o', 'json'])).stdout.match(/"gitVersion":\s*"([^"]+)"/)?.[1] ?? '';
+
+type Doc = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> }; [k: string]: unknown };
+
+async function helm(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runCommand(helmBin, args, { env: { ...process.env, HELM_CACHE_HOME: join(plane.dir, 'helm-cache'), HELM_CONFIG_HOME: join(plane.dir, 'helm-config'), HELM_DATA_HOME: join(plane.dir, 'helm-data') } });
+}
+
+/** `helm template` with --set style arguments; fails the test on a non-zero exit. */
+async function render(args: string[]): Promise<{ yaml: string; docs: Doc[] }> {
+  const r = await helm(['template', 'kaos-operator', CHART, '--namespace', NS, '--kube-version', KUBE_VERSION, ...args]);
+  if (r.code !== 0) throw new Error(`helm template ${args.join(' ')} failed: ${r.stderr}`);
+  const docs = parseAllDocuments(r.stdout).map((d) => d.toJS() as Doc | null).filter((d): d is Doc => d !== null);
+  return { yaml: r.stdout, docs };
+}
+
+const find = (docs: Doc[], kind: string, name?: string): Doc[] => docs.filter((d) => d.kind === kind && (name === undefined || d.metadata.name === name));
+
+async function dryRun(t: Test, yaml: string): Promise<void> {
+  const r = await plane.kubectl(['apply', '--dry-run=server', '-f', '-'], { input: yaml });
+  t.equal(r.code, 0, `kubectl apply --dry-run=server: ${r.stderr}`);
+}
+
+// cert-manager's CRDs (build.sh copies them from the module's deploy/crds), the chart's, and
+// the namespaces the renderings name.
+const cmCrds = join(plane.binDir, '..', 'cert-manager-crds');
+for (const dir of [cmCrds, join(CHART, 'crds')]) {
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml'));
+  for (const file of files) {
+    const r = await plane.kubectl(['apply', '--server-side', '-f', join(dir, file)]);
+    if (r.code !== 0) throw new Error(`applying ${file}: ${r.stderr}`);
+  }
+}
+const established = await plane.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+if (established.code !== 0) throw new Error(`CRDs not established: ${established.stderr}`);
+for (const ns of [NS, 'team-a', 'team-b']) await plane.kubectl(['create', 'namespace', ns]);
+
+t.test('helm lint passes with the defaults and with every certificate mode', async (t) => {
+  for (const args of [[], ['--set', 'certManager.enabled=false'], ['--set', 'certManager.enabled=false', '--set', 'webhooks.certificate.existingSecret=mine', '--set', 'webhooks.certificate.caBundle=Q0E=']]) {
+    const r = await helm(['lint', CHART, '--strict', '--kube-version', KUBE_VERSION, ...args]);
+    t.equal(r.code, 0, `helm lint ${args.join(' ')}: ${r.stdout}${r.stderr}`);
+  }
+});
+
+t.test('cert-manager mode (the default): Issuers, CA and serving Certificates, injected CA, whole-directory mount', async (t) => {
+  const { yaml, docs } = await render([]);
+  t.same(find(docs, 'Issuer').map((d) => d.metadata.name).sort(), ['kaos-operator-ca', 'kaos-operator-selfsigned']);
+  const [serving] = find(docs, 'Certificate', 'kaos-operator-webhook') as [Doc & { spec: { dnsNames: string[]; secretName: string; issuerRef: { name: string } } }];
+  t.ok(serving, 'the serving Certificate');
+  t.ok(serving.spec.dnsNames.includes(`kaos-operator-webhook.${NS}.svc`), 'the Service DNS name the API server uses');
+  t.equal(serving.spec.issuerRef.name, 'kaos-operator-ca');
+  for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
+    const [c] = find(docs, kind) as [Doc & { webhooks: { clientConfig: { caBundle?: string } }[] }];
+    t.equal(c.metadata.annotations?.['cert-manager.io/inject-ca-from'], `${NS}/kaos-operator-webhook`, `${kind}: injected by cainjector`);
+    t.notOk(c.webhooks.some((w) => w.clientConfig.caBundle !== undefined), `${kind}: no caBundle of the chart's`);
+  }
+  const [deploy] = find(docs, 'Deployment') as [Doc & { spec: { replicas: number; template: { spec: { volumes: { name: string; secret?: { secretName: string } }[]; containers: { volumeMounts: { subPath?: string }[] }[] } } } }];
+  t.equal(deploy.spec.replicas, 2);
+  t.same(deploy.spec.template.spec.volumes.find((v) => v.secret)?.secret?.secretName, serving.spec.secretName, 'the Certificate\'s Secret is mounted');
+  t.notOk(deploy.spec.template.spec.containers[0]?.volumeMounts.some((m) => m.subPath !== undefined), 'no subPath: renewals reach the files');
+  t.equal(find(docs, 'Secret').length, 0, 'no Secret of the chart\'s');
+  await dryRun(t, yaml);
+});
+
+t.test('the webhook entries are webhook-configs.ts entries, with the chart\'s namespaceSelector', async (t) => {
+  const { docs } = await render(['--set', 'certManager.enabled=false']);
+  const expected = renderWebhookConfigurations({ service: { name: 'kaos-operator-webhook', namespace: NS } });
+  for (const source of expected) {
+    const [rendered] = find(docs, source.kind) as [Doc & { webhooks: Record<string, unknown>[] }];
+    const strip = (w: Record<string, unknown>) => {
+      const { namespaceSelector: _n, clientConfig, ...rest } = w as { namespaceSelector?: unknown; clientConfig: { caBundle?: string } };
+      const { caBundle: _c, ...client } = clientConfig;
+      return { ...rest, clientConfig: client };
+    };
+    t.same(rendered.webhooks.map(strip), source.webhooks.map((w) => strip(w as unknown as Record<string, unknown>)), source.kind);
+    for (const w of rendered.webhooks) {
+      t.same(w['namespaceSelector'], { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [NS] }] }, `${String(w['name'])}: never the operator's own namespace`);
+    }
+  }
+});
+
+t.test('generated mode: a Secret whose CA is the caBundle, and a checksum on the pod template', async (t) => {
+  const { yaml, docs } = await render(['--set', 'certManager.enabled=false']);
+  t.equal(find(docs, 'Certificate').length + find(docs, 'Issuer').length, 0, 'nothing of cert-manager');
+  const [secret] = find(docs, 'Secret', 'kaos-operator-webhook-tls') as [Doc & { type: string; data: Record<string, string> }];
+  t.equal(secret.type, 'kubernetes.io/tls');
+  for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
+    const [c] = find(docs, kind) as [Doc & { webhooks: { clientConfig: { caBundle?: string } }[] }];
+    t.ok(c.webhooks.every((w) => w.clientConfig.caBundle === secret.data['ca.crt']), `${kind}: caBundle is the Secret's ca.crt`);
+    t.notOk(c.metadata.annotations, `${kind}: no cert-manager annotation`);
+  }
+  const [deploy] = find(docs, 'Deployment') as [Doc & { spec: { template: { metadata: { annotations: Record<string, string> } } } }];
+  t.match(deploy.spec.template.metadata.annotations['checksum/webhook-tls'], /^[0-9a-f]{64}$/);
+  await dryRun(t, yaml);
+});
+
+t.test('existing-Secret mode: the user\'s Secret mounted, their CA (PEM accepted) as caBundle', async (t) => {
+  const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----';
+  const { yaml, docs } = await render(['--set', 'certManager.enabled=false', '--set', 'webhooks.certificate.existingSecret=my-tls', '--set-string', `webhooks.certificate.caBundle=${pem}`]);
+  t.equal(find(docs, 'Secret').length, 0);
+  const [v] = find(docs, 'ValidatingWebhookConfiguration') as [Doc & { webhooks: { clientConfig: { caBundle?: string } }[] }];
+  t.ok(v.webhooks.every((w) => w.clientConfig.caBundle === Buffer.from(pem).toString('base64')));
+  t.match(yaml, /secretName: my-tls/);
+  await dryRun(t, yaml);
+  const missing = await helm(['template', 'x', CHART, '--kube-version', KUBE_VERSION, '--set', 'certManager.enabled=false', '--set', 'webhooks.certificate.existingSecret=my-tls']);
+  t.not(missing.code, 0);
+  t.match(missing.stderr, 'webhooks.certificate.caBundle is required');
+});
+
+t.test('a namespace-scoped install: Roles per watched namespace, webhooks limited to them', async (t) => {
+  const { yaml, docs } = await render(['--set', 'watchNamespaces={team-a,team-b}']);
+  const [clusterRole] = find(docs, 'ClusterRole') as [Doc & { rules: unknown[] }];
+  t.same(clusterRole.rules, rulesFor('cluster'), 'the ClusterRole keeps only cluster-scoped rules');
+  for (const ns of ['team-a', 'team-b']) {
+    const role = docs.find((d) => d.kind === 'Role' && d.metadata.namespace === ns) as (Doc & { rules: unknown[] }) | undefined;
+    t.same(role?.rules, rulesFor('watched'), `a Role in ${ns}`);
+    t.ok(docs.some((d) => d.kind === 'RoleBinding' && d.metadata.namespace === ns), `bound in ${ns}`);
+  }
+  const lease = docs.find((d) => d.kind === 'Role' && d.metadata.namespace === NS) as (Doc & { rules: unknown[] }) | undefined;
+  t.same(lease?.rules, rulesFor('operator'), 'the Lease Role in the release namespace');
+  const [m] = find(docs, 'MutatingWebhookConfiguration') as [Doc & { webhooks: { namespaceSelector: { matchExpressions: { operator: string; values: string[] }[] } }[] }];
+  t.ok(m.webhooks.every((w) => w.namespaceSelector.matchExpressions.some((e) => e.operator === 'In' && e.values.join() === 'team-a,team-b')));
+  t.match(yaml, /name: WATCH_NAMESPACES\n\s+value: "team-a,team-b"/);
+  await dryRun(t, yaml);
+});
+
+t.test('webhooks.enabled=false: no Service and no webhook configurations', async (t) => {
+  const { yaml, docs } = await render(['--set', 'webhooks.enabled=false', '--set', 'metrics.service.enabled=true']);
+  t.equal(find(docs, 'MutatingWebhookConfiguration').length + find(docs, 'ValidatingWebhookConfiguration').length, 0);
+  t.same(find(docs, 'Service').map((d) => d.metadata.name), ['kaos-operator-metrics']);
+  await dryRun(t, yaml);
+});
+
+t.test('config values become the operator\'s variables; the ServiceMonitor renders when asked', async (t) => {
+  const { yaml } = await render(['--set', 'config.logLevel=debug', '--set', 'config.maxConcurrentReconciles=8', '--set-json', 'config.defaultTolerations=[{"key":"gpu","operator":"Exists"}]', '--set', 'metrics.serviceMonitor.enabled=true']);
+  t.match(yaml, /name: LOG_LEVEL\n\s+value: "debug"/);
+  t.match(yaml, /name: MAX_CONCURRENT_RECONCILES\n\s+value: "8"/);
+  t.match(yaml, /name: DEFAULT_TOLERATIONS\n\s+value: "\[\{\\"key\\":\\"gpu\\",\\"operator\\":\\"Exists\\"\}\]"/);
+  t.match(yaml, /kind: ServiceMonitor/);
+});
+
+t.test('helm enforces values.schema.json', async (t) => {
+  const wrongType = await helm(['template', 'x', CHART, '--kube-version', KUBE_VERSION, '--set', 'replicaCount=two']);
+  t.not(wrongType.code, 0, 'replicaCount=two is refused');
+  t.match(wrongType.stderr, /replicaCount/);
+  const unknown = await helm(['template', 'x', CHART, '--kube-version', KUBE_VERSION, '--set', 'replica=3']);
+  t.not(unknown.code, 0, 'an unknown top-level key is refused');
+  t.match(unknown.stderr, /replica/);
+});

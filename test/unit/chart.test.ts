@@ -1,0 +1,82 @@
+// The chart's generated parts cannot drift from their sources: chart/crds is crds/, the RBAC and
+// webhook templates are what chart/generate.ts renders from src/kube/rbac.ts and
+// src/admission/webhook-configs.ts, every README configuration variable is a value, and
+// values.schema.json refuses what it should. (helm lint/template and the server dry-run:
+// test/e2e/chart.test.ts.)
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
+import t from 'tap';
+import { parse } from 'yaml';
+import { CHART_DIR, CONFIG_ENV, STRUCTURAL_ENV, chartFiles, staleChartFiles } from '../../chart/generate.ts';
+import { OPERATOR_RULES, rulesFor } from '../../src/kube/rbac.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+t.test('the committed generated files match chart/generate.ts (npm run gen:chart)', async (t) => {
+  t.same(await staleChartFiles(), []);
+});
+
+t.test('chart/crds is identical to crds/', async (t) => {
+  const yamlIn = async (dir: string) => (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort();
+  const top = await yamlIn(join(ROOT, 'crds'));
+  t.ok(top.length >= 3, 'the three kinds');
+  t.same(await yamlIn(join(CHART_DIR, 'crds')), top, 'the same files');
+  for (const file of top) {
+    t.equal(await readFile(join(CHART_DIR, 'crds', file), 'utf8'), await readFile(join(ROOT, 'crds', file), 'utf8'), file);
+  }
+});
+
+t.test('every OPERATOR_RULES rule lands in exactly one scope of the RBAC template', async (t) => {
+  const scoped = [...rulesFor('cluster'), ...rulesFor('watched'), ...rulesFor('operator')];
+  t.equal(scoped.length, OPERATOR_RULES.length);
+  t.ok(rulesFor('operator').some((r) => r.resources.includes('leases')), 'the Lease is granted in the operator namespace only');
+  t.notOk([...rulesFor('cluster'), ...rulesFor('watched')].some((r) => r.resources.includes('leases')));
+  t.ok(rulesFor('cluster').some((r) => r.resources.includes('namespaces')), 'namespaces are cluster-scoped');
+  const rbac = chartFiles().find((f) => f.file === 'templates/rbac.yaml')?.content ?? '';
+  for (const rule of OPERATOR_RULES) {
+    for (const resource of rule.resources) t.match(rbac, `- ${resource}\n`, `${resource} is in the template`);
+  }
+});
+
+/** `VAR` names of the README's configuration table (rows `| \`A\`, \`B\` | …`). */
+async function readmeVariables(): Promise<string[]> {
+  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Configuration'));
+  const table = section.slice(0, section.indexOf('\n## ', 3));
+  const names: string[] = [];
+  for (const line of table.split('\n')) {
+    const first = /^\| ([^|]+) \|/.exec(line)?.[1] ?? '';
+    for (const m of first.matchAll(/`([A-Z][A-Z0-9_]+)`/g)) names.push(m[1] as string);
+  }
+  return names;
+}
+
+t.test('every variable of the README configuration table is a chart value or set by the chart', async (t) => {
+  const variables = await readmeVariables();
+  t.ok(variables.length >= 30, `found the table (${variables.length} variables)`);
+  const covered = new Set([...CONFIG_ENV.map((c) => c.env), ...Object.keys(STRUCTURAL_ENV)]);
+  t.same(variables.filter((v) => !covered.has(v)), [], 'uncovered variables');
+  t.same([...covered].filter((v) => !variables.includes(v)), [], 'variables the README does not know');
+
+  const values = parse(await readFile(join(CHART_DIR, 'values.yaml'), 'utf8')) as { config: Record<string, unknown> };
+  const schema = JSON.parse(await readFile(join(CHART_DIR, 'values.schema.json'), 'utf8')) as { properties: { config: { properties: Record<string, unknown> } } };
+  for (const { value } of CONFIG_ENV) {
+    t.ok(value in values.config, `config.${value} is in values.yaml`);
+    t.ok(value in schema.properties.config.properties, `config.${value} is in values.schema.json`);
+  }
+  t.same(Object.keys(values.config).sort(), CONFIG_ENV.map((c) => c.value).sort(), 'no config value without a variable');
+});
+
+t.test('values.schema.json accepts the defaults and refuses wrong types and unknown keys', async (t) => {
+  const schema = JSON.parse(await readFile(join(CHART_DIR, 'values.schema.json'), 'utf8')) as object;
+  const defaults = parse(await readFile(join(CHART_DIR, 'values.yaml'), 'utf8')) as Record<string, unknown>;
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+  t.ok(validate(defaults), JSON.stringify(validate.errors));
+  t.notOk(validate({ ...defaults, replicaCount: 'two' }), 'replicaCount must be an integer');
+  t.notOk(validate({ ...defaults, replica: 3 }), 'an unknown top-level key');
+  t.notOk(validate({ ...defaults, watchNamespaces: ['Team_A'] }), 'a namespace that is no DNS-1123 label');
+  t.notOk(validate({ ...defaults, config: { logLevel: 'loud' } }), 'a log level the operator does not know');
+  t.notOk(validate({ ...defaults, config: { defaultAgentImag: 'x' } }), 'a misspelt config key');
+});
