@@ -72,6 +72,7 @@ export const STRUCTURAL_ENV: Readonly<Record<string, string>> = {
   WATCH_NAMESPACES: 'watchNamespaces (also turns the ClusterRole into Roles)',
   LEADER_ELECT: 'leaderElection.enabled',
   POD_NAME: 'the downward API',
+  POD_NAMESPACE: 'the downward API (the release namespace)',
   LEADER_ELECTION_NAMESPACE: 'the release namespace (through POD_NAMESPACE, from the downward API)',
   KUBECONFIG: 'not set: in a pod the operator uses its ServiceAccount',
   WEBHOOK_URL: 'npm start only',
