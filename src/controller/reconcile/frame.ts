@@ -37,7 +37,8 @@ export function regarding(run: Pick<Run, 'kind' | 'key' | 'uid'>): EventRegardin
  * - Absent from the cache: nothing to do (the garbage collector removes its children).
  * - Being deleted: only the kind's KAOS finalizer is removed, if present (other finalizers are
  *   someone else's); no apply, no status write.
- * - `body` throws: one Warning `ReconcileFailed` Event (the recorder counts repeats instead of
+ * - `body` meets a 409 (the cache is behind a write): back soon, quietly — no Event, no error.
+ * - `body` throws anything else: one Warning `ReconcileFailed` Event (the recorder counts repeats instead of
  *   writing one per retry), then the error goes to the queue, which retries with backoff. An
  *   aborted reconcile (lost lease, shutdown) records nothing.
  */
@@ -56,6 +57,12 @@ export function reconciler(kind: KaosKind, body: (run: Run) => Promise<Reconcile
       if (run.uid === '') throw new Error(`${kind} ${key.namespace}/${key.name} has no metadata.uid: its children could not be owned`);
       return await body(run);
     } catch (err) {
+      // A 409 means the cache was behind our own last write (usually this reconcile's previous
+      // status write): nothing is wrong, so no Warning for the user; back with a fresher cache.
+      if (isConflict(err)) {
+        ctx.logger.debug({ kind, namespace: key.namespace, name: key.name }, 'conflict: retrying on a fresher cache');
+        return { requeue: true };
+      }
       failure = errorFields(err);
       if (!signal.aborted) {
         ctx.events.record({ regarding: regarding(run), type: 'Warning', reason: 'ReconcileFailed', action: 'Reconcile', note: errorText(err) });
@@ -66,6 +73,11 @@ export function reconciler(kind: KaosKind, body: (run: Run) => Promise<Reconcile
       if (run.changes.length > 0) logChanges(run, started, failure);
     }
   };
+}
+
+/** HTTP 409 from any client error that carries its code (kube/errors.ts ApiError does). */
+function isConflict(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 409;
 }
 
 async function releaseLegacyFinalizer(run: Run): Promise<void> {
