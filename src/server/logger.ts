@@ -1,6 +1,7 @@
 // The process logger: pino, one JSON line per event, level as a word so that log systems do not
 // need pino's number table. Callers log identifiers (kind, namespace, name, uid, operation),
 // never whole objects; the redaction below is a second line of defence, not the policy.
+import { hostname } from 'node:os';
 import { pino, type DestinationStream } from 'pino';
 import type { Logger } from '../logger.ts';
 
@@ -30,7 +31,9 @@ const REDACT = [
 export function createLogger(options: LoggerOptions = {}): Logger {
   const config = {
     level: options.level ?? 'info',
-    name: options.name ?? 'kaos-operator',
+    // `logger`, not pino's `name`: callers log the object's `name`, and a line with two `name`
+    // keys keeps only one of them in most log systems.
+    base: { pid: process.pid, hostname: hostname(), logger: options.name ?? 'kaos-operator' },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label: string) => ({ level: label }) },
     redact: { paths: REDACT, censor: '[redacted]' },
