@@ -87,7 +87,8 @@ async function runLocal(): Promise<void> {
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   try {
-    stack = await startLocalStack({ log: say, echoOperator: true });
+    // One operator on a throwaway control plane: no Lease to wait for.
+    stack = await startLocalStack({ log: say, echoOperator: true, operatorEnv: { LEADER_ELECT: 'false' } });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     if (message.includes('no Go toolchain')) {
@@ -106,8 +107,12 @@ Use it from another terminal:
   export KUBECONFIG=${stack.plane.kubeconfigPath}
   ${kubectl} apply -f ${join(ROOT, 'test', 'fixtures', 'samples', '1-simple-echo-agent.yaml')}
   ${kubectl} get agents,modelapis,mcpservers -A
+  ${kubectl} get deployments,services,configmaps -A -l app.kubernetes.io/managed-by=kaos-operator
 
-There is no kubelet: Deployments are created but no pod ever runs.
+The controller runs too (LEADER_ELECT=false: one replica, no Lease): each object gets its
+Deployment and Service (and a ConfigMap for a Proxy ModelAPI), owned by it, and a status.
+There is no kubelet: no pod ever runs, so Deployments stay at 0/1 ready and the objects
+do not reach Ready (kubectl describe agent <name> -n <namespace> shows why, with its Events).
 Ctrl-C stops the operator and the control plane and removes ${stack.plane.dir}.
 `);
 }

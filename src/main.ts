@@ -1,10 +1,13 @@
-// The operator process — wiring only: config → API client → cache → admission server, health and
-// metrics → signals. Every decision lives in the modules it wires together.
+// The operator process — wiring only: config → API client → cache (with the controller's watches)
+// → admission server, health and metrics → controller → signals. Every decision lives in the
+// modules it wires together.
 import { createMutatingHandler } from './admission/mutate.ts';
 import { createPodSpecCheck } from './admission/pod-spec-check.ts';
 import type { HandlerFactory } from './admission/types.ts';
 import { createValidatingHandler } from './admission/validate.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
+import { Controller } from './controller/controller.ts';
+import { httpRoutesWanted, registerControllerWatches } from './controller/watches.ts';
 import { KaosCache } from './kube/cache.ts';
 import { KubeClient } from './kube/client.ts';
 import { deploymentDryRun } from './kube/dry-run.ts';
@@ -15,7 +18,9 @@ import { startWebhookServer } from './server/webhook-server.ts';
 
 async function main(config: Config, logger: Logger): Promise<void> {
   const client = await KubeClient.fromKubeConfig(config.kubeconfig, { userAgent: 'kaos-operator' });
-  const cache = new KaosCache({ client, logger });
+  const cache = new KaosCache({ client, logger, namespaces: config.controller.watchNamespaces });
+  // Registered before the cache starts: /readyz waits for these reflectors too.
+  const watches = registerControllerWatches(cache, { httpRoutes: await httpRoutesWanted(client, config) });
   cache.start();
 
   const podSpecCheck = createPodSpecCheck({ dryRunCreate: deploymentDryRun(client), config, logger });
@@ -44,8 +49,17 @@ async function main(config: Config, logger: Logger): Promise<void> {
       cache: () => (cache.isSynced() ? { ready: true } : { ready: false, reason: 'not synced' }),
     }),
   });
+  const controller = new Controller({ cache, watches, client, config, registry, logger });
+  controller.start();
   logger.info(
-    { webhookPort: webhook.port, metricsPort: health.port, server: client.server.origin },
+    {
+      webhookPort: webhook.port,
+      metricsPort: health.port,
+      server: client.server.origin,
+      leaderElection: config.controller.leaderElect,
+      watchNamespaces: config.controller.watchNamespaces.length === 0 ? 'all' : config.controller.watchNamespaces,
+      httpRoutes: watches.httpRoutesServed,
+    },
     'kaos-operator started',
   );
 
@@ -56,13 +70,15 @@ async function main(config: Config, logger: Logger): Promise<void> {
     // drop this pod. SIGINT is a person at a terminal: stop now.
     const delayMs = signal === 'SIGTERM' ? config.shutdownDelaySeconds * 1000 : 0;
     logger.info({ signal, delaySeconds: delayMs / 1000 }, 'shutting down');
-    // Webhook first (drains requests in flight), then the rest; exit even if something hangs.
+    // The controller at once (stop reconciling, release the Lease so another replica takes over
+    // while this one still drains), then the webhook (drains requests in flight), then the
+    // rest; exit even if something hangs.
     const deadline = setTimeout(() => {
       logger.error({}, 'shutdown took too long; exiting');
       process.exit(1);
     }, delayMs + 15_000);
     deadline.unref();
-    void new Promise((resolve) => setTimeout(resolve, delayMs))
+    void Promise.all([controller.stop(), new Promise((resolve) => setTimeout(resolve, delayMs))])
       .then(() => webhook.close())
       .then(() => Promise.all([health.close(), cache.stop()]))
       .then(

@@ -1,6 +1,8 @@
 // The operator's one cache: a reflector per watched type (the three KAOS kinds and Namespaces;
-// the controller registers the children it owns), the "who references X" index, and the
-// ObjectLookup that admission reads through.
+// the controller registers the children it owns and Secrets' metadata), the "who references X"
+// index, and the ObjectLookup that admission reads through. With `namespaces` (WATCH_NAMESPACES)
+// every namespaced type gets one reflector per namespace; Namespaces are always watched whole
+// (admission reads any namespace's labels).
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
 import { LookupNotMade, type LookupBudget } from '../api/lookup-budget.ts';
@@ -10,6 +12,7 @@ import { silentLogger, type Logger } from '../logger.ts';
 import { KAOS_TYPES, NAMESPACE, kaosPath, resourcePath, type ResourceType } from './paths.ts';
 import { ReferenceIndex } from './references.ts';
 import { Reflector, type ReflectorOptions } from './reflector.ts';
+import { ReflectorGroup } from './reflector-group.ts';
 
 export type CacheClient = Pick<KubeClient, 'list' | 'watch' | 'get'>;
 
@@ -21,21 +24,30 @@ export interface KaosCacheOptions {
    * all, so a read must give up well before the API server gives up on us.
    */
   liveReadTimeoutMs?: number;
+  /**
+   * Namespaces to watch (WATCH_NAMESPACES); empty or absent = all. Lookups in other namespaces
+   * are cache misses, answered by a live read as any miss is.
+   */
+  namespaces?: readonly string[];
   /** Passed to every reflector (timeouts, backoff): for tests. */
   reflector?: Pick<ReflectorOptions, 'pageSize' | 'watchTimeoutSeconds' | 'watchIdleTimeoutMs' | 'backoff' | 'random'>;
 }
 
-export interface RegisterOptions {
+export interface RegisterOptions<T extends KubeObject = KubeObject> {
   /** Watch one namespace only. */
   namespace?: string;
   /** E.g. `app.kubernetes.io/managed-by=kaos-operator` for owned children. */
   labelSelector?: string;
+  /** PartialObjectMetadata only (Secrets). */
+  metadataOnly?: boolean;
+  /** Shrinks each object before it is stored (ReflectorOptions.transform). */
+  transform?: (object: T) => T;
 }
 
 export class KaosCache implements ObjectLookup {
-  readonly agents: Reflector;
-  readonly modelAPIs: Reflector;
-  readonly mcpServers: Reflector;
+  readonly agents: ReflectorGroup;
+  readonly modelAPIs: ReflectorGroup;
+  readonly mcpServers: ReflectorGroup;
   readonly namespaces: Reflector;
   readonly references = new ReferenceIndex();
   readonly #client: CacheClient;
@@ -43,6 +55,8 @@ export class KaosCache implements ObjectLookup {
   readonly #liveReadTimeoutMs: number;
   readonly #reflectorOptions: KaosCacheOptions['reflector'];
   readonly #reflectors: Reflector[] = [];
+  /** The watched namespaces; undefined = all. */
+  readonly #namespaces: readonly string[] | undefined;
   #started = false;
   #liveReads = 0;
 
@@ -51,9 +65,10 @@ export class KaosCache implements ObjectLookup {
     this.#log = options.logger ?? silentLogger;
     this.#liveReadTimeoutMs = options.liveReadTimeoutMs ?? 1500;
     this.#reflectorOptions = options.reflector;
-    this.agents = this.register(KAOS_TYPES.Agent);
-    this.modelAPIs = this.register(KAOS_TYPES.ModelAPI);
-    this.mcpServers = this.register(KAOS_TYPES.MCPServer);
+    this.#namespaces = options.namespaces === undefined || options.namespaces.length === 0 ? undefined : [...new Set(options.namespaces)];
+    this.agents = this.registerGroup(KAOS_TYPES.Agent);
+    this.modelAPIs = this.registerGroup(KAOS_TYPES.ModelAPI);
+    this.mcpServers = this.registerGroup(KAOS_TYPES.MCPServer);
     this.namespaces = this.register(NAMESPACE);
     // Registered before start(), so the index sees every event from the first list on,
     // including the deletes and updates a relist produces.
@@ -67,13 +82,15 @@ export class KaosCache implements ObjectLookup {
    * Adds a reflector for another type (the controller's owned children). Part of isSynced() and
    * waitForSync(); started at once when the cache already runs.
    */
-  register<T extends KubeObject = KubeObject>(type: ResourceType, options: RegisterOptions = {}): Reflector<T> {
+  register<T extends KubeObject = KubeObject>(type: ResourceType, options: RegisterOptions<T> = {}): Reflector<T> {
     const reflector = new Reflector<T>({
       ...this.#reflectorOptions,
       client: this.#client,
       type,
       ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
       ...(options.labelSelector === undefined ? {} : { labelSelector: options.labelSelector }),
+      ...(options.metadataOnly === true ? { metadataOnly: true } : {}),
+      ...(options.transform === undefined ? {} : { transform: options.transform }),
       logger: this.#log,
     });
     this.#reflectors.push(reflector as unknown as Reflector);
@@ -81,8 +98,26 @@ export class KaosCache implements ObjectLookup {
     return reflector;
   }
 
-  /** The reflector of a KAOS kind. */
-  reflector(kind: KaosKind): Reflector {
+  /**
+   * A namespaced type across the watched namespaces (the cache's `namespaces`): one reflector
+   * per namespace, or one for all. Same lifecycle as register().
+   */
+  registerGroup<T extends KubeObject = KubeObject>(type: ResourceType, options: Omit<RegisterOptions<T>, 'namespace'> = {}): ReflectorGroup<T> {
+    if (!type.namespaced) throw new Error(`${type.kind} is cluster-scoped: register it with register()`);
+    const namespaces = this.#namespaces;
+    const reflectors = namespaces === undefined
+      ? [this.register<T>(type, options)]
+      : namespaces.map((namespace) => this.register<T>(type, { ...options, namespace }));
+    return new ReflectorGroup<T>(type, reflectors, namespaces);
+  }
+
+  /** The watched namespaces; undefined = all. */
+  get watchedNamespaces(): readonly string[] | undefined {
+    return this.#namespaces;
+  }
+
+  /** The reflectors of a KAOS kind. */
+  reflector(kind: KaosKind): ReflectorGroup {
     switch (kind) {
       case 'Agent': return this.agents;
       case 'ModelAPI': return this.modelAPIs;

@@ -51,6 +51,11 @@ export interface ListOptions extends CallOptions {
   resourceVersionMatch?: 'Exact' | 'NotOlderThan';
   limit?: number;
   continue?: string;
+  /**
+   * Ask for PartialObjectMetadataList: the items carry apiVersion, kind and metadata only, so a
+   * list of Secrets never brings their data into the process.
+   */
+  metadataOnly?: boolean;
 }
 
 export interface WatchOptions {
@@ -68,6 +73,8 @@ export interface WatchOptions {
   idleTimeoutMs?: number;
   /** Called once the server has accepted the watch (HTTP 200), before any event. */
   onOpen?: () => void;
+  /** Events carry PartialObjectMetadata (see ListOptions.metadataOnly). */
+  metadataOnly?: boolean;
 }
 
 export interface WriteOptions extends CallOptions {
@@ -98,6 +105,9 @@ const PATCH_CONTENT_TYPES: Readonly<Record<PatchType, string>> = {
   strategic: 'application/strategic-merge-patch+json',
 };
 const APPLY_CONTENT_TYPE = 'application/apply-patch+yaml';
+/** The Accept headers of client-go's metadata client (JSON only), for a list and for a watch. */
+export const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
+export const METADATA_WATCH_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
 
 export interface ListMeta {
   resourceVersion?: string;
@@ -210,7 +220,8 @@ export class KubeClient {
       limit: options.limit,
       continue: options.continue,
     };
-    const list = await this.#json<KubeList<T>>('GET', path, query, undefined, options);
+    const accept = options.metadataOnly === true ? METADATA_LIST_ACCEPT : undefined;
+    const list = await this.#json<KubeList<T>>('GET', path, query, undefined, options, accept);
     if (!Array.isArray(list.items)) list.items = [];
     return list;
   }
@@ -266,7 +277,7 @@ export class KubeClient {
       fieldSelector: options.fieldSelector,
     };
     const idleTimeoutMs = options.idleTimeoutMs ?? ((options.timeoutSeconds ?? 1800) + 60) * 1000;
-    const headers = await this.#headers();
+    const headers = await this.#headers(options.metadataOnly === true ? METADATA_WATCH_ACCEPT : undefined);
     const url = this.#url(path, query);
     // Aborted while the credentials were produced: the listener below would never fire.
     signal?.throwIfAborted();
@@ -357,8 +368,8 @@ export class KubeClient {
     this.#watchAgent.destroy();
   }
 
-  async #json<T>(method: string, path: string, query: Query, body: RequestBody | undefined, options: CallOptions): Promise<T> {
-    const res = await this.#request(method, path, query, body, options);
+  async #json<T>(method: string, path: string, query: Query, body: RequestBody | undefined, options: CallOptions, accept?: string): Promise<T> {
+    const res = await this.#request(method, path, query, body, options, accept);
     if (res.status < 200 || res.status >= 300) throw ApiError.fromResponse(res.status, res.body);
     try {
       return JSON.parse(res.body) as T;
@@ -367,9 +378,9 @@ export class KubeClient {
     }
   }
 
-  async #request(method: string, path: string, query: Query, body: RequestBody | undefined, options: CallOptions): Promise<RawResponse> {
+  async #request(method: string, path: string, query: Query, body: RequestBody | undefined, options: CallOptions, accept?: string): Promise<RawResponse> {
     options.signal?.throwIfAborted();
-    const headers = await this.#headers();
+    const headers = await this.#headers(accept);
     if (body !== undefined) {
       headers['Content-Type'] = body.contentType;
       headers['Content-Length'] = String(Buffer.byteLength(body.data));
@@ -411,8 +422,8 @@ export class KubeClient {
     });
   }
 
-  async #headers(): Promise<Record<string, string>> {
-    return { Accept: 'application/json', 'User-Agent': this.#userAgent, ...(await this.#authHeaders()) };
+  async #headers(accept = 'application/json'): Promise<Record<string, string>> {
+    return { Accept: accept, 'User-Agent': this.#userAgent, ...(await this.#authHeaders()) };
   }
 
   #url(path: string, query: Query): URL {

@@ -9,12 +9,26 @@ export interface PolicyRule {
 }
 
 export const OPERATOR_RULES: readonly PolicyRule[] = [
-  // The cache: list+watch of the three kinds, and the one live read on a miss.
-  { apiGroups: ['kaos.tools'], resources: ['agents', 'modelapis', 'mcpservers'], verbs: ['get', 'list', 'watch'] },
+  // The cache: list+watch of the three kinds, and the one live read on a miss. `patch`: the
+  // controller removes the Go operator's finalizers from objects being deleted (a JSON patch).
+  { apiGroups: ['kaos.tools'], resources: ['agents', 'modelapis', 'mcpservers'], verbs: ['get', 'list', 'watch', 'patch'] },
+  // The controller's status writes: a PUT of the status subresource, guarded by resourceVersion.
+  { apiGroups: ['kaos.tools'], resources: ['agents/status', 'modelapis/status', 'mcpservers/status'], verbs: ['update'] },
   // The reference policy's namespace label, from the same cache.
   { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
-  // The podSpec check: a server-side dry-run create of the Deployment the object would get.
-  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['create'] },
+  // Owned children: list+watch (the cache, selected by app.kubernetes.io/managed-by), patch
+  // (server-side apply, which also creates), delete (pruning a child no longer desired). Never
+  // get: the controller reads children from its cache only. Deployments also `create`: the
+  // podSpec check's server-side dry run.
+  { apiGroups: ['apps'], resources: ['deployments'], verbs: ['create', 'list', 'watch', 'patch', 'delete'] },
+  { apiGroups: [''], resources: ['services', 'configmaps'], verbs: ['list', 'watch', 'patch', 'delete'] },
+  // HTTPRoutes, the same; used only with GATEWAY_API_ENABLED=true and the Gateway API installed,
+  // but a ClusterRole is static, so the rule is always there.
+  { apiGroups: ['gateway.networking.k8s.io'], resources: ['httproutes'], verbs: ['list', 'watch', 'patch', 'delete'] },
+  // Secrets behind configYaml/tools.fromSecretKeyRef: their resourceVersion enters the config
+  // hash. The watch is metadata-only (PartialObjectMetadata), which still needs list+watch on
+  // Secrets: RBAC cannot tell a metadata request from a full one. Never get.
+  { apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] },
   // Leader election (kube/leader-election.ts): read the Lease, create it once, renew and release it.
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
   // Events about the parents (kube/events.ts): create one, then patch its series on repeats.

@@ -27,12 +27,19 @@ export type ReflectorEvent<T> =
 
 export type ReflectorListener<T> = (event: ReflectorEvent<T>) => void;
 
-export interface ReflectorOptions {
+export interface ReflectorOptions<T = KubeObject> {
   client: ListWatchClient;
   type: ResourceType;
   /** Watch one namespace only; all namespaces by default. */
   namespace?: string;
   labelSelector?: string;
+  /** List and watch PartialObjectMetadata only (client.ts): for Secrets, whose data must never be held. */
+  metadataOnly?: boolean;
+  /**
+   * Applied to every object before it is stored (client-go's SetTransform): keep only what
+   * readers need. It receives a fresh, unshared object and may return a smaller one.
+   */
+  transform?: (object: T) => T;
   logger?: Logger;
   /** Items per list page. */
   pageSize?: number;
@@ -66,6 +73,8 @@ export class Reflector<T extends KubeObject = KubeObject> {
   readonly #client: ListWatchClient;
   readonly #path: string;
   readonly #labelSelector: string | undefined;
+  readonly #metadataOnly: boolean;
+  readonly #transform: ((object: T) => T) | undefined;
   readonly #log: Logger;
   readonly #pageSize: number;
   readonly #watchTimeoutSeconds: number;
@@ -84,11 +93,13 @@ export class Reflector<T extends KubeObject = KubeObject> {
   /** 410s since the last event: a second one in a row backs off instead of relisting at once. */
   #goneStreak = 0;
 
-  constructor(options: ReflectorOptions) {
+  constructor(options: ReflectorOptions<T>) {
     this.type = options.type;
     this.#client = options.client;
     this.#path = resourcePath(options.type, options.namespace === undefined ? {} : { namespace: options.namespace });
     this.#labelSelector = options.labelSelector;
+    this.#metadataOnly = options.metadataOnly === true;
+    this.#transform = options.transform;
     this.#log = options.logger ?? silentLogger;
     this.#pageSize = options.pageSize ?? 500;
     this.#watchTimeoutSeconds = options.watchTimeoutSeconds ?? 300;
@@ -227,6 +238,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
         limit: this.#pageSize,
         continue: continueToken,
         labelSelector: this.#labelSelector,
+        ...(this.#metadataOnly ? { metadataOnly: true } : {}),
         signal,
       });
       for (const item of page.items) {
@@ -282,6 +294,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
         allowWatchBookmarks: true,
         timeoutSeconds,
         labelSelector: this.#labelSelector,
+        ...(this.#metadataOnly ? { metadataOnly: true } : {}),
         ...(this.#watchIdleTimeoutMs === undefined ? {} : { idleTimeoutMs: this.#watchIdleTimeoutMs }),
         onOpen: () => {
           this.#stats.watches++;
@@ -342,6 +355,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
    * every stored object is self-describing. Then freeze: stored objects are shared by every reader.
    */
   #normalize(item: T): T {
+    if (this.#transform !== undefined) item = this.#transform(item);
     if (item.apiVersion === undefined || item.kind === undefined) {
       item = { ...item, apiVersion: item.apiVersion ?? apiVersionOf(this.type), kind: item.kind ?? this.type.kind };
     }

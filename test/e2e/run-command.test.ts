@@ -141,8 +141,12 @@ t.test('no cluster: a local control plane; prints how to use it; kubectl goes th
     `  export KUBECONFIG=${kubeconfig}`,
     `  ${kubectl} apply -f ${SAMPLE}`,
     `  ${kubectl} get agents,modelapis,mcpservers -A`,
+    `  ${kubectl} get deployments,services,configmaps -A -l app.kubernetes.io/managed-by=kaos-operator`,
     '',
-    'There is no kubelet: Deployments are created but no pod ever runs.',
+    'The controller runs too (LEADER_ELECT=false: one replica, no Lease): each object gets its',
+    'Deployment and Service (and a ConfigMap for a Proxy ModelAPI), owned by it, and a status.',
+    'There is no kubelet: no pod ever runs, so Deployments stay at 0/1 ready and the objects',
+    'do not reach Ready (kubectl describe agent <name> -n <namespace> shows why, with its Events).',
     `Ctrl-C stops the operator and the control plane and removes ${dir}.`,
     '',
   ].join('\n');

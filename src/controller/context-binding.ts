@@ -1,0 +1,147 @@
+// Binds the ReconcileContext (reconcile/context.ts) to the process: reads from the shared cache,
+// writes through the API client, Events through the recorder. Also the per-reconcile view that
+// notes each write, so the controller logs one line for a reconcile that changed something.
+import type { KaosKind } from '../api/kinds.ts';
+import type { KubeObject } from '../api/meta.ts';
+import { childId, ensureChild, FIELD_MANAGER, pruneOwned, type ObjectLike } from '../kube/apply.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { isNotFound } from '../kube/errors.ts';
+import type { EventInput } from '../kube/events.ts';
+import { kaosPath } from '../kube/paths.ts';
+import type { ReflectorGroup } from '../kube/reflector-group.ts';
+import type { Logger } from '../logger.ts';
+import type { RenderConfig } from '../render/index.ts';
+import type { ChildKind, ReconcileContext, ReconcileReads, ReconcileWrites } from './reconcile/context.ts';
+import type { KaosStatus } from './status.ts';
+
+/** The requests the writes make. */
+export type WriteClient = Pick<KubeClient, 'apply' | 'delete' | 'replace' | 'patch'>;
+
+/** The cache as the reads see it. */
+export interface CacheReads {
+  reflector(kind: KaosKind): Pick<ReflectorGroup, 'getByName'>;
+}
+
+export interface ContextBindingOptions {
+  cache: CacheReads;
+  children: Readonly<Partial<Record<ChildKind, Pick<ReflectorGroup, 'getByName'>>>>;
+  secrets: Pick<ReflectorGroup, 'getByName'>;
+  httpRoutesServed: boolean;
+  client: WriteClient;
+  events: { record(input: EventInput): unknown };
+  config: RenderConfig;
+  logger: Logger;
+  now?: () => Date;
+}
+
+export function bindReads(options: Pick<ContextBindingOptions, 'cache' | 'children' | 'secrets' | 'httpRoutesServed'>): ReconcileReads {
+  const { cache, children, secrets, httpRoutesServed } = options;
+  return {
+    kaos: (kind, namespace, name) => cache.reflector(kind).getByName(namespace, name),
+    child: (kind, namespace, name) => children[kind]?.getByName(namespace, name) as ObjectLike | undefined,
+    secretResourceVersion: (namespace, name) => secrets.getByName(namespace, name)?.metadata?.resourceVersion,
+    httpRoutesServed: () => httpRoutesServed,
+  };
+}
+
+/** Pure: the PUT body of a status write — the cached object with `status` replaced. */
+export function statusBody(object: KubeObject, status: KaosStatus): KubeObject {
+  const resourceVersion = object.metadata?.resourceVersion;
+  if (resourceVersion === undefined || resourceVersion === '') {
+    throw new Error(`${object.kind ?? 'object'} ${object.metadata?.name ?? ''}: no resourceVersion to guard the status write`);
+  }
+  // managedFields left out: the API server keeps them when the body has none (and it is most of
+  // the bytes of a cached object).
+  const { managedFields: _managedFields, ...metadata } = object.metadata ?? {};
+  return { ...object, metadata, status };
+}
+
+/**
+ * Pure: the JSON patch that removes `finalizers` from `object`, guarded by a `test` of the whole
+ * list as the cache saw it (a change since makes the API server refuse the patch, and the queue
+ * retries on a fresher cache); undefined when none of them is there.
+ */
+export function removeFinalizersPatch(object: KubeObject, finalizers: readonly string[]): unknown[] | undefined {
+  const current = object.metadata?.finalizers;
+  if (!Array.isArray(current)) return undefined;
+  const remaining = current.filter((f) => !finalizers.includes(f as string));
+  if (remaining.length === current.length) return undefined;
+  return [
+    { op: 'test', path: '/metadata/finalizers', value: current },
+    { op: 'replace', path: '/metadata/finalizers', value: remaining },
+  ];
+}
+
+function identity(kind: KaosKind, object: KubeObject): { namespace: string; name: string } {
+  const namespace = object.metadata?.namespace ?? '';
+  const name = object.metadata?.name ?? '';
+  if (namespace === '' || name === '') throw new Error(`${kind} without metadata.namespace and metadata.name`);
+  return { namespace, name };
+}
+
+export function bindWrites(options: Pick<ContextBindingOptions, 'client' | 'logger'>): ReconcileWrites {
+  const { client, logger } = options;
+  return {
+    ensureChild: (desired, live, signal) => ensureChild<ObjectLike>(client, desired, live, { signal }),
+    pruneChildren: (existing, ownerUid, desired, signal) => pruneOwned(client, existing, ownerUid, desired, { signal }),
+    async writeStatus(kind, object, status, signal) {
+      const path = kaosPath(kind, { ...identity(kind, object), subresource: 'status' });
+      try {
+        await client.replace(path, statusBody(object, status), { signal, fieldManager: FIELD_MANAGER });
+      } catch (err) {
+        // Deleted since the cache saw it: there is no status left to write.
+        if (!isNotFound(err)) throw err;
+        logger.debug({ kind, ...identity(kind, object) }, 'status not written: the object is gone');
+      }
+    },
+    async removeFinalizers(kind, object, finalizers, signal) {
+      const patch = removeFinalizersPatch(object, finalizers);
+      if (patch === undefined) return;
+      try {
+        await client.patch(kaosPath(kind, identity(kind, object)), patch, 'json', { signal, fieldManager: FIELD_MANAGER });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    },
+  };
+}
+
+export function bindReconcileContext(options: ContextBindingOptions): ReconcileContext {
+  return {
+    reads: bindReads(options),
+    writes: bindWrites(options),
+    events: { record: (input) => void options.events.record(input) },
+    config: options.config,
+    now: options.now ?? (() => new Date()),
+    logger: options.logger,
+  };
+}
+
+/**
+ * The same context whose writes append what they changed to `changes` (`Deployment/x created`,
+ * `Service/x deleted`, `status`, `finalizers`): an apply skipped as unchanged is no change.
+ */
+export function recordingContext(base: ReconcileContext, changes: string[]): ReconcileContext {
+  const w = base.writes;
+  const writes: ReconcileWrites = {
+    async ensureChild(desired, live, signal) {
+      const result = await w.ensureChild(desired, live, signal);
+      if (result.action !== 'unchanged') changes.push(`${childId(desired)} ${result.action}`);
+      return result;
+    },
+    async pruneChildren(existing, ownerUid, desired, signal) {
+      const result = await w.pruneChildren(existing, ownerUid, desired, signal);
+      for (const child of result.deleted) changes.push(`${childId(child)} deleted`);
+      return result;
+    },
+    async writeStatus(kind, object, status, signal) {
+      await w.writeStatus(kind, object, status, signal);
+      changes.push('status');
+    },
+    async removeFinalizers(kind, object, finalizers, signal) {
+      await w.removeFinalizers(kind, object, finalizers, signal);
+      if (removeFinalizersPatch(object, finalizers) !== undefined) changes.push('finalizers');
+    },
+  };
+  return { ...base, writes };
+}

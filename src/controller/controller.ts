@@ -1,0 +1,221 @@
+// The controller: cache events → keys (triggers.ts) → one WorkQueue per kind → the kind's
+// reconciler with a ReconcileContext bound to the cache and the API client. Queues exist only
+// while this replica leads (a Lease, or at once with LEADER_ELECT=false) and the cache has
+// synced; losing the lease aborts them at once, so no write follows a lost lease. The webhooks
+// are not part of this and keep serving either way.
+import type { Registry } from 'prom-client';
+import { KINDS, type KaosKind } from '../api/kinds.ts';
+import type { KubeObject } from '../api/lookup.ts';
+import type { Config } from '../config.ts';
+import type { KaosCache } from '../kube/cache.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { EventRecorder } from '../kube/events.ts';
+import {
+  createLeaderElectionMetrics,
+  defaultIdentity,
+  LeaderElector,
+  type LeaderElectionOptions,
+} from '../kube/leader-election.ts';
+import type { ReflectorEvent } from '../kube/reflector.ts';
+import type { Logger } from '../logger.ts';
+import { bindReconcileContext, recordingContext } from './context-binding.ts';
+import { createControllerMetrics, type ControllerMetrics } from './metrics.ts';
+import { WorkQueue } from './queue.ts';
+import type { KindReconciler, ReconcileContext } from './reconcile/context.ts';
+import { RECONCILERS } from './reconcile/index.ts';
+import { SecretIndex } from './secret-index.ts';
+import { keysForChildEvent, keysForKaosEvent, makeKey, parseKey } from './triggers.ts';
+import type { ControllerWatches } from './watches.ts';
+
+/** controller-runtime's controller names: the `controller` label of every metric. */
+export const CONTROLLER_NAMES: Readonly<Record<KaosKind, string>> = { Agent: 'agent', ModelAPI: 'modelapi', MCPServer: 'mcpserver' };
+
+/** The leader-election Lease (in LEADER_ELECTION_NAMESPACE). */
+export const LEASE_NAME = 'kaos-operator';
+
+export interface ControllerOptions {
+  cache: KaosCache;
+  watches: ControllerWatches;
+  client: Pick<KubeClient, 'get' | 'create' | 'replace' | 'patch' | 'apply' | 'delete'>;
+  config: Config;
+  registry: Registry;
+  logger: Logger;
+  /** Default: the RECONCILERS table. */
+  reconcilers?: Readonly<Record<KaosKind, KindReconciler>>;
+  /** Lease timings (tests shorten them); default client-go's 15/10/2 s. */
+  leaseTimings?: Pick<LeaderElectionOptions, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>;
+}
+
+export class Controller {
+  readonly #cache: KaosCache;
+  readonly #config: Config;
+  readonly #log: Logger;
+  readonly #reconcilers: Readonly<Record<KaosKind, KindReconciler>>;
+  readonly #context: ReconcileContext;
+  readonly #metrics: Record<KaosKind, ControllerMetrics>;
+  readonly #secrets = new SecretIndex();
+  readonly #elector: LeaderElector | undefined;
+  /** Without leader election: the one term, aborted by stop(). */
+  readonly #ownTerm = new AbortController();
+  #ownTermDone: Promise<void> | undefined;
+  /** The queues of the current term; undefined while not leading. */
+  #queues: Map<KaosKind, WorkQueue> | undefined;
+
+  constructor(options: ControllerOptions) {
+    const { cache, watches, client, config, registry, logger } = options;
+    this.#cache = cache;
+    this.#config = config;
+    this.#log = logger;
+    this.#reconcilers = options.reconcilers ?? RECONCILERS;
+    const factory = createControllerMetrics(registry);
+    // One handle per controller for the life of the process: queues are new on each term.
+    this.#metrics = {
+      Agent: factory.forController(CONTROLLER_NAMES.Agent),
+      ModelAPI: factory.forController(CONTROLLER_NAMES.ModelAPI),
+      MCPServer: factory.forController(CONTROLLER_NAMES.MCPServer),
+    };
+    const identity = config.controller.podName !== '' ? config.controller.podName : defaultIdentity();
+    const events = new EventRecorder({ client, instance: identity, logger });
+    this.#context = bindReconcileContext({
+      cache,
+      children: watches.children,
+      secrets: watches.secrets,
+      httpRoutesServed: watches.httpRoutesServed,
+      client,
+      events,
+      config,
+      logger,
+    });
+    if (config.controller.leaderElect) {
+      this.#elector = new LeaderElector({
+        client,
+        namespace: config.controller.leaderElectionNamespace,
+        name: LEASE_NAME,
+        identity,
+        ...options.leaseTimings,
+        metrics: createLeaderElectionMetrics(registry),
+        logger,
+        onStartedLeading: (signal) => this.#lead(signal),
+      });
+    }
+    this.#subscribe(watches);
+  }
+
+  /** Starts campaigning for the Lease, or (LEADER_ELECT=false) reconciling once the cache syncs. */
+  start(): void {
+    if (this.#elector !== undefined) this.#elector.start();
+    else this.#ownTermDone ??= this.#lead(this.#ownTerm.signal);
+  }
+
+  /** True while the queues run or wait for the cache (this replica leads). */
+  isLeading(): boolean {
+    return this.#queues !== undefined;
+  }
+
+  /**
+   * Stops reconciling now (reconciles in flight are aborted: every write is idempotent and the
+   * next leader redoes them), then releases the Lease so a successor takes over at once.
+   */
+  async stop(): Promise<void> {
+    if (this.#elector !== undefined) {
+      await this.#elector.stop();
+    } else {
+      this.#ownTerm.abort(new Error('controller stopped'));
+      await this.#ownTermDone;
+    }
+  }
+
+  /** Listeners live as long as the cache; keys go to the queues of the current term, if any. */
+  #subscribe(watches: ControllerWatches): void {
+    for (const kind of KINDS) {
+      this.#cache.reflector(kind).on((event) => {
+        if (kind !== 'Agent') {
+          if (event.type === 'delete') this.#secrets.remove(kind, event.object);
+          else this.#secrets.upsert(kind, event.object);
+        }
+        this.#enqueue(keysForKaosEvent(kind, event, this.#cache.references));
+      });
+    }
+    for (const group of Object.values(watches.children)) {
+      group.on((event) => this.#enqueue(keysForChildEvent(event)));
+    }
+    watches.secrets.on((event: ReflectorEvent<KubeObject>) => {
+      const { namespace, name } = event.object.metadata ?? {};
+      if (namespace !== undefined && name !== undefined) this.#enqueue(this.#secrets.keysFor(namespace, name));
+    });
+  }
+
+  #enqueue(keys: readonly string[]): void {
+    const queues = this.#queues;
+    if (queues === undefined) return;
+    for (const key of keys) queues.get(parseKey(key).kind)?.add(key);
+  }
+
+  /**
+   * One term: new queues (a stopped queue stays stopped), every cached object enqueued once the
+   * cache has synced, then started. Resolves when the term's queues have stopped after `signal`
+   * aborts (the elector waits for that before it releases the Lease).
+   */
+  async #lead(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    const queues = new Map<KaosKind, WorkQueue>();
+    for (const kind of KINDS) {
+      queues.set(kind, new WorkQueue({
+        name: CONTROLLER_NAMES[kind],
+        concurrency: this.#config.controller.maxConcurrentReconciles,
+        metrics: this.#metrics[kind],
+        logger: this.#log,
+        // Aborting the term is stop({ abort: true }): in-flight reconciles see their signal abort.
+        signal,
+        reconcile: (key, s) => this.#reconcile(kind, key, s),
+      }));
+    }
+    this.#queues = queues;
+    const stopped = new Promise<void>((resolve) => {
+      signal.addEventListener('abort', () => {
+        if (this.#queues === queues) this.#queues = undefined;
+        void Promise.all([...queues.values()].map((q) => q.stop({ abort: true }))).then(() => resolve());
+      }, { once: true });
+    });
+    try {
+      await this.#cache.waitForSync(signal);
+    } catch {
+      return stopped; // the term ended (or the cache stopped) before the cache synced
+    }
+    if (signal.aborted) return stopped;
+    let keys = 0;
+    for (const kind of KINDS) {
+      const queue = queues.get(kind);
+      for (const object of this.#cache.reflector(kind).list()) {
+        const { namespace, name } = object.metadata ?? {};
+        if (namespace === undefined || name === undefined) continue;
+        queue?.add(makeKey(kind, namespace, name));
+        keys++;
+      }
+    }
+    for (const queue of queues.values()) queue.start();
+    this.#log.info({ keys, leaderElection: this.#elector !== undefined }, 'controller started');
+    return stopped;
+  }
+
+  /** Runs the kind's reconciler; one log line when it changed something (never the object). */
+  async #reconcile(kind: KaosKind, key: string, signal: AbortSignal): Promise<Awaited<ReturnType<KindReconciler>>> {
+    const started = performance.now();
+    const changes: string[] = [];
+    const target = parseKey(key);
+    let failed = false;
+    try {
+      return await this.#reconcilers[kind](recordingContext(this.#context, changes), target, signal);
+    } catch (err) {
+      failed = true;
+      throw err;
+    } finally {
+      if (changes.length > 0) {
+        const fields = { controller: CONTROLLER_NAMES[kind], kind, namespace: target.namespace, name: target.name, changes, durationMs: Math.round(performance.now() - started) };
+        if (failed) this.#log.warn(fields, 'reconcile changed some things, then failed');
+        else this.#log.info(fields, 'reconciled');
+      }
+    }
+  }
+}
+
