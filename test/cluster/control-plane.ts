@@ -41,6 +41,12 @@ export interface ControlPlaneOptions {
   readyTimeoutMs?: number;
   /** Parent of the temporary directory (default: the OS temp dir). */
   tmpRoot?: string;
+  /**
+   * An audit log (JSON lines, `logs.audit`) of every request's ResponseComplete stage at level
+   * Metadata (verb, user, objectRef, code; no bodies), of `users` only when given: how benchmarks
+   * and tests count the operator's requests by verb. Off by default (it costs the API server).
+   */
+  audit?: { users?: readonly string[] };
 }
 
 export interface KubectlResult {
@@ -64,7 +70,8 @@ export interface ControlPlane {
   readonly etcdUrl: string;
   /** Pids of the processes started (the apiserver's changes on restartApiServer()). */
   pids(): { etcd: number; apiserver: number; controllerManager: number; reaper: number };
-  readonly logs: { etcd: string; apiserver: string; controllerManager: string };
+  /** `audit` is set only when the control plane was started with the `audit` option. */
+  readonly logs: { etcd: string; apiserver: string; controllerManager: string; audit?: string };
   /** Runs kubectl from binDir against this control plane. Never throws on a non-zero exit. */
   kubectl(args: readonly string[], options?: { input?: string; timeoutMs?: number }): Promise<KubectlResult>;
   /**
@@ -140,6 +147,7 @@ class RunningPlane implements ControlPlane {
   etcdUrl = '';
   readonly #log: (line: string) => void;
   readonly #extraTokens: readonly ExtraToken[];
+  readonly #audit: ControlPlaneOptions['audit'];
   #reaper: Reaper | undefined;
   #etcd: ManagedProcess | undefined;
   #apiserver: ManagedProcess | undefined;
@@ -152,9 +160,15 @@ class RunningPlane implements ControlPlane {
     this.binDir = binDir;
     this.#log = log;
     this.#extraTokens = options.extraTokens ?? [];
+    this.#audit = options.audit;
     this.kubeconfigPath = join(dir, 'kubeconfig');
     this.caFile = join(dir, 'pki', 'apiserver.crt');
-    this.logs = { etcd: join(dir, 'etcd.log'), apiserver: join(dir, 'kube-apiserver.log'), controllerManager: join(dir, 'kube-controller-manager.log') };
+    this.logs = {
+      etcd: join(dir, 'etcd.log'),
+      apiserver: join(dir, 'kube-apiserver.log'),
+      controllerManager: join(dir, 'kube-controller-manager.log'),
+      ...(options.audit === undefined ? {} : { audit: join(dir, 'audit.log') }),
+    };
   }
 
   pids(): ReturnType<ControlPlane['pids']> {
@@ -213,6 +227,12 @@ class RunningPlane implements ControlPlane {
       '--disable-admission-plugins=ServiceAccount',
       '--allow-privileged=true',
     ];
+    if (this.#audit !== undefined && this.logs.audit !== undefined) {
+      const policy = join(dir, 'audit-policy.yaml');
+      await writeFile(policy, toYaml(auditPolicy(this.#audit.users)));
+      // maxsize in MB: large enough never to rotate within a run (0 would mean lumberjack's 100).
+      this.#apiserverArgs.push(`--audit-policy-file=${policy}`, `--audit-log-path=${this.logs.audit}`, '--audit-log-format=json', '--audit-log-maxsize=100000');
+    }
     await this.#startApiServer(readyTimeoutMs);
 
     const ca = readFileSync(this.caFile, 'utf8');
@@ -338,6 +358,16 @@ function removeHandlers(): void {
 }
 
 // ---- helpers --------------------------------------------------------------------------------
+
+/** One line per finished request, metadata only; `users` alone when given. */
+export function auditPolicy(users?: readonly string[]): Record<string, unknown> {
+  return {
+    apiVersion: 'audit.k8s.io/v1',
+    kind: 'Policy',
+    omitStages: ['RequestReceived', 'ResponseStarted'],
+    rules: users === undefined ? [{ level: 'Metadata' }] : [{ level: 'Metadata', users: [...users] }, { level: 'None' }],
+  };
+}
 
 function defaultLog(line: string): void {
   process.stderr.write(line + '\n');
