@@ -1,9 +1,8 @@
 // Binds the ReconcileContext (reconcile/context.ts) to the process: reads from the shared cache,
-// writes through the API client, Events through the recorder. Also the per-reconcile view that
-// notes each write, so the controller logs one line for a reconcile that changed something.
+// writes through the API client, Events through the recorder.
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../api/meta.ts';
-import { childId, ensureChild, FIELD_MANAGER, pruneOwned, type ObjectLike } from '../kube/apply.ts';
+import { ensureChild, FIELD_MANAGER, pruneOwned, type ObjectLike } from '../kube/apply.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
 import type { EventInput } from '../kube/events.ts';
@@ -115,33 +114,4 @@ export function bindReconcileContext(options: ContextBindingOptions): ReconcileC
     now: options.now ?? (() => new Date()),
     logger: options.logger,
   };
-}
-
-/**
- * The same context whose writes append what they changed to `changes` (`Deployment/x created`,
- * `Service/x deleted`, `status`, `finalizers`): an apply skipped as unchanged is no change.
- */
-export function recordingContext(base: ReconcileContext, changes: string[]): ReconcileContext {
-  const w = base.writes;
-  const writes: ReconcileWrites = {
-    async ensureChild(desired, live, signal) {
-      const result = await w.ensureChild(desired, live, signal);
-      if (result.action !== 'unchanged') changes.push(`${childId(desired)} ${result.action}`);
-      return result;
-    },
-    async pruneChildren(existing, ownerUid, desired, signal) {
-      const result = await w.pruneChildren(existing, ownerUid, desired, signal);
-      for (const child of result.deleted) changes.push(`${childId(child)} deleted`);
-      return result;
-    },
-    async writeStatus(kind, object, status, signal) {
-      await w.writeStatus(kind, object, status, signal);
-      changes.push('status');
-    },
-    async removeFinalizers(kind, object, finalizers, signal) {
-      await w.removeFinalizers(kind, object, finalizers, signal);
-      if (removeFinalizersPatch(object, finalizers) !== undefined) changes.push('finalizers');
-    },
-  };
-  return { ...base, writes };
 }

@@ -18,7 +18,7 @@ import {
 } from '../kube/leader-election.ts';
 import type { ReflectorEvent } from '../kube/reflector.ts';
 import type { Logger } from '../logger.ts';
-import { bindReconcileContext, recordingContext } from './context-binding.ts';
+import { bindReconcileContext } from './context-binding.ts';
 import { createControllerMetrics, type ControllerMetrics } from './metrics.ts';
 import { WorkQueue } from './queue.ts';
 import type { KindReconciler, ReconcileContext } from './reconcile/context.ts';
@@ -198,24 +198,9 @@ export class Controller {
     return stopped;
   }
 
-  /** Runs the kind's reconciler; one log line when it changed something (never the object). */
+  /** The kind's reconciler (which logs one line when it changed something: reconcile/frame.ts). */
   async #reconcile(kind: KaosKind, key: string, signal: AbortSignal): Promise<Awaited<ReturnType<KindReconciler>>> {
-    const started = performance.now();
-    const changes: string[] = [];
-    const target = parseKey(key);
-    let failed = false;
-    try {
-      return await this.#reconcilers[kind](recordingContext(this.#context, changes), target, signal);
-    } catch (err) {
-      failed = true;
-      throw err;
-    } finally {
-      if (changes.length > 0) {
-        const fields = { controller: CONTROLLER_NAMES[kind], kind, namespace: target.namespace, name: target.name, changes, durationMs: Math.round(performance.now() - started) };
-        if (failed) this.#log.warn(fields, 'reconcile changed some things, then failed');
-        else this.#log.info(fields, 'reconciled');
-      }
-    }
+    return this.#reconcilers[kind](this.#context, parseKey(key), signal);
   }
 }
 

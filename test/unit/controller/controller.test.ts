@@ -1,0 +1,109 @@
+// The controller's wiring with a real cache over the fake API server (a unit: the e2e
+// controller-smoke test proves it against kube-apiserver): cache events → keys → queues →
+// reconcilers, the first list enqueued, Secret events through the Secret index, stop.
+import t from 'tap';
+import type { KubeObject } from '../../../src/api/lookup.ts';
+import type { KaosKind } from '../../../src/api/kinds.ts';
+import { loadConfig } from '../../../src/config.ts';
+import { Controller } from '../../../src/controller/controller.ts';
+import type { KindReconciler } from '../../../src/controller/reconcile/context.ts';
+import { registerControllerWatches } from '../../../src/controller/watches.ts';
+import { KaosCache } from '../../../src/kube/cache.ts';
+import { KubeClient, METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from '../../../src/kube/client.ts';
+import { CONFIG_MAP, DEPLOYMENT, KAOS_TYPES, NAMESPACE, SECRET, SERVICE } from '../../../src/kube/paths.ts';
+import { createRegistry } from '../../../src/server/metrics.ts';
+import { silentLogger } from '../../../src/logger.ts';
+import { FakeApiServer, eventually } from '../../support/fake-apiserver.ts';
+
+const kaos = (kind: string, name: string, spec: unknown): KubeObject => ({ apiVersion: 'kaos.tools/v1alpha1', kind, metadata: { name, namespace: 'ns', uid: `uid-${name}` }, spec });
+
+t.test('cache events wake the right keys; the first list enqueues everything; stop ends reconciling', async (t) => {
+  const fake = await new FakeApiServer().listen();
+  for (const type of [...Object.values(KAOS_TYPES), NAMESPACE, DEPLOYMENT, SERVICE, CONFIG_MAP, SECRET]) fake.serve(type);
+  fake.put(KAOS_TYPES.ModelAPI, kaos('ModelAPI', 'm', { mode: 'Proxy', proxyConfig: { configYaml: { fromSecretKeyRef: { name: 's', key: 'k' } } } }));
+  fake.put(KAOS_TYPES.MCPServer, kaos('MCPServer', 'x', { type: 'python-runtime', config: { tools: { fromString: 'def f(): pass' } } }));
+  fake.put(KAOS_TYPES.Agent, kaos('Agent', 'a', { modelAPI: 'm', mcpServers: ['x'] }));
+  fake.put(SECRET, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"data":{"k":"c2VjcmV0"}}' } }, data: { k: 'c2VjcmV0' } });
+  const owned = (name: string, owner: string, kind = 'Agent') => ({
+    apiVersion: 'apps/v1', kind: 'Deployment',
+    metadata: { name, namespace: 'ns', labels: { 'app.kubernetes.io/managed-by': 'kaos-operator' }, ownerReferences: [{ apiVersion: 'kaos.tools/v1alpha1', kind, name: owner, uid: `uid-${owner}`, controller: true }] },
+    spec: { replicas: 1 },
+  });
+  fake.put(DEPLOYMENT, owned('agent-a', 'a'));
+
+  const client = new KubeClient({ server: fake.url });
+  const cache = new KaosCache({ client, reflector: { backoff: { initialMs: 10, maxMs: 50 } } });
+  const watches = registerControllerWatches(cache, { httpRoutes: false });
+  const reconciled: string[] = [];
+  const record: KindReconciler = async (_ctx, key) => { reconciled.push(`${key.kind}/${key.name}`); };
+  const reconcilers: Record<KaosKind, KindReconciler> = { Agent: record, ModelAPI: record, MCPServer: record };
+  const registry = createRegistry({ defaultMetrics: false });
+  const controller = new Controller({ cache, watches, client, config: loadConfig({ LEADER_ELECT: 'false' }), registry, logger: silentLogger, reconcilers });
+  t.teardown(async () => { await controller.stop(); await cache.stop(); client.close(); await fake.close(); });
+
+  cache.start();
+  controller.start();
+  await eventually(() => reconciled.length >= 3, 5000, 'the first list reconciled');
+  t.same([...reconciled].sort(), ['Agent/a', 'MCPServer/x', 'ModelAPI/m'], 'every object once, after the first list');
+  t.ok(controller.isLeading(), 'without leader election it reconciles at once');
+
+  // The Secret watch is metadata-only, and what is kept is its identity and resourceVersion.
+  t.ok(fake.listRequests(SECRET).every((r) => r.headers.accept === METADATA_LIST_ACCEPT), 'Secrets listed as PartialObjectMetadataList');
+  t.ok(fake.watchRequests(SECRET).every((r) => r.headers.accept === METADATA_WATCH_ACCEPT), 'and watched as PartialObjectMetadata');
+  t.ok(fake.listRequests(DEPLOYMENT).every((r) => r.query.get('labelSelector') === 'app.kubernetes.io/managed-by=kaos-operator'), 'children selected by the managed-by label');
+  const cachedSecret = watches.secrets.getByName('ns', 's');
+  t.same(Object.keys(cachedSecret ?? {}).sort(), ['apiVersion', 'kind', 'metadata'], 'no data kept');
+  t.same(Object.keys(cachedSecret?.metadata ?? {}).sort(), ['name', 'namespace', 'resourceVersion'], 'no annotations (they can carry the data)');
+
+  const next = async (what: string, change: () => void, expected: string[]): Promise<void> => {
+    reconciled.length = 0;
+    change();
+    await eventually(() => reconciled.length >= expected.length, 5000, what);
+    await new Promise((r) => setTimeout(r, 100)); // nothing more arrives
+    t.same([...reconciled].sort(), expected, what);
+  };
+  await next('a Secret change wakes the ModelAPI that reads it', () => fake.put(SECRET, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns' }, data: { k: 'bmV3' } }), ['ModelAPI/m']);
+  await next('an owned child wakes its controller owner', () => fake.put(DEPLOYMENT, { ...owned('agent-a', 'a'), spec: { replicas: 2 } }), ['Agent/a']);
+  await next('a dependency wakes itself and the Agents using it', () => fake.put(KAOS_TYPES.MCPServer, kaos('MCPServer', 'x', { type: 'python-runtime', config: { tools: { fromString: 'changed' } } })), ['Agent/a', 'MCPServer/x']);
+  await next('a ModelAPI that no longer reads the Secret is not woken by it', () => {
+    fake.put(KAOS_TYPES.ModelAPI, kaos('ModelAPI', 'm', { mode: 'Hosted', hostedConfig: { model: 'x' } }));
+  }, ['Agent/a', 'ModelAPI/m']);
+  await next('(the Secret then wakes no one)', () => {
+    fake.put(SECRET, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns' } });
+    fake.put(KAOS_TYPES.MCPServer, kaos('MCPServer', 'x', { type: 'python-runtime', config: { tools: { fromString: 'again' } } }));
+  }, ['Agent/a', 'MCPServer/x']);
+
+  const metrics = await registry.metrics();
+  t.match(metrics, /controller_runtime_reconcile_total\{controller="agent",result="success"\} [1-9]/, 'controller-runtime metrics on the process registry');
+  t.notMatch(metrics, /leader_election_master_status/, 'no Lease metric without leader election');
+
+  await controller.stop();
+  t.notOk(controller.isLeading());
+  reconciled.length = 0;
+  fake.put(KAOS_TYPES.Agent, kaos('Agent', 'a', { modelAPI: 'm' }));
+  await new Promise((r) => setTimeout(r, 200));
+  t.same(reconciled, [], 'nothing is reconciled after stop');
+});
+
+t.test('WATCH_NAMESPACES: one reflector per namespace and type; lookups elsewhere are misses read live', async (t) => {
+  const fake = await new FakeApiServer().listen();
+  for (const type of [...Object.values(KAOS_TYPES), NAMESPACE]) fake.serve(type);
+  fake.put(KAOS_TYPES.ModelAPI, { ...kaos('ModelAPI', 'gpt', {}), metadata: { name: 'gpt', namespace: 'elsewhere' } });
+  const client = new KubeClient({ server: fake.url });
+  const cache = new KaosCache({ client, namespaces: ['a', 'b'], reflector: { backoff: { initialMs: 50, maxMs: 100 } } });
+  const watches = registerControllerWatches(cache, { httpRoutes: false });
+  t.teardown(async () => { await cache.stop(); client.close(); await fake.close(); });
+  cache.start();
+  await eventually(() => fake.requests.some((r) => r.path === '/api/v1/namespaces/b/secrets'), 5000, 'lists');
+  const listed = new Set(fake.requests.filter((r) => r.query.get('watch') === null).map((r) => r.path));
+  for (const ns of ['a', 'b']) {
+    for (const path of [`/apis/kaos.tools/v1alpha1/namespaces/${ns}/agents`, `/apis/apps/v1/namespaces/${ns}/deployments`, `/api/v1/namespaces/${ns}/secrets`]) {
+      t.ok(listed.has(path), `lists ${path}`);
+    }
+  }
+  t.notOk(listed.has('/apis/kaos.tools/v1alpha1/agents'), 'never all namespaces');
+  t.ok(listed.has('/api/v1/namespaces'), 'Namespaces are watched whole');
+  t.equal(watches.secrets.covers('c'), false);
+  t.equal((await cache.get('ModelAPI', 'elsewhere', 'gpt'))?.metadata?.name, 'gpt', 'an unwatched namespace: read live');
+  t.equal(cache.liveReads, 1);
+});
