@@ -16,15 +16,16 @@ export const OPERATOR_RULES: readonly PolicyRule[] = [
   { apiGroups: ['kaos.tools'], resources: ['agents/status', 'modelapis/status', 'mcpservers/status'], verbs: ['update'] },
   // The reference policy's namespace label, from the same cache.
   { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
-  // Owned children: list+watch (the cache, selected by app.kubernetes.io/managed-by), patch
-  // (server-side apply, which also creates), delete (pruning a child no longer desired). Never
-  // get: the controller reads children from its cache only. Deployments also `create`: the
-  // podSpec check's server-side dry run.
+  // Owned children: list+watch (the cache, selected by app.kubernetes.io/managed-by), patch and
+  // create (server-side apply is a PATCH, but one that creates the object is authorized as
+  // `create` too), delete (pruning a child no longer desired). Never get: the controller reads
+  // children from its cache only. Deployments' `create` also serves the podSpec check's
+  // server-side dry run.
   { apiGroups: ['apps'], resources: ['deployments'], verbs: ['create', 'list', 'watch', 'patch', 'delete'] },
-  { apiGroups: [''], resources: ['services', 'configmaps'], verbs: ['list', 'watch', 'patch', 'delete'] },
+  { apiGroups: [''], resources: ['services', 'configmaps'], verbs: ['create', 'list', 'watch', 'patch', 'delete'] },
   // HTTPRoutes, the same; used only with GATEWAY_API_ENABLED=true and the Gateway API installed,
   // but a ClusterRole is static, so the rule is always there.
-  { apiGroups: ['gateway.networking.k8s.io'], resources: ['httproutes'], verbs: ['list', 'watch', 'patch', 'delete'] },
+  { apiGroups: ['gateway.networking.k8s.io'], resources: ['httproutes'], verbs: ['create', 'list', 'watch', 'patch', 'delete'] },
   // Secrets behind configYaml/tools.fromSecretKeyRef: their resourceVersion enters the config
   // hash. The watch is metadata-only (PartialObjectMetadata), which still needs list+watch on
   // Secrets: RBAC cannot tell a metadata request from a full one. Never get.
