@@ -5,7 +5,7 @@
 // through its real entry point under its own ServiceAccount, with leader election on:
 //  1. setup: MODELAPIS ModelAPIs and MCPSERVERS MCPServers, reconciled by the operator, made
 //     Ready by writing their Deployments' status subresource (there are no nodes);
-//  2. pause: the operator is stopped, the Lease is given to a fake holder for an hour and the
+//  2. pause: the operator is stopped, the Lease is taken (and renewed) by this script and the
 //     operator started again: it serves the webhooks and fills its cache but may not reconcile.
 //     AGENTS Agents are created through the webhooks (CREATE_IN_FLIGHT at once);
 //  3. operator run: the Lease is freed; T0 is the acquireTime the operator writes into it. The
@@ -262,15 +262,15 @@ interface AuditEvent {
 }
 
 /** The operator's finished requests from the audit log, with their time in ms. */
-function auditEvents(file: string): { at: number; verb: string; resource: string; code: number }[] {
-  const out: { at: number; verb: string; resource: string; code: number }[] = [];
+function auditEvents(file: string): { at: number; verb: string; resource: string; name: string; code: number }[] {
+  const out: { at: number; verb: string; resource: string; name: string; code: number }[] = [];
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     if (line === '') continue;
     const e = JSON.parse(line) as AuditEvent;
     if (e.stage !== 'ResponseComplete' || e.user?.username !== OPERATOR_USER) continue;
     const ref = e.objectRef ?? {};
     const resource = `${ref.resource ?? '?'}${ref.subresource === undefined ? '' : `/${ref.subresource}`}`;
-    out.push({ at: Date.parse(e.requestReceivedTimestamp), verb: e.verb, resource, code: e.responseStatus?.code ?? 0 });
+    out.push({ at: Date.parse(e.requestReceivedTimestamp), verb: e.verb, resource, name: ref.name ?? '', code: e.responseStatus?.code ?? 0 });
   }
   return out;
 }
@@ -345,7 +345,28 @@ const leasePath = resourcePath(LEASE, { namespace: LEASE_NAMESPACE, name: LEASE_
 async function setLeaseHolder(admin: KubeClient, holder: string): Promise<void> {
   const lease = await admin.get<LeaseObject>(leasePath);
   const now = new Date().toISOString().replace('Z', '000Z');
-  await admin.replace(leasePath, { ...lease, spec: { ...lease.spec, holderIdentity: holder, leaseDurationSeconds: 3600, acquireTime: now, renewTime: now } });
+  await admin.replace(leasePath, { ...lease, spec: { ...lease.spec, holderIdentity: holder, leaseDurationSeconds: 15, acquireTime: now, renewTime: now } });
+}
+
+/**
+ * Holds the Lease as `holder`, renewing it every 2 s like a live leader (a candidate takes a
+ * Lease that has not changed for its lease duration, whatever the holder wrote), until the
+ * returned function frees it: holder '' — taken at the operator's next retry.
+ */
+async function holdLease(admin: KubeClient, holder: string): Promise<() => Promise<void>> {
+  await setLeaseHolder(admin, holder);
+  let renewing = Promise.resolve();
+  const timer = setInterval(() => {
+    renewing = renewing.then(async () => {
+      const lease = await admin.get<LeaseObject>(leasePath);
+      await admin.replace(leasePath, { ...lease, spec: { ...lease.spec, renewTime: new Date().toISOString().replace('Z', '000Z') } });
+    }).catch((err: unknown) => log(`renewing the bench's Lease failed: ${String(err)}`));
+  }, 2000);
+  return async () => {
+    clearInterval(timer);
+    await renewing;
+    await setLeaseHolder(admin, '');
+  };
 }
 
 async function inParallel<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
@@ -416,7 +437,7 @@ async function main(): Promise<void> {
     // 2. pause the controller: a fake holder keeps the Lease while the Agents are created
     log('pause: restarting the operator behind a Lease held by someone else');
     await operator.stop();
-    await setLeaseHolder(admin, 'bench-paused');
+    const releaseLease = await holdLease(admin, 'bench-paused');
     operator = await launchOperator(stack, 'run');
     sampler.watch(operator.pid);
     log(`creating ${AGENTS} Agents through the webhooks, ${CREATE_IN_FLIGHT} in flight`);
@@ -433,7 +454,7 @@ async function main(): Promise<void> {
     const loadRunStart = loadavg()[0] ?? 0;
     const cpu0 = cpuAt();
     log('operator run: freeing the Lease');
-    await setLeaseHolder(admin, '');
+    await releaseLease();
     const progress = setInterval(() => log(`  ${watch.count}/${AGENTS} Agents converged`), 10_000);
     const convergedAt = await watch.converged();
     clearInterval(progress);
@@ -441,6 +462,8 @@ async function main(): Promise<void> {
     const lease = await admin.get<LeaseObject>(leasePath);
     const t0 = Date.parse(lease.spec?.acquireTime ?? '');
     if (lease.spec?.holderIdentity !== operatorEnv.POD_NAME || Number.isNaN(t0)) throw new Error(`the operator does not hold the Lease: ${JSON.stringify(lease.spec)}`);
+    const early = auditEvents(plane.logs.audit ?? '').filter((e) => e.at < t0 && e.verb === 'patch' && e.resource === 'deployments' && e.name.startsWith(workloadName('Agent', ''))).length;
+    if (early > 0) throw new Error(`the operator applied ${early} Deployments before it took the Lease at T0: the pause did not hold`);
     const operatorRun: RunFigures = { seconds: (convergedAt - t0) / 1000, cpu: diffCpu(cpu1, cpu0) };
     log(`operator converged ${AGENTS} Agents in ${operatorRun.seconds.toFixed(2)} s`);
     const rssAtConvergence = memory(operator.pid);
