@@ -142,20 +142,45 @@ function memory(pid: number): { hwm: number; rss: number } {
   }
 }
 
-/** Samples, once a second, the operator's memory and the 1-minute load average. */
+/** The operator's own view of its memory (prom-client's default metrics), in MiB. */
+interface HeapFigures { heapUsed: number; heapTotal: number; external: number }
+
+async function heapFigures(metricsPort: number): Promise<HeapFigures | undefined> {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    const gauge = (name: string): number => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN) / 2 ** 20;
+    return { heapUsed: gauge('nodejs_heap_size_used_bytes'), heapTotal: gauge('nodejs_heap_size_total_bytes'), external: gauge('nodejs_external_memory_bytes') };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Samples, once a second, the operator's memory and the 1-minute load average; keeps the heap
+ * figures of the sample with the highest RSS (is a peak live objects, or garbage not yet
+ * collected?).
+ */
 class Sampler {
   readonly loads: number[] = [];
   peakHwm = 0;
+  peakRss = 0;
+  heapAtPeakRss: HeapFigures | undefined;
   #pid = 0;
+  #metricsPort = 0;
   #timer: NodeJS.Timeout | undefined;
-  watch(pid: number): void {
+  watch(pid: number, metricsPort: number): void {
     this.#pid = pid;
+    this.#metricsPort = metricsPort;
     this.#timer ??= setInterval(() => this.sample(), 1000);
   }
   sample(): void {
     this.loads.push(loadavg()[0] ?? 0);
-    const { hwm } = memory(this.#pid);
+    const { hwm, rss } = memory(this.#pid);
     if (hwm > this.peakHwm) this.peakHwm = hwm;
+    if (rss > this.peakRss) {
+      this.peakRss = rss;
+      void heapFigures(this.#metricsPort).then((h) => { if (h !== undefined && rss >= this.peakRss) this.heapAtPeakRss = h; });
+    }
   }
   stop(): void {
     clearInterval(this.#timer);
@@ -439,7 +464,7 @@ async function main(): Promise<void> {
     await operator.stop();
     const releaseLease = await holdLease(admin, 'bench-paused');
     operator = await launchOperator(stack, 'run');
-    sampler.watch(operator.pid);
+    sampler.watch(operator.pid, operator.metricsPort);
     log(`creating ${AGENTS} Agents through the webhooks, ${CREATE_IN_FLIGHT} in flight`);
     const indexes = Array.from({ length: AGENTS }, (_, i) => i);
     await inParallel(indexes, CREATE_IN_FLIGHT, (i) => admin.create(kaosPath('Agent', NS), agent(i)));
@@ -477,6 +502,7 @@ async function main(): Promise<void> {
     const idleEnd = Date.now();
     sampler.sample();
     const rssEnd = memory(operator.pid);
+    const heapEnd = await heapFigures(operator.metricsPort);
     const updatesAfter = { ...watch.updatesAfter };
     const deploymentsOfOperator = watch.deployments();
     await watch.stop();
@@ -502,6 +528,7 @@ async function main(): Promise<void> {
       audit,
       windows: { t0, convergedAt, idleStart, idleEnd },
       rss: { peak: Math.max(sampler.peakHwm, rssEnd.hwm || 0), beforeRun: rssBeforeRun, atConvergence: rssAtConvergence, end: rssEnd },
+      heap: { atPeakRss: sampler.heapAtPeakRss, peakRss: sampler.peakRss, end: heapEnd },
       updatesAfter,
       mismatches,
       load: { start: loadStart, runStart: loadRunStart, mean: loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length), max: Math.max(...loads, 0), end: loadavg()[0] ?? 0 },
@@ -603,6 +630,7 @@ interface Report {
   audit: ReturnType<typeof auditEvents>;
   windows: { t0: number; convergedAt: number; idleStart: number; idleEnd: number };
   rss: { peak: number; beforeRun: { hwm: number; rss: number }; atConvergence: { hwm: number; rss: number }; end: { hwm: number; rss: number } };
+  heap: { atPeakRss: HeapFigures | undefined; peakRss: number; end: HeapFigures | undefined };
   updatesAfter: ConvergenceWatch['updatesAfter'];
   mismatches: number;
   load: { start: number; runStart: number; mean: number; max: number; end: number };
@@ -647,6 +675,8 @@ function report(r: Report): void {
   out(`writes in the ${SETTLE_SECONDS} s after convergence: ${settleWrites.length} (${[...countBy(settleWrites, (e) => `${e.verb} ${e.resource}`)].map(([k, n]) => `${k} ${n}`).join(', ') || 'none'})`);
   out(`writes in the idle ${IDLE_SECONDS} s after that: ${idleWrites.length} (${[...countBy(idleWrites, (e) => `${e.verb} ${e.resource}`)].map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}), plus ${writes(idle).filter(isLease).length} Lease renewals of leader election; updates seen by the watch after convergence: Agents ${r.updatesAfter.Agent}, Deployments ${r.updatesAfter.Deployment}, Services ${r.updatesAfter.Service}`);
   out(`operator RSS: peak (VmHWM) ${r.rss.peak.toFixed(0)} MiB; VmHWM ${r.rss.beforeRun.hwm.toFixed(0)} MiB after admitting the Agents, ${r.rss.atConvergence.hwm.toFixed(0)} MiB at convergence; VmRSS ${r.rss.atConvergence.rss.toFixed(0)} MiB at convergence, ${r.rss.end.rss.toFixed(0)} MiB after the idle window`);
+  const heap = (h: HeapFigures | undefined): string => h === undefined ? 'unknown' : `heap used ${h.heapUsed.toFixed(0)} of ${h.heapTotal.toFixed(0)} MiB, external ${h.external.toFixed(0)} MiB`;
+  out(`operator heap at its highest sampled RSS (${r.heap.peakRss.toFixed(0)} MiB): ${heap(r.heap.atPeakRss)}; after the idle window: ${heap(r.heap.end)}`);
   out();
   const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT met');
   out(`targets: convergence ${ratio.toFixed(2)}× the floor ≤ ${TARGETS.ratio}×: ${verdict(ratio <= TARGETS.ratio)}; ` +
