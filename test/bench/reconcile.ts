@@ -27,7 +27,8 @@
 //
 // Env: AGENTS (1000), MODELAPIS (10), MCPSERVERS (20), MAX_CONCURRENT_RECONCILES (4),
 // CREATE_IN_FLIGHT (16), SETTLE_SECONDS (5), IDLE_SECONDS (60), BENCH_LOG_LEVEL (info: the
-// operator's default), BENCH_CPU_PROF (a directory: run the operator with --cpu-prof there).
+// operator's default), BENCH_CPU_PROF (a directory: run the operator with --cpu-prof there),
+// BENCH_OPERATOR_NODE_OPTIONS (e.g. --max-old-space-size=128).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -73,6 +74,7 @@ const SETTLE_SECONDS = int('SETTLE_SECONDS', 5);
 const IDLE_SECONDS = int('IDLE_SECONDS', 60);
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 const CPU_PROF = process.env.BENCH_CPU_PROF;
+const OPERATOR_NODE_OPTIONS = process.env.BENCH_OPERATOR_NODE_OPTIONS ?? '';
 const NS = 'bench';
 const FLOOR_NS = 'bench-floor';
 const LEASE_NAMESPACE = OPERATOR_IDENTITY.namespace;
@@ -350,11 +352,12 @@ const operatorEnv: Record<string, string> = {
 
 async function launchOperator(stack: Stack, tag: string): Promise<OperatorProcess> {
   if (CPU_PROF !== undefined) mkdirSync(CPU_PROF, { recursive: true });
+  const nodeOptions = [OPERATOR_NODE_OPTIONS, CPU_PROF === undefined ? '' : `--cpu-prof --cpu-prof-dir=${CPU_PROF}`].filter((o) => o !== '').join(' ');
   const operator = await startOperator({
     kubeconfig: stack.operatorKubeconfig,
     certDir: stack.certDir,
     logFile: join(stack.plane.dir, `operator-${tag}.log`),
-    env: { ...operatorEnv, ...(CPU_PROF === undefined ? {} : { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${CPU_PROF}` }) },
+    env: { ...operatorEnv, ...(nodeOptions === '' ? {} : { NODE_OPTIONS: nodeOptions }) },
   });
   await applySetupObjects(stack.admin, renderWebhookConfigurations({ url: `https://127.0.0.1:${operator.webhookPort}`, caBundle: stack.caPem }));
   await waitForAdmission(stack.admin);
@@ -649,7 +652,7 @@ function report(r: Report): void {
   const idleWrites = writes(idle).filter((e) => !isLease(e));
 
   out(`${cpus().length} cores; 1-min load average ${r.load.start.toFixed(1)} at the start, ${r.load.runStart.toFixed(1)} when the operator run began, mean ${r.load.mean.toFixed(1)} / max ${r.load.max.toFixed(1)} while the operator ran, ${r.load.end.toFixed(1)} at the end`);
-  out(`${AGENTS} Agents over ${MODELAPIS} ModelAPIs and ${MCPSERVERS} MCPServers; MAX_CONCURRENT_RECONCILES=${CONCURRENCY}; operator LOG_LEVEL=${LOG_LEVEL}`);
+  out(`${AGENTS} Agents over ${MODELAPIS} ModelAPIs and ${MCPSERVERS} MCPServers; MAX_CONCURRENT_RECONCILES=${CONCURRENCY}; operator LOG_LEVEL=${LOG_LEVEL}${OPERATOR_NODE_OPTIONS === '' ? '' : `, NODE_OPTIONS=${OPERATOR_NODE_OPTIONS}`}`);
   out();
   const rows: string[][] = [
     ['', 'operator', 'floor', 'ratio'],
