@@ -17,10 +17,10 @@ export const OPERATOR_RULES: readonly PolicyRule[] = [
   // The reference policy's namespace label, from the same cache.
   { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
   // Owned children: list+watch (the cache, selected by app.kubernetes.io/managed-by), patch and
-  // create (server-side apply is a PATCH, but one that creates the object is authorized as
-  // `create` too), delete (pruning a child no longer desired). Never get: the controller reads
-  // children from its cache only. Deployments' `create` also serves the podSpec check's
-  // server-side dry run.
+  // create (server-side apply is a PATCH, and one that creates the object is also authorized as
+  // `create`: without it kube-apiserver answers 403), delete (pruning a child no longer desired).
+  // Never get: the controller reads children from its cache only. Deployments' `create` is also
+  // the podSpec check's server-side dry run.
   { apiGroups: ['apps'], resources: ['deployments'], verbs: ['create', 'list', 'watch', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['services', 'configmaps'], verbs: ['create', 'list', 'watch', 'patch', 'delete'] },
   // HTTPRoutes, the same; used only with GATEWAY_API_ENABLED=true and the Gateway API installed,
