@@ -226,7 +226,8 @@ class RunningPlane implements ControlPlane {
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
       `--service-account-key-file=${join(dir, 'pki', 'sa.pub')}`,
       `--service-account-signing-key-file=${join(dir, 'pki', 'sa.key')}`,
-      '--service-cluster-ip-range=10.0.0.0/24',
+      // A /16: a /24 holds 254 Services, fewer than the 1,000 Agents of bench:reconcile.
+      '--service-cluster-ip-range=10.0.0.0/16',
       // No ServiceAccount admission: there is no token controller to create the default accounts.
       '--disable-admission-plugins=ServiceAccount',
       '--allow-privileged=true',
