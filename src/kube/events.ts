@@ -69,6 +69,13 @@ export interface EventRecorderOptions {
   /** Distinct events remembered. Default 4096. */
   maxEntries?: number;
   logger?: Logger;
+  /**
+   * Event writes in flight at once. Default 2: Events are best-effort, and a burst (1,000 new
+   * Agents) must not compete with the reconciles for the API server or hold a socket each.
+   */
+  maxInFlight?: number;
+  /** Writes waiting for a slot; beyond this an occurrence is dropped (as client-go's broadcaster does). Default 1000. */
+  maxBacklog?: number;
   /** For tests. */
   now?: () => Date;
 }
@@ -136,6 +143,12 @@ export class EventRecorder {
   /** Insertion order is recency order: a hit is moved to the end, the oldest evicted first. */
   readonly #recent = new Map<string, Entry>();
   #sequence = 0;
+  readonly #maxInFlight: number;
+  readonly #maxBacklog: number;
+  #inFlight = 0;
+  readonly #backlog: Array<() => void> = [];
+  #dropped = 0;
+  #lastDropLogMs = -Infinity;
 
   constructor(options: EventRecorderOptions) {
     this.#client = options.client;
@@ -145,6 +158,44 @@ export class EventRecorder {
     if (!(this.#maxEntries >= 1)) throw new Error(`event recorder: maxEntries must be at least 1 (got ${this.#maxEntries})`);
     this.#log = options.logger ?? silentLogger;
     this.#now = options.now ?? (() => new Date());
+    this.#maxInFlight = options.maxInFlight ?? 2;
+    this.#maxBacklog = options.maxBacklog ?? 1000;
+    if (!(this.#maxInFlight >= 1)) throw new Error(`event recorder: maxInFlight must be at least 1 (got ${this.#maxInFlight})`);
+  }
+
+  /** Occurrences dropped because the backlog was full. */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /**
+   * Runs `write` when a slot is free, in arrival order. Resolves false without writing when the
+   * backlog is full: the occurrence is dropped (counted, logged at most once a minute).
+   */
+  async #slot(write: () => Promise<void>): Promise<boolean> {
+    if (this.#inFlight >= this.#maxInFlight) {
+      if (this.#backlog.length >= this.#maxBacklog) {
+        this.#dropped++;
+        const nowMs = this.#now().getTime();
+        if (nowMs - this.#lastDropLogMs >= 60_000) {
+          this.#lastDropLogMs = nowMs;
+          this.#log.warn({ dropped: this.#dropped, backlog: this.#backlog.length }, 'event backlog full: dropping events');
+        }
+        return false;
+      }
+      await new Promise<void>((resolve) => this.#backlog.push(resolve));
+    } else {
+      this.#inFlight++;
+    }
+    try {
+      await write();
+      return true;
+    } finally {
+      // Hand the slot straight to the next waiter (in-flight count unchanged), or free it.
+      const next = this.#backlog.shift();
+      if (next !== undefined) next();
+      else this.#inFlight--;
+    }
   }
 
   /** Distinct events currently remembered (≤ maxEntries). */
@@ -187,8 +238,9 @@ export class EventRecorder {
 
   async #create(event: KubeEvent): Promise<boolean> {
     try {
-      await this.#client.create(EVENTS_PATH(event.metadata.namespace), event);
-      return true;
+      return await this.#slot(async () => {
+        await this.#client.create(EVENTS_PATH(event.metadata.namespace), event);
+      });
     } catch (err) {
       this.#log.warn({ event: event.metadata.name, namespace: event.metadata.namespace, reason: event.reason, ...errorFields(err) }, 'could not record an event');
       return false;
@@ -205,7 +257,9 @@ export class EventRecorder {
     const series: EventSeries = { count, lastObservedTime: microTime(now) };
     const path = `${EVENTS_PATH(entry.event.metadata.namespace)}/${encodeURIComponent(entry.event.metadata.name)}`;
     try {
-      await this.#client.patch(path, { series }, 'merge');
+      await this.#slot(async () => {
+        await this.#client.patch(path, { series }, 'merge');
+      });
     } catch (err) {
       if (isNotFound(err)) {
         this.#forget(eventKey(input), entry);

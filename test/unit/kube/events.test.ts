@@ -107,3 +107,41 @@ t.test('memory is bounded: the least recently seen event is forgotten first', as
   t.equal(client.created.length, 4, '2 was forgotten: created again');
   t.throws(() => new EventRecorder({ client, instance: 'x', maxEntries: 0 }), /maxEntries/);
 });
+
+t.test('a burst is written a few at a time, and beyond the backlog occurrences are dropped and counted', async (t) => {
+  let inFlight = 0;
+  let most = 0;
+  const release: Array<() => void> = [];
+  const created: string[] = [];
+  const client = {
+    async create<T>(_path: string, body: unknown): Promise<T> {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise<void>((resolve) => release.push(resolve));
+      inFlight--;
+      created.push((body as KubeEvent).regarding.name);
+      return body as T;
+    },
+    async patch<T>(): Promise<T> {
+      return {} as T;
+    },
+  };
+  const recorder = new EventRecorder({ client, instance: 'pod-1', maxInFlight: 2, maxBacklog: 3, logger: silentLogger });
+  const burst = Array.from({ length: 8 }, (_, i) => recorder.record({ ...failed, regarding: { ...regarding, name: `a${i}`, uid: `u${i}` } }));
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(inFlight, 2, 'two writes in flight');
+  t.equal(recorder.dropped, 3, '2 in flight + 3 waiting: the other 3 are dropped');
+  while (created.length < 5) {
+    release.shift()?.();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await Promise.all(burst);
+  t.equal(most, 2, 'never more than maxInFlight at once');
+  t.same(created, ['a0', 'a1', 'a2', 'a3', 'a4'], 'written in arrival order');
+  // A dropped occurrence was forgotten, so the next one of the same event is a fresh create.
+  const again = recorder.record({ ...failed, regarding: { ...regarding, name: 'a7', uid: 'u7' } });
+  await new Promise((resolve) => setImmediate(resolve));
+  release.shift()?.();
+  await again;
+  t.equal(created.at(-1), 'a7', 'a dropped event is recorded at its next occurrence');
+});
