@@ -48,24 +48,34 @@ export function desiredChildren(rendered: Rendered, httpRoutesServed: boolean): 
 export async function applyChildren(run: Run, desired: readonly Child[]): Promise<ObjectLike | undefined> {
   const { ctx, key, signal } = run;
   let deployment: ObjectLike | undefined;
-  for (const child of desired) {
-    const name = child.metadata.name;
-    const live = ctx.reads.child(child.kind, key.namespace, name);
-    const result = await ctx.writes.ensureChild(child, live, signal);
-    if (child.kind === 'Deployment') deployment = result.object;
-    if (result.action === 'unchanged') continue;
-    const verb = result.action === 'created' ? 'Created' : 'Updated';
-    run.changes.push(`${result.action} ${child.kind}/${name}`);
-    ctx.events.record({ regarding: regarding(run), type: 'Normal', reason: verb, action: 'Apply', note: `${verb} ${child.kind} ${name}` });
+  const written: Record<'Created' | 'Updated', string[]> = { Created: [], Updated: [] };
+  try {
+    for (const child of desired) {
+      const name = child.metadata.name;
+      const live = ctx.reads.child(child.kind, key.namespace, name);
+      const result = await ctx.writes.ensureChild(child, live, signal);
+      if (child.kind === 'Deployment') deployment = result.object;
+      if (result.action === 'unchanged') continue;
+      run.changes.push(`${result.action} ${child.kind}/${name}`);
+      written[result.action === 'created' ? 'Created' : 'Updated'].push(`${child.kind} ${name}`);
+    }
+  } finally {
+    // One Event per kind of change, naming every child (a new Agent: one Event, not one per
+    // child), told even when a later apply failed.
+    for (const reason of ['Created', 'Updated'] as const) {
+      if (written[reason].length > 0) {
+        ctx.events.record({ regarding: regarding(run), type: 'Normal', reason, action: 'Apply', note: `${reason} ${written[reason].join(', ')}` });
+      }
+    }
   }
 
   const existing = ownedChildren(run);
   if (existing.length > 0) {
     const pruned = await ctx.writes.pruneChildren(existing, run.uid, desired, signal);
-    for (const child of pruned.deleted) {
-      const id = `${child.kind ?? ''}/${child.metadata?.name ?? ''}`;
-      run.changes.push(`deleted ${id}`);
-      ctx.events.record({ regarding: regarding(run), type: 'Normal', reason: 'Deleted', action: 'Prune', note: `Deleted ${child.kind ?? ''} ${child.metadata?.name ?? ''}: no longer desired` });
+    const deleted = pruned.deleted.map((child) => `${child.kind ?? ''} ${child.metadata?.name ?? ''}`);
+    for (const child of pruned.deleted) run.changes.push(`deleted ${child.kind ?? ''}/${child.metadata?.name ?? ''}`);
+    if (deleted.length > 0) {
+      ctx.events.record({ regarding: regarding(run), type: 'Normal', reason: 'Deleted', action: 'Prune', note: `Deleted ${deleted.join(', ')}: no longer desired` });
     }
   }
   return deployment;

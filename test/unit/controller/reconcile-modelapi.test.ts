@@ -50,10 +50,8 @@ t.test('Proxy sample: ConfigMap, Deployment and Service, owned and labelled; sta
   t.same((status.conditions as { type: string; status: string }[]).map((c) => `${c.type}=${c.status}`), ['Ready=False', 'Reconciling=True', 'Stalled=False']);
 
   t.same(ctx.recorded.map((e) => `${e.type} ${e.reason} ${e.note}`), [
-    `Normal Created Created ConfigMap litellm-config-${NAME}`,
-    `Normal Created Created Deployment modelapi-${NAME}`,
-    `Normal Created Created Service modelapi-${NAME}`,
-  ]);
+    `Normal Created Created ConfigMap litellm-config-${NAME}, Deployment modelapi-${NAME}, Service modelapi-${NAME}`,
+  ], 'one Event naming every child created');
   t.equal(ctx.recorded[0]?.regarding.uid, `uid-${NAME}`, 'events are about the parent');
   const info = ctx.lines.filter((l) => l.level === 'info');
   t.equal(info.length, 1, 'one log line');
@@ -110,7 +108,10 @@ t.test('Proxy → Hosted prunes the ConfigMap and re-renders ports; the endpoint
   t.same(podSpecOf(deployment).containers[0]?.ports?.map((p) => p.containerPort), [11434]);
   t.equal(templateAnnotations(deployment)[CONFIG_HASH_ANNOTATION], undefined, 'no config file, no config hash');
   t.match(statusOf(ctx, 'ModelAPI', NS, NAME), { endpoint: `http://modelapi-${NAME}.${NS}.svc.cluster.local:11434`, observedGeneration: 2 });
-  t.same(ctx.recorded.map((e) => `${e.reason} ${e.action}`), ['Updated Apply', 'Updated Apply', 'Deleted Prune']);
+  t.same(ctx.recorded.map((e) => `${e.reason} ${e.action} ${e.note}`), [
+    `Updated Apply Updated Deployment modelapi-${NAME}, Service modelapi-${NAME}`,
+    `Deleted Prune Deleted ConfigMap litellm-config-${NAME}: no longer desired`,
+  ]);
   t.match(ctx.lines.find((l) => l.level === 'info')?.fields.changes, [`updated Deployment/modelapi-${NAME}`, `updated Service/modelapi-${NAME}`, `deleted ConfigMap/litellm-config-${NAME}`, 'status']);
 
   ctx.clearRecords();
