@@ -92,12 +92,16 @@ export function validateTimings(leaseDurationMs: number, renewDeadlineMs: number
 /**
  * Pure: may `identity` take or renew the Lease whose spec is `record`, last seen to change at
  * `observedAtMs` (local monotonic time)? Yes when there is none, it is released (no holder), it
- * is ours, or it has not changed for a whole lease duration.
+ * is ours, or it has not changed for a whole lease duration — the holder's (its
+ * `leaseDurationSeconds`, as client-go reads it), else ours: a holder with a longer lease than
+ * ours is not taken over early.
  */
 export function canAcquire(record: LeaseSpec | undefined, identity: string, observedAtMs: number, nowMs: number, leaseDurationMs: number): boolean {
   const holder = record?.holderIdentity ?? '';
   if (holder === '' || holder === identity) return true;
-  return observedAtMs + leaseDurationMs <= nowMs;
+  const seconds = record?.leaseDurationSeconds;
+  const duration = typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : leaseDurationMs;
+  return observedAtMs + duration <= nowMs;
 }
 
 /** Pure: the spec this identity writes to take or renew the Lease at `now`. */

@@ -24,6 +24,9 @@ t.test('canAcquire: free, released, ours, or unchanged for a whole lease duratio
   t.ok(canAcquire({ holderIdentity: 'me' }, 'me', 0, 0, 15_000), 'ours');
   t.notOk(canAcquire({ holderIdentity: 'other' }, 'me', 1000, 15_999, 15_000), 'held, observed change 14.999 s ago');
   t.ok(canAcquire({ holderIdentity: 'other' }, 'me', 1000, 16_000, 15_000), 'held, unchanged for 15 s');
+  t.notOk(canAcquire({ holderIdentity: 'other', leaseDurationSeconds: 60 }, 'me', 1000, 16_000, 15_000), 'the holder\'s 60 s lease, not our 15 s, decides');
+  t.ok(canAcquire({ holderIdentity: 'other', leaseDurationSeconds: 60 }, 'me', 1000, 61_000, 15_000), 'held, unchanged for the holder\'s 60 s');
+  t.ok(canAcquire({ holderIdentity: 'other', leaseDurationSeconds: 5 }, 'me', 1000, 6_000, 15_000), 'a shorter lease of the holder expires sooner');
 });
 
 t.test('acquiredSpec and releasedSpec', async (t) => {
