@@ -7,7 +7,9 @@ import { constants, homedir } from 'node:os';
 import { join } from 'node:path';
 import { makeDevCerts } from '../certs/make-dev-certs.ts';
 import { renderWebhookConfigurations } from '../src/admission/webhook-configs.ts';
+import { loadConfig } from '../src/config.ts';
 import { KubeClient } from '../src/kube/client.ts';
+import { isNotFound } from '../src/kube/errors.ts';
 import { applySetupObjects, installCrds, ROOT, startLocalStack, type LocalStack } from './local-stack.ts';
 
 const say = (line: string): void => { process.stderr.write(`[kaos] ${line}\n`); };
@@ -35,6 +37,7 @@ async function runAgainst(kubeconfig: string, client: KubeClient): Promise<void>
   say(`running against ${client.server.origin} (kubeconfig ${kubeconfig})`);
   await installCrds(client);
   say('CRDs from crds/ applied (server-side apply)');
+  await ensureLeaseNamespace(client);
   const certDir = process.env.WEBHOOK_CERT_DIR ?? join(ROOT, 'certs', 'dev');
   const webhookUrl = process.env.WEBHOOK_URL;
   const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: kubeconfig, WEBHOOK_CERT_DIR: certDir };
@@ -67,6 +70,29 @@ async function runAgainst(kubeconfig: string, client: KubeClient): Promise<void>
   child.once('exit', (code, signal) => process.exit(
     received !== undefined && code === 0 ? signalStatus(received) : code ?? (signal === null ? 1 : signalStatus(signal)),
   ));
+}
+
+/**
+ * With leader election on (the default against a cluster, where a chart-installed operator may
+ * run too), the Lease lives in a namespace that a bare cluster lacks: without it the controller
+ * would wait for a Lease it can never create. Made here, once, as the chart would.
+ */
+async function ensureLeaseNamespace(client: KubeClient): Promise<void> {
+  let controller;
+  try {
+    ({ controller } = loadConfig(process.env));
+  } catch {
+    return; // the operator itself reports a bad configuration, with every problem at once
+  }
+  if (!controller.leaderElect) return;
+  const namespace = controller.leaderElectionNamespace;
+  try {
+    await client.get(`/api/v1/namespaces/${encodeURIComponent(namespace)}`);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    await applySetupObjects(client, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }]);
+    say(`namespace ${namespace} created for the leader-election Lease (LEADER_ELECT=false runs without one)`);
+  }
 }
 
 /** The exit status of a command ended by `signal`: 128 + its number (SIGINT 130, SIGTERM 143). */
