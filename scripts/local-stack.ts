@@ -45,6 +45,8 @@ const SETUP_KINDS: Readonly<Record<string, readonly [string, string, boolean]>> 
   ServiceAccount: ['/api/v1', 'serviceaccounts', true],
   ClusterRole: ['/apis/rbac.authorization.k8s.io/v1', 'clusterroles', false],
   ClusterRoleBinding: ['/apis/rbac.authorization.k8s.io/v1', 'clusterrolebindings', false],
+  Role: ['/apis/rbac.authorization.k8s.io/v1', 'roles', true],
+  RoleBinding: ['/apis/rbac.authorization.k8s.io/v1', 'rolebindings', true],
 };
 
 function setupPath(object: KubeObject): string {

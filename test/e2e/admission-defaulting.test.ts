@@ -448,17 +448,22 @@ t.test('the operator runs as its ServiceAccount with the least privilege of src/
     kubectl(['--kubeconfig', stack?.operatorKubeconfig ?? '', ...args]);
   const whoami = await asOperator(['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}']);
   t.strictSame(whoami, { code: 0, stdout: 'system:serviceaccount:kaos-system:kaos-operator', stderr: '' }, 'every test above ran the operator as this identity');
-  const can = async (verb: string, resource: string): Promise<string> => {
+  /** In every namespace, or only in `namespace` (the Lease is granted by a Role in the operator's own). */
+  const can = async (verb: string, resource: string, namespace?: string): Promise<string> => {
     // `agents.kaos.tools/status` means the subresource here; kubectl reads `a/b` as a name.
     const [plural = '', subresource] = resource.split('/');
     const sub = subresource === undefined ? [] : [`--subresource=${subresource}`];
-    return (await asOperator(['auth', 'can-i', verb, plural, ...sub, '-A'])).stdout.trim();
+    const where = namespace === undefined ? ['-A'] : ['-n', namespace];
+    return (await asOperator(['auth', 'can-i', verb, plural, ...sub, ...where])).stdout.trim();
   };
   for (const resource of ['agents.kaos.tools', 'modelapis.kaos.tools', 'mcpservers.kaos.tools', 'namespaces']) {
     t.equal(await can('watch', resource), 'yes', `watch ${resource}`);
   }
   t.equal(await can('create', 'deployments.apps'), 'yes', 'dry-run create of Deployments (the podSpec check)');
-  for (const verb of ['get', 'create', 'update']) t.equal(await can(verb, 'leases.coordination.k8s.io'), 'yes', `${verb} leases (leader election)`);
+  for (const verb of ['get', 'create', 'update']) {
+    t.equal(await can(verb, 'leases.coordination.k8s.io', 'kaos-system'), 'yes', `${verb} leases in kaos-system (leader election)`);
+    t.equal(await can(verb, 'leases.coordination.k8s.io'), 'no', `no ${verb} leases in every namespace: a Role in its own`);
+  }
   for (const verb of ['create', 'patch']) t.equal(await can(verb, 'events.events.k8s.io'), 'yes', `${verb} events`);
   // The controller: children through its cache, server-side apply and prune; status; finalizers.
   // (HTTPRoutes have the same rule, but kubectl cannot ask about a resource whose CRD is not

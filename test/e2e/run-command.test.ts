@@ -242,6 +242,7 @@ async function againstCluster(t: Test, options: { webhookUrl?: (port: number) =>
   const startedLine = logEntries(run.stdout()).find((e) => e.msg === 'kaos-operator started');
   t.match(startedLine, { webhookPort, metricsPort, server: plane.server }, 'its log, on stdout, names the ports and the server');
   t.equal((await plane.kubectl(['get', 'crd', '-o', 'name'])).stdout, KAOS_CRDS, 'the three kaos.tools CRDs are installed');
+  t.equal((await plane.kubectl(['get', 'namespace', 'kaos-system', '-o', 'name'])).stdout, 'namespace/kaos-system\n', 'the namespace of the leader-election Lease was made');
   return { plane, run, certDir, webhookPort, metricsPort, stderrAtReady: run.stderr(), devCertsBefore };
 }
 
@@ -265,6 +266,7 @@ t.test('a reachable cluster, no WEBHOOK_URL: CRDs applied, the operator runs, we
   t.equal(c.stderrAtReady, [
     `[kaos] running against ${c.plane.server} (kubeconfig ${c.plane.kubeconfigPath})`,
     '[kaos] CRDs from crds/ applied (server-side apply)',
+    '[kaos] namespace kaos-system created for the leader-election Lease (LEADER_ELECT=false runs without one)',
     ...NOT_REGISTERED,
     '',
   ].join('\n'), 'it names the server, the CRDs, that webhooks are NOT registered and how to set WEBHOOK_URL');
@@ -279,6 +281,7 @@ t.test('a reachable cluster, WEBHOOK_URL and WEBHOOK_CERT_DIR holding ca.crt: we
   t.equal(c.stderrAtReady, [
     `[kaos] running against ${c.plane.server} (kubeconfig ${c.plane.kubeconfigPath})`,
     '[kaos] CRDs from crds/ applied (server-side apply)',
+    '[kaos] namespace kaos-system created for the leader-election Lease (LEADER_ELECT=false runs without one)',
     `[kaos] webhook configurations registered for ${url}`,
     '',
   ].join('\n'), 'it names the server, the CRDs and the webhook URL registered');
@@ -299,6 +302,7 @@ t.test('a reachable cluster, WEBHOOK_URL but WEBHOOK_CERT_DIR without ca.crt: no
   t.equal(c.stderrAtReady, [
     `[kaos] running against ${c.plane.server} (kubeconfig ${c.plane.kubeconfigPath})`,
     '[kaos] CRDs from crds/ applied (server-side apply)',
+    '[kaos] namespace kaos-system created for the leader-election Lease (LEADER_ELECT=false runs without one)',
     `[kaos] webhook configurations NOT registered: ${join(c.certDir, 'ca.crt')} is missing, and the API server needs the CA that signed the serving certificate.`,
     '[kaos] Put that CA in ca.crt next to tls.crt and tls.key, or unset WEBHOOK_CERT_DIR to have a development certificate made in certs/dev/.',
     '',
