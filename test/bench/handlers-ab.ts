@@ -10,7 +10,10 @@
 // `git archive` into a temporary directory. Rounds alternate base and head; the figure is the
 // median of the per-round times. Never part of pass/fail.
 //
-// Env: BENCH_ROUNDS (default 15), BENCH_ITERATIONS per round and request (default 400).
+// BENCH_PART=handler times the handler and the encoding of its decision only, on a request decoded
+// once (JSON.parse, half of the pipeline and the same in both trees, then stops diluting the ratio).
+//
+// Env: BENCH_ROUNDS (default 15), BENCH_ITERATIONS per round and request (default 400), BENCH_PART.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +24,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BASE = process.argv[2] ?? 'HEAD~1';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 400);
+const HANDLER_ONLY = process.env.BENCH_PART === 'handler';
 
 type Run = () => Promise<void>;
 
@@ -52,7 +56,14 @@ async function pipelines(root: string): Promise<Map<string, Run>> {
     const validateBody: string = reviews.admissionReview(kind, defaulted, i);
     for (const [type, handler, text] of [['mutate', m, mutateBody], ['validate', v, validateBody]] as const) {
       const body = Buffer.from(text);
-      out.set(`${type} ${kind}`, async () => {
+      const once = review.decodeReview(JSON.parse(text), kind);
+      if (!once.ok) throw new Error(once.message);
+      const request = once.request;
+      out.set(`${type} ${kind}`, HANDLER_ONLY ? async () => {
+        const d = await handler(request);
+        if (!d.allowed) throw new Error(`${type} ${kind} denied`);
+        JSON.stringify(review.encodeDecision(request.uid, type, d));
+      } : async () => {
         const parsed = review.parseJson(body);
         if (!parsed.ok) throw new Error(parsed.message);
         const decoded = review.decodeReview(parsed.value, kind);
@@ -103,7 +114,7 @@ async function main(): Promise<void> {
         times.set(name, entry);
       }
     }
-    console.log(`admission pipeline, µs per request (median of ${ROUNDS} rounds × ${ITERATIONS}): ${BASE} (${sha}) → working tree`);
+    console.log(`admission ${HANDLER_ONLY ? 'handler + encode' : 'pipeline'}, µs per request (median of ${ROUNDS} rounds × ${ITERATIONS}): ${BASE} (${sha}) → working tree`);
     let sumBase = 0;
     let sumHead = 0;
     for (const [name, t] of times) {
