@@ -33,6 +33,11 @@ export interface GatewayConfig {
 
 /** The controller's settings (issue 7); read by its wiring in main.ts. */
 export interface ControllerConfig {
+  /**
+   * Run the controller at all (CONTROLLER_ENABLED). false makes a webhook-only replica: admission
+   * and its cache of the three kinds, no watches of children or Secrets, no Lease, no reconciles.
+   */
+  enabled: boolean;
   /** Keys reconciled at once (MAX_CONCURRENT_RECONCILES). */
   maxConcurrentReconciles: number;
   /** Namespaces the controller's reflectors watch; empty = all namespaces. */
@@ -183,6 +188,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       securityContext: oneOf('POD_SECURITY_CONTEXT', POD_SECURITY_CONTEXTS, 'hardened'),
     },
     controller: {
+      enabled: bool('CONTROLLER_ENABLED', true),
       maxConcurrentReconciles: integer('MAX_CONCURRENT_RECONCILES', 4, 1, 64),
       watchNamespaces: parseNameList('WATCH_NAMESPACES', str('WATCH_NAMESPACES', ''), problems, dns1123LabelProblems),
       leaderElect: bool('LEADER_ELECT', true),

@@ -19,8 +19,11 @@ import { startWebhookServer } from './server/webhook-server.ts';
 async function main(config: Config, logger: Logger): Promise<void> {
   const client = await KubeClient.fromKubeConfig(config.kubeconfig, { userAgent: 'kaos-operator' });
   const cache = new KaosCache({ client, logger, namespaces: config.controller.watchNamespaces });
-  // Registered before the cache starts: /readyz waits for these reflectors too.
-  const watches = registerControllerWatches(cache, { httpRoutes: await httpRoutesWanted(client, config) });
+  // Registered before the cache starts: /readyz waits for these reflectors too. A webhook-only
+  // replica (CONTROLLER_ENABLED=false) watches only what admission reads.
+  const watches = config.controller.enabled
+    ? registerControllerWatches(cache, { httpRoutes: await httpRoutesWanted(client, config) })
+    : undefined;
   cache.start();
 
   const podSpecCheck = createPodSpecCheck({ dryRunCreate: deploymentDryRun(client), config, logger });
@@ -49,16 +52,17 @@ async function main(config: Config, logger: Logger): Promise<void> {
       cache: () => (cache.isSynced() ? { ready: true } : { ready: false, reason: 'not synced' }),
     }),
   });
-  const controller = new Controller({ cache, watches, client, config, registry, logger });
-  controller.start();
+  const controller = watches === undefined ? undefined : new Controller({ cache, watches, client, config, registry, logger });
+  controller?.start();
   logger.info(
     {
       webhookPort: webhook.port,
       metricsPort: health.port,
       server: client.server.origin,
+      controller: config.controller.enabled,
       leaderElection: config.controller.leaderElect,
       watchNamespaces: config.controller.watchNamespaces.length === 0 ? 'all' : config.controller.watchNamespaces,
-      httpRoutes: watches.httpRoutesServed,
+      httpRoutes: watches?.httpRoutesServed,
     },
     'kaos-operator started',
   );
@@ -78,7 +82,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
       process.exit(1);
     }, delayMs + 15_000);
     deadline.unref();
-    void Promise.all([controller.stop(), new Promise((resolve) => setTimeout(resolve, delayMs))])
+    void Promise.all([controller?.stop(), new Promise((resolve) => setTimeout(resolve, delayMs))])
       .then(() => webhook.close())
       .then(() => Promise.all([health.close(), cache.stop()]))
       .then(

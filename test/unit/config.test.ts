@@ -147,6 +147,7 @@ function jsonError(text: string): string {
 
 t.test('controller settings: defaults', async (t) => {
   t.strictSame(loadConfig({}).controller, {
+    enabled: true,
     maxConcurrentReconciles: 4,
     watchNamespaces: [],
     leaderElect: true,
@@ -157,6 +158,7 @@ t.test('controller settings: defaults', async (t) => {
 
 t.test('controller settings from the environment', async (t) => {
   const c = loadConfig({
+    CONTROLLER_ENABLED: 'false',
     MAX_CONCURRENT_RECONCILES: '64',
     WATCH_NAMESPACES: 'team-a, team-b,,team-a',
     LEADER_ELECT: 'false',
@@ -164,6 +166,7 @@ t.test('controller settings from the environment', async (t) => {
     POD_NAMESPACE: 'kaos',
   }).controller;
   t.strictSame(c, {
+    enabled: false,
     maxConcurrentReconciles: 64,
     watchNamespaces: ['team-a', 'team-b'],
     leaderElect: false,
@@ -175,9 +178,10 @@ t.test('controller settings from the environment', async (t) => {
 
 t.test('bad controller settings: every problem at once', async (t) => {
   const err = t.throws(() =>
-    loadConfig({ MAX_CONCURRENT_RECONCILES: '0', WATCH_NAMESPACES: 'ok,Team.A', LEADER_ELECT: 'yes', POD_NAMESPACE: 'Kaos' }),
+    loadConfig({ MAX_CONCURRENT_RECONCILES: '0', WATCH_NAMESPACES: 'ok,Team.A', LEADER_ELECT: 'yes', POD_NAMESPACE: 'Kaos', CONTROLLER_ENABLED: 'no' }),
   ) as ConfigError;
   t.strictSame(err.problems, [
+    'CONTROLLER_ENABLED: must be one of true, false, got "no"',
     'MAX_CONCURRENT_RECONCILES: must be an integer from 1 to 64, got "0"',
     'WATCH_NAMESPACES: "Team.A": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \'-\', and must start and end with an alphanumeric character',
     'LEADER_ELECT: must be one of true, false, got "yes"',

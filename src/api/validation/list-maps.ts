@@ -6,41 +6,56 @@ import { isRecord, type JsonRecord } from '../json.ts';
 
 export function validateListMaps(schema: unknown, data: unknown, path: string): FieldError[] {
   const errors: FieldError[] = [];
-  walk(schema, data, path, errors);
+  const plan = planOf(schema);
+  if (plan !== undefined) walk(plan, data, path, errors);
   return errors;
 }
 
 /**
- * Whether a schema node has a list-type map anywhere below it. Memoised per node (the schemas are
- * module constants), so a request walks only the few branches that can hold one (the env lists)
- * instead of every field of the object.
+ * The branches of a schema that can hold a list-type map, and nothing else: a request walks only
+ * those (the env lists) instead of every field of the object. Made once per schema node (the
+ * schemas are module constants); undefined where no list map lies below.
  */
-const holdsListMap = new WeakMap<JsonRecord, boolean>();
-function hasListMap(schema: unknown): boolean {
-  if (!isRecord(schema)) return false;
-  let known = holdsListMap.get(schema);
-  if (known === undefined) {
-    holdsListMap.set(schema, false); // a recursive schema terminates here
-    known =
-      schema['x-kubernetes-list-type'] === 'map' ||
-      hasListMap(schema.items) ||
-      (isRecord(schema.properties) && Object.values(schema.properties).some(hasListMap));
-    holdsListMap.set(schema, known);
-  }
-  return known;
+interface Plan {
+  /** x-kubernetes-list-map-keys, when this node is a list-type map. */
+  mapKeys: readonly string[] | undefined;
+  items: Plan | undefined;
+  properties: ReadonlyMap<string, Plan>;
 }
 
-function walk(schema: unknown, data: unknown, path: string, errors: FieldError[]): void {
-  if (!isRecord(schema) || !hasListMap(schema)) return;
-  if (Array.isArray(data)) {
-    if (schema['x-kubernetes-list-type'] === 'map' && Array.isArray(schema['x-kubernetes-list-map-keys'])) {
-      errors.push(...duplicateKeys(data, schema['x-kubernetes-list-map-keys'].map(String), path));
+const plans = new WeakMap<JsonRecord, Plan | null>();
+function planOf(schema: unknown): Plan | undefined {
+  if (!isRecord(schema)) return undefined;
+  const known = plans.get(schema);
+  if (known !== undefined) return known ?? undefined;
+  plans.set(schema, null); // a recursive schema terminates here
+  const isMap = schema['x-kubernetes-list-type'] === 'map';
+  const items = planOf(schema.items);
+  const properties = new Map<string, Plan>();
+  if (isRecord(schema.properties)) {
+    for (const [name, sub] of Object.entries(schema.properties)) {
+      const p = planOf(sub);
+      if (p !== undefined) properties.set(name, p);
     }
-    if (hasListMap(schema.items)) data.forEach((item, i) => walk(schema.items, item, index(path, i), errors));
-  } else if (isRecord(data) && isRecord(schema.properties)) {
-    const properties = schema.properties;
+  }
+  const listKeys = schema['x-kubernetes-list-map-keys'];
+  const plan: Plan | undefined =
+    isMap || items !== undefined || properties.size > 0
+      ? { mapKeys: isMap && Array.isArray(listKeys) ? listKeys.map(String) : undefined, items, properties }
+      : undefined;
+  plans.set(schema, plan ?? null);
+  return plan;
+}
+
+function walk(plan: Plan, data: unknown, path: string, errors: FieldError[]): void {
+  if (Array.isArray(data)) {
+    if (plan.mapKeys !== undefined) errors.push(...duplicateKeys(data, plan.mapKeys, path));
+    const items = plan.items;
+    if (items !== undefined) data.forEach((item, i) => walk(items, item, index(path, i), errors));
+  } else if (isRecord(data) && plan.properties.size > 0) {
     for (const name of Object.keys(data)) {
-      if (Object.hasOwn(properties, name) && hasListMap(properties[name])) walk(properties[name], data[name], child(path, name), errors);
+      const sub = plan.properties.get(name);
+      if (sub !== undefined) walk(sub, data[name], child(path, name), errors);
     }
   }
 }

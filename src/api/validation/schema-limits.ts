@@ -30,12 +30,21 @@ export interface ClippedData {
 export function clipToSchemaLimits(schema: unknown, data: unknown, root: string): ClippedData {
   const errors: FieldError[] = [];
   const cutStrings = new Set<string>();
-  const clip = (s: LimitedSchema, value: unknown, path: string): unknown => {
+  // The path below `root`, as a stack of names and indexes: the field path string is built only
+  // for an error, not for every node visited (most requests have none).
+  const segments: (string | number)[] = [];
+  const here = (): string => {
+    let path = root;
+    for (const segment of segments) path = typeof segment === 'number' ? index(path, segment) : child(path, segment);
+    return path;
+  };
+  const clip = (s: LimitedSchema, value: unknown): unknown => {
     if (typeof value === 'string') {
       if (s.maxLength === undefined || value.length <= s.maxLength) return value;
       // maxLength counts code points (as kube-openapi counts runes); stop counting at the limit.
       const prefix = codePointPrefix(value, s.maxLength);
       if (prefix.length === value.length) return value;
+      const path = here();
       errors.push(tooLong(path, s.maxLength));
       cutStrings.add(path);
       return prefix;
@@ -43,14 +52,16 @@ export function clipToSchemaLimits(schema: unknown, data: unknown, root: string)
     if (Array.isArray(value)) {
       let list: unknown[] = value;
       if (s.maxItems !== undefined && list.length > s.maxItems) {
-        errors.push(tooMany(path, list.length, s.maxItems));
+        errors.push(tooMany(here(), list.length, s.maxItems));
         list = list.slice(0, s.maxItems);
       }
       const items = s.items;
       if (items === undefined) return list;
       let changed = list !== value;
       const out = list.map((item, i) => {
-        const c = clip(items, item, index(path, i));
+        segments.push(i);
+        const c = clip(items, item);
+        segments.pop();
         if (c !== item) changed = true;
         return c;
       });
@@ -58,17 +69,30 @@ export function clipToSchemaLimits(schema: unknown, data: unknown, root: string)
     }
     if (isRecord(value) && s.properties !== undefined) {
       let out: Record<string, unknown> | undefined;
-      for (const [name, sub] of Object.entries(s.properties)) {
+      for (const [name, sub] of propertiesOf(s)) {
         if (!Object.hasOwn(value, name)) continue;
-        const c = clip(sub, value[name], child(path, name));
+        segments.push(name);
+        const c = clip(sub, value[name]);
+        segments.pop();
         if (c !== value[name]) (out ??= { ...value })[name] = c;
       }
       return out ?? value;
     }
     return value;
   };
-  const clipped = isRecord(schema) ? clip(schema as LimitedSchema, data, root) : data;
+  const clipped = isRecord(schema) ? clip(schema as LimitedSchema, data) : data;
   return { errors, clipped, cutStrings };
+}
+
+/** A schema's properties as entries, made once per schema node (the schemas are module constants). */
+const propertyEntries = new WeakMap<LimitedSchema, readonly (readonly [string, LimitedSchema])[]>();
+function propertiesOf(s: LimitedSchema): readonly (readonly [string, LimitedSchema])[] {
+  let entries = propertyEntries.get(s);
+  if (entries === undefined) {
+    entries = Object.entries(s.properties ?? {});
+    propertyEntries.set(s, entries);
+  }
+  return entries;
 }
 
 /** The first `max` code points of `s` (all of it when it has no more). */
