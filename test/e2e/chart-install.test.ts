@@ -165,7 +165,9 @@ await t.test('the operator runs under the chart\'s ServiceAccount behind the cha
   operator = startProcess('kaos-operator', process.execPath, [MAIN], {
     logFile: join(plane.dir, 'operator.log'),
     env: {
-      ...process.env, KUBECONFIG: saKubeconfig, POD_NAMESPACE: NS, WEBHOOK_HOST: hostIp, WEBHOOK_PORT: String(webhookPort),
+      ...process.env, KUBECONFIG: saKubeconfig,
+      // As the chart's Deployment sets them (downward API): the Lease goes to the release namespace.
+      POD_NAMESPACE: NS, POD_NAME: `${RELEASE}-e2e-0`, LEADER_ELECTION_NAMESPACE: '', LEADER_ELECT: 'true', WEBHOOK_HOST: hostIp, WEBHOOK_PORT: String(webhookPort),
       WEBHOOK_CERT_DIR: certDir, WEBHOOK_CERT_CHECK_INTERVAL_SECONDS: '1', METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPort), LOG_LEVEL: 'info',
     },
   });
@@ -206,6 +208,38 @@ await t.test('kubectl apply goes through the chart\'s webhook configurations to 
   });
   t.ok(applied.metadata.annotations?.['kaos.tools/defaulted'], 'defaulted by the mutating webhook, reached through the Service');
   t.equal(operator?.hasExited(), false);
+});
+
+await t.test('the controller, under the chart\'s roles: leads through its Lease, gives the sample its children, a status and an Event', async (t) => {
+  const lease = await until('the Lease held', 60_000, async () => {
+    const r = await plane.kubectl(['get', 'lease', '-n', NS, RELEASE, '-o', 'jsonpath={.spec.holderIdentity}']);
+    return r.code === 0 && r.stdout !== '' ? r.stdout : undefined;
+  }).catch((err: unknown) => { t.comment(`operator log:\n${operator?.tail(40) ?? ''}`); throw err; });
+  t.equal(lease, `${RELEASE}-e2e-0`, 'the Lease in the release namespace names POD_NAME (the chart\'s operator Role)');
+  const metrics = (await runCommand('curl', ['-sf', `http://127.0.0.1:${metricsPort}/metrics`])).stdout;
+  t.match(metrics, /leader_election_master_status\{[^}]*\} 1/, 'leader_election_master_status 1');
+  // Deployment and Service: server-side apply under the chart's ClusterRole (create + patch).
+  for (const kind of ['deployment', 'service']) {
+    const owner = await until(`${kind}/modelapi-hosted`, 60_000, async () => {
+      const r = await plane.kubectl(['get', kind, 'modelapi-hosted', '-n', 'demo', '-o', 'jsonpath={.metadata.ownerReferences[0].name}']);
+      return r.code === 0 && r.stdout !== '' ? r.stdout : undefined;
+    }).catch((err: unknown) => { t.comment(`operator log:\n${operator?.tail(40) ?? ''}`); throw err; });
+    t.equal(owner, 'hosted', `${kind}/modelapi-hosted, controlled by the ModelAPI`);
+  }
+  // The status subresource (update).
+  const status = await until('a status', 60_000, async () => {
+    const m = JSON.parse(await kubectl(['get', 'modelapi', 'hosted', '-n', 'demo', '-o', 'json'])) as { metadata: { generation: number }; status?: { phase?: string; observedGeneration?: number; conditions?: { type: string }[] } };
+    return m.status?.observedGeneration === m.metadata.generation && m.status.phase !== undefined ? m.status : undefined;
+  });
+  t.equal(status.phase, 'Pending', 'Pending: no kubelet makes the Deployment ready');
+  t.ok((status.conditions ?? []).some((c) => c.type === 'Ready'), 'a Ready condition');
+  // events.k8s.io (create): the controller says what it created.
+  const events = await until('an Event about the ModelAPI', 60_000, async () => {
+    const r = await kubectl(['get', 'events.events.k8s.io', '-n', 'demo', '--field-selector', 'regarding.name=hosted', '-o', 'jsonpath={range .items[*]}{.reportingController}{"\\n"}{end}']);
+    return r.trim() !== '' ? r.trim().split('\n') : undefined;
+  });
+  t.ok(events.length > 0, `${events.length} Event(s) about modelapi/hosted`);
+  t.notMatch(operator?.tail(200) ?? '', /forbidden/i, 'no request of the operator was forbidden');
 });
 
 await t.test('a renewed certificate is served without a restart', async (t) => {
