@@ -58,6 +58,7 @@ export const CONFIG_ENV: readonly { value: string; env: string; type: 'string' |
   { value: 'defaultAffinity', env: 'DEFAULT_AFFINITY', type: 'json' },
   { value: 'podSecurityContext', env: 'POD_SECURITY_CONTEXT', type: 'string' },
   { value: 'maxConcurrentReconciles', env: 'MAX_CONCURRENT_RECONCILES', type: 'string' },
+  { value: 'controllerEnabled', env: 'CONTROLLER_ENABLED', type: 'string' },
 ];
 
 /**
@@ -66,6 +67,7 @@ export const CONFIG_ENV: readonly { value: string; env: string; type: 'string' |
  * of the README's table is in CONFIG_ENV or here.
  */
 export const STRUCTURAL_ENV: Readonly<Record<string, string>> = {
+  WEBHOOKS_ENABLED: 'webhooks.enabled (also drops the webhook Service, configurations and certificate)',
   WEBHOOK_PORT: 'webhooks.port (the container port the Service targets)',
   WEBHOOK_CERT_DIR: 'the mount path of the serving-certificate Secret',
   METRICS_PORT: 'metrics.port (the health probes and the metrics Service use it)',

@@ -60,6 +60,8 @@ export interface Config {
   /** Operator-wide reference policy; a namespace label or object annotation may override it. */
   referencePolicy: ReferencePolicy;
   webhook: {
+    /** Serve the admission webhooks (WEBHOOKS_ENABLED); false: controller only, no HTTPS server and no certificate. */
+    enabled: boolean;
     host: string;
     port: number;
     /** Directory holding tls.crt and tls.key (the layout of a kubernetes.io/tls Secret mount). */
@@ -207,6 +209,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     },
     referencePolicy: oneOf('REFERENCE_POLICY', REFERENCE_POLICIES, 'Enforce'),
     webhook: {
+      enabled: bool('WEBHOOKS_ENABLED', true),
       host: str('WEBHOOK_HOST', '0.0.0.0'),
       port: port('WEBHOOK_PORT', 9443),
       certDir: str('WEBHOOK_CERT_DIR', '/tmp/k8s-webhook-server/serving-certs'),
@@ -223,6 +226,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   };
   if (config.gateway.enabled && (config.gateway.name === '' || config.gateway.namespace === '')) {
     problems.push('GATEWAY_NAME and GATEWAY_NAMESPACE: required when GATEWAY_API_ENABLED is "true"');
+  }
+  if (!config.controller.enabled && !config.webhook.enabled) {
+    problems.push('CONTROLLER_ENABLED and WEBHOOKS_ENABLED: both "false" leaves the operator nothing to do');
   }
   const leaseNamespace = config.controller.leaderElectionNamespace;
   if (dns1123LabelProblems(leaseNamespace).length > 0) {

@@ -13,7 +13,7 @@ import { KubeClient } from './kube/client.ts';
 import { deploymentDryRun } from './kube/dry-run.ts';
 import { allReady, startHealthServer } from './server/health-server.ts';
 import { createLogger, type Logger } from './server/logger.ts';
-import { createRegistry, createWebhookMetrics } from './server/metrics.ts';
+import { createRegistry, createWebhookMetrics, registerCertificateExpiryMetric } from './server/metrics.ts';
 import { startWebhookServer } from './server/webhook-server.ts';
 
 async function main(config: Config, logger: Logger): Promise<void> {
@@ -34,12 +34,11 @@ async function main(config: Config, logger: Logger): Promise<void> {
 
   let stopping = false;
   const registry = createRegistry();
-  const webhook = await startWebhookServer({
-    config: config.webhook,
-    handlers,
-    logger,
-    metrics: createWebhookMetrics(registry),
-  });
+  // WEBHOOKS_ENABLED=false: controller only — no HTTPS server, so no certificate is read.
+  const webhook = config.webhook.enabled
+    ? await startWebhookServer({ config: config.webhook, handlers, logger, metrics: createWebhookMetrics(registry) })
+    : undefined;
+  registerCertificateExpiryMetric(registry, () => webhook?.certificate());
   const health = await startHealthServer({
     host: config.metricsHost,
     port: config.metricsPort,
@@ -56,7 +55,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
   controller?.start();
   logger.info(
     {
-      webhookPort: webhook.port,
+      webhookPort: webhook?.port ?? 'disabled',
       metricsPort: health.port,
       server: client.server.origin,
       controller: config.controller.enabled,
@@ -83,7 +82,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
     }, delayMs + 15_000);
     deadline.unref();
     void Promise.all([controller?.stop(), new Promise((resolve) => setTimeout(resolve, delayMs))])
-      .then(() => webhook.close())
+      .then(() => webhook?.close())
       .then(() => Promise.all([health.close(), cache.stop()]))
       .then(
         () => process.exit(0),

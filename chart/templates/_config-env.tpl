@@ -122,4 +122,8 @@
 - name: MAX_CONCURRENT_RECONCILES
   value: {{ $c.maxConcurrentReconciles | toString | quote }}
 {{- end }}
+{{- if and (hasKey $c "controllerEnabled") (ne (toString $c.controllerEnabled) "") }}
+- name: CONTROLLER_ENABLED
+  value: {{ $c.controllerEnabled | toString | quote }}
+{{- end }}
 {{- end }}

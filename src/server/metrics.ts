@@ -144,3 +144,30 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
 export const noWebhookMetrics: WebhookMetrics = {
   forPath: () => ({ begin: () => 0, end: () => undefined }),
 };
+
+export const CERTIFICATE_EXPIRY_METRIC = 'kaos_operator_webhook_certificate_expiry_seconds';
+
+/**
+ * Seconds until the served certificate expires (negative once it has), read from the pair in
+ * service each time /metrics is scraped: a reload is reflected at the next scrape, and the
+ * figure counts down between scrapes. An alert on it catches a renewal that never reached the
+ * pod (cert-manager renewed, but the mount or the reload failed). `certificate` returns the
+ * served certificate's notAfter; undefined (no webhook server) reports no sample.
+ */
+export function registerCertificateExpiryMetric(registry: Registry, certificate: () => { validTo: string } | undefined, now: () => number = Date.now): void {
+  const name = CERTIFICATE_EXPIRY_METRIC;
+  const help = 'Seconds until the certificate the webhook server serves expires (negative once expired).';
+  const metric = {
+    name,
+    help,
+    type: 'gauge',
+    aggregator: 'sum',
+    get: (): CollectedMetric => {
+      const validTo = certificate()?.validTo;
+      const values = validTo === undefined ? [] : [{ value: Math.floor((Date.parse(validTo) - now()) / 1000), labels: {} }];
+      return { name, help, type: 'gauge', values, aggregator: 'sum' };
+    },
+    reset: (): void => undefined,
+  };
+  registry.registerMetric(metric as unknown as Parameters<Registry['registerMetric']>[0]);
+}

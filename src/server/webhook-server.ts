@@ -12,7 +12,7 @@ export interface WebhookServerOptions {
    * `config.webhook`: host, port, certDir, certCheckIntervalSeconds; maxConnections and
    * bodyTimeoutSeconds default to WEBHOOK_MAX_CONNECTIONS' and WEBHOOK_BODY_TIMEOUT_SECONDS' defaults.
    */
-  config: Omit<Config['webhook'], 'maxConnections' | 'bodyTimeoutSeconds'> &
+  config: Omit<Config['webhook'], 'enabled' | 'maxConnections' | 'bodyTimeoutSeconds'> &
     Partial<Pick<Config['webhook'], 'maxConnections' | 'bodyTimeoutSeconds'>>;
   handlers: HandlerFactory;
   logger: Logger;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds etcd, kube-apiserver, kube-controller-manager, kubectl (one Kubernetes release, from
 # this folder's go.mod), helm, and cert-manager's controller and cainjector (from the module in
-# cert-manager/, with its CRDs copied beside bin/) into a cache outside the repo, keyed by version.
+# cert-manager/, with its CRDs copied beside bin/) and lua-health (lua-health/: Argo CD's Lua runtime
+# for the documented health check) into a cache outside the repo, keyed by version.
 # Skips every binary that already reports its version. Prints the cache's bin directory last.
 set -euo pipefail
 
@@ -98,6 +99,16 @@ if [ "$(cat "$cm_crds/.version" 2>/dev/null)" != "$cm_version" ]; then
   rm -rf "$cm_crds" && mkdir -p "$cm_crds"
   cp "$cm_src"/deploy/crds/*.yaml "$cm_crds/"
   echo "$cm_version" >"$cm_crds/.version"
+fi
+# lua-health: Argo CD's Lua runtime (gopher-lua) for testing docs/argocd/health.lua. Seconds to
+# build; stamped like cert-manager's so an edit of its main or go.sum rebuilds it.
+lh_dir="$here/lua-health"
+lh_stamp="lua-health+$(cat "$lh_dir"/go.sum "$lh_dir"/main.go | sha256sum | cut -c1-12)"
+if ! reports lua-health "$lh_stamp" --version; then
+  need_go
+  log "building lua-health $lh_stamp"
+  (cd "$lh_dir" && run go build -v -trimpath -ldflags "-s -w -X main.version=$lh_stamp" -o "$bin/lua-health.tmp" .)
+  mv "$bin/lua-health.tmp" "$bin/lua-health"
 fi
 log "control plane $k8s_version ready in $bin"
 echo "$bin"

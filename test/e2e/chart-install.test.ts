@@ -165,7 +165,9 @@ await t.test('the operator runs under the chart\'s ServiceAccount behind the cha
   operator = startProcess('kaos-operator', process.execPath, [MAIN], {
     logFile: join(plane.dir, 'operator.log'),
     env: {
-      ...process.env, KUBECONFIG: saKubeconfig, POD_NAMESPACE: NS, WEBHOOK_HOST: hostIp, WEBHOOK_PORT: String(webhookPort),
+      ...process.env, KUBECONFIG: saKubeconfig,
+      // As the chart's Deployment sets them (downward API): the Lease goes to the release namespace.
+      POD_NAMESPACE: NS, POD_NAME: `${RELEASE}-e2e-0`, LEADER_ELECTION_NAMESPACE: '', LEADER_ELECT: 'true', WEBHOOK_HOST: hostIp, WEBHOOK_PORT: String(webhookPort),
       WEBHOOK_CERT_DIR: certDir, WEBHOOK_CERT_CHECK_INTERVAL_SECONDS: '1', METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPort), LOG_LEVEL: 'info',
     },
   });
@@ -208,6 +210,40 @@ await t.test('kubectl apply goes through the chart\'s webhook configurations to 
   t.equal(operator?.hasExited(), false);
 });
 
+await t.test('the controller, under the chart\'s roles: leads through its Lease, gives the sample its children, a status and an Event', async (t) => {
+  const lease = await until('the Lease held', 60_000, async () => {
+    const r = await plane.kubectl(['get', 'lease', '-n', NS, RELEASE, '-o', 'jsonpath={.spec.holderIdentity}']);
+    return r.code === 0 && r.stdout !== '' ? r.stdout : undefined;
+  }).catch((err: unknown) => { t.comment(`operator log:\n${operator?.tail(40) ?? ''}`); throw err; });
+  t.equal(lease, `${RELEASE}-e2e-0`, 'the Lease in the release namespace names POD_NAME (the chart\'s operator Role)');
+  const metrics = (await runCommand('curl', ['-sf', `http://127.0.0.1:${metricsPort}/metrics`])).stdout;
+  t.match(metrics, /leader_election_master_status\{[^}]*\} 1/, 'leader_election_master_status 1');
+  const expiry = Number(/^kaos_operator_webhook_certificate_expiry_seconds (\S+)$/m.exec(metrics)?.[1]);
+  t.ok(expiry > 86_400 && expiry <= 90 * 86_400, `the served certificate expires in ${expiry} s (certManager.duration 2160h)`);
+  // Deployment and Service: server-side apply under the chart's ClusterRole (create + patch).
+  for (const kind of ['deployment', 'service']) {
+    const owner = await until(`${kind}/modelapi-hosted`, 60_000, async () => {
+      const r = await plane.kubectl(['get', kind, 'modelapi-hosted', '-n', 'demo', '-o', 'jsonpath={.metadata.ownerReferences[0].name}']);
+      return r.code === 0 && r.stdout !== '' ? r.stdout : undefined;
+    }).catch((err: unknown) => { t.comment(`operator log:\n${operator?.tail(40) ?? ''}`); throw err; });
+    t.equal(owner, 'hosted', `${kind}/modelapi-hosted, controlled by the ModelAPI`);
+  }
+  // The status subresource (update).
+  const status = await until('a status', 60_000, async () => {
+    const m = JSON.parse(await kubectl(['get', 'modelapi', 'hosted', '-n', 'demo', '-o', 'json'])) as { metadata: { generation: number }; status?: { phase?: string; observedGeneration?: number; conditions?: { type: string }[] } };
+    return m.status?.observedGeneration === m.metadata.generation && m.status.phase !== undefined ? m.status : undefined;
+  });
+  t.equal(status.phase, 'Pending', 'Pending: no kubelet makes the Deployment ready');
+  t.ok((status.conditions ?? []).some((c) => c.type === 'Ready'), 'a Ready condition');
+  // events.k8s.io (create): the controller says what it created.
+  const events = await until('an Event about the ModelAPI', 60_000, async () => {
+    const r = await kubectl(['get', 'events.events.k8s.io', '-n', 'demo', '--field-selector', 'regarding.name=hosted', '-o', 'jsonpath={range .items[*]}{.reportingController}{"\\n"}{end}']);
+    return r.trim() !== '' ? r.trim().split('\n') : undefined;
+  });
+  t.ok(events.length > 0, `${events.length} Event(s) about modelapi/hosted`);
+  t.notMatch(operator?.tail(200) ?? '', /forbidden/i, 'no request of the operator was forbidden');
+});
+
 await t.test('a renewed certificate is served without a restart', async (t) => {
   const before = await servedFingerprint();
   const oldCrt = await syncSecretToFiles();
@@ -234,6 +270,48 @@ await t.test('helm uninstall leaves no webhook configuration behind', async (t) 
   for (const kind of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations']) {
     t.equal((await kubectl(['get', kind, '-o', 'name'])).trim(), '', `no ${kind}`);
   }
+});
+
+await t.test('webhooks.enabled=false: the controller alone, under the chart\'s roles, with no certificate anywhere', async (t) => {
+  await operator?.stop(10_000); // SIGTERM: it releases its Lease
+  const install = await helm(['install', RELEASE, CHART, '--namespace', NS, '--set', 'webhooks.enabled=false']);
+  t.equal(install.code, 0, install.stderr);
+  t.match(install.stdout, /controller only: no webhooks/, 'NOTES.txt says so');
+  for (const kind of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations', 'certificates.cert-manager.io']) {
+    t.equal((await kubectl(['get', kind, '-A', '-o', 'name'])).trim(), '', `no ${kind}`);
+  }
+  const [metricsPort2] = await freePorts(1) as [number];
+  const controllerOnly = startProcess('kaos-operator-controller-only', process.execPath, [MAIN], {
+    logFile: join(plane.dir, 'operator-controller-only.log'),
+    env: {
+      ...process.env, KUBECONFIG: saKubeconfig, POD_NAMESPACE: NS, POD_NAME: `${RELEASE}-e2e-1`, LEADER_ELECTION_NAMESPACE: '', LEADER_ELECT: 'true',
+      WEBHOOKS_ENABLED: 'false', WEBHOOK_CERT_DIR: join(plane.dir, 'no-such-directory'), WEBHOOK_HOST: hostIp, WEBHOOK_PORT: String(webhookPort),
+      METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPort2), LOG_LEVEL: 'info',
+    },
+  });
+  processes.push(controllerOnly);
+  exitCleanups.push(() => process.kill(-controllerOnly.pid, 'SIGKILL'));
+  await until('the Lease taken by the controller-only replica', 60_000, async () => {
+    const r = await plane.kubectl(['get', 'lease', '-n', NS, RELEASE, '-o', 'jsonpath={.spec.holderIdentity}']);
+    return r.stdout === `${RELEASE}-e2e-1` ? true : undefined;
+  }).catch((err: unknown) => { t.comment(`operator log:\n${controllerOnly.tail(40)}`); throw err; });
+  t.equal(controllerOnly.hasExited(), false, 'running without a certificate directory');
+  const served = await new Promise<string>((resolve) => {
+    const socket = tls.connect({ host: hostIp, port: webhookPort, rejectUnauthorized: false }, () => { socket.destroy(); resolve('served'); });
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
+  });
+  t.equal(served, 'ECONNREFUSED', 'nothing listens on the webhook port');
+  const metrics = (await runCommand('curl', ['-sf', `http://127.0.0.1:${metricsPort2}/metrics`])).stdout;
+  t.notMatch(metrics, /^kaos_operator_webhook_certificate_expiry_seconds /m, 'no certificate metric sample');
+  await kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'kaos.tools/v1alpha1', kind: 'ModelAPI', metadata: { name: 'proxy', namespace: 'demo' }, spec: { mode: 'Proxy', proxyConfig: { apiBase: 'http://backend:11434' } } }));
+  const owner = await until('deployment/modelapi-proxy', 60_000, async () => {
+    const r = await plane.kubectl(['get', 'deployment', 'modelapi-proxy', '-n', 'demo', '-o', 'jsonpath={.metadata.ownerReferences[0].name}']);
+    return r.code === 0 && r.stdout !== '' ? r.stdout : undefined;
+  }).catch((err: unknown) => { t.comment(`operator log:\n${controllerOnly.tail(40)}`); throw err; });
+  t.equal(owner, 'proxy', 'an object applied without webhooks still gets its children');
+  await controllerOnly.stop(10_000);
+  const uninstall = await helm(['uninstall', RELEASE, '--namespace', NS]);
+  t.equal(uninstall.code, 0, uninstall.stderr);
 });
 
 await t.test('without cert-manager: the chart-generated certificate survives helm upgrade (lookup), and the pods do not roll', async (t) => {

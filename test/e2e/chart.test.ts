@@ -143,12 +143,25 @@ t.test('a namespace-scoped install: Roles per watched namespace, webhooks limite
   await dryRun(t, yaml);
 });
 
-t.test('webhooks.enabled=false: no Service and no webhook configurations', async (t) => {
-  const { yaml, docs } = await render(['--set', 'webhooks.enabled=false', '--set', 'metrics.service.enabled=true']);
-  t.equal(find(docs, 'MutatingWebhookConfiguration').length + find(docs, 'ValidatingWebhookConfiguration').length, 0);
-  t.same(find(docs, 'Service').map((d) => d.metadata.name), ['kaos-operator-metrics']);
-  await dryRun(t, yaml);
-});
+for (const mode of [[], ['--set', 'certManager.enabled=false']]) {
+  t.test(`webhooks.enabled=false${mode.length > 0 ? ' without cert-manager' : ''}: controller only — no webhook Service, configurations or certificate, nothing mounted`, async (t) => {
+    const { yaml, docs } = await render(['--set', 'webhooks.enabled=false', '--set', 'metrics.service.enabled=true', ...mode]);
+    t.equal(find(docs, 'MutatingWebhookConfiguration').length + find(docs, 'ValidatingWebhookConfiguration').length, 0, 'no webhook configuration');
+    t.same(find(docs, 'Service').map((d) => d.metadata.name), ['kaos-operator-metrics'], 'only the metrics Service');
+    t.equal(find(docs, 'Certificate').length + find(docs, 'Issuer').length + find(docs, 'Secret').length, 0, 'no certificate of any kind');
+    type Container = { env: { name: string; value?: string }[]; ports: { name: string }[]; volumeMounts: { name: string }[] };
+    const [deploy] = find(docs, 'Deployment') as [Doc & { spec: { template: { metadata: { annotations: Record<string, string> }; spec: { volumes: { name: string; secret?: unknown }[]; containers: Container[] } } } }];
+    const pod = deploy.spec.template.spec;
+    const container = pod.containers[0] as Container;
+    t.same(container.env.find((e) => e.name === 'WEBHOOKS_ENABLED'), { name: 'WEBHOOKS_ENABLED', value: 'false' }, 'the operator is told');
+    t.notOk(container.env.some((e) => e.name === 'WEBHOOK_CERT_DIR'), 'no certificate directory');
+    t.same(container.ports.map((p) => p.name), ['metrics'], 'no webhook port');
+    t.notOk(pod.volumes.some((v) => v.secret !== undefined), 'no Secret volume');
+    t.same(container.volumeMounts.map((m) => m.name), ['tmp'], 'only /tmp mounted');
+    t.notOk(deploy.spec.template.metadata.annotations['checksum/webhook-tls'], 'no certificate checksum');
+    await dryRun(t, yaml);
+  });
+}
 
 t.test('config values become the operator\'s variables; the ServiceMonitor renders when asked', async (t) => {
   const { yaml } = await render(['--set', 'config.logLevel=debug', '--set', 'config.maxConcurrentReconciles=8', '--set-json', 'config.defaultTolerations=[{"key":"gpu","operator":"Exists"}]', '--set', 'metrics.serviceMonitor.enabled=true']);

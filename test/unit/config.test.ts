@@ -14,7 +14,7 @@ t.test('defaults: api.md §6 images and model, webhook and metrics ports', async
   t.equal(c.defaultModelName, 'smollm2:135m');
   t.same(c.gateway, { enabled: false, name: '', namespace: '', defaultTimeouts: { agent: '120s', modelAPI: '120s', mcpServer: '30s' } });
   t.equal(c.referencePolicy, 'Enforce');
-  t.same(c.webhook, { host: '0.0.0.0', port: 9443, certDir: '/tmp/k8s-webhook-server/serving-certs', certCheckIntervalSeconds: 10, maxConnections: 1000, bodyTimeoutSeconds: 10 });
+  t.same(c.webhook, { enabled: true, host: '0.0.0.0', port: 9443, certDir: '/tmp/k8s-webhook-server/serving-certs', certCheckIntervalSeconds: 10, maxConnections: 1000, bodyTimeoutSeconds: 10 });
   t.equal(c.metricsPort, 8080);
   t.equal(c.logLevel, 'info');
   t.equal(c.kubeconfig, '', 'in-cluster');
@@ -42,6 +42,13 @@ t.test('values from the environment; an empty value means the default', async (t
   t.equal(c.webhook.port, 10443);
   t.equal(c.logLevel, 'debug');
   t.equal(loadConfig({ GATEWAY_API_ENABLED: 'yes' }).gateway.enabled, false, 'only "true" enables');
+});
+
+t.test('WEBHOOKS_ENABLED: false runs the controller only; anything but true/false is refused', async (t) => {
+  t.equal(loadConfig({ WEBHOOKS_ENABLED: 'false' }).webhook.enabled, false);
+  t.equal(loadConfig({ WEBHOOKS_ENABLED: 'true' }).webhook.enabled, true);
+  t.throws(() => loadConfig({ WEBHOOKS_ENABLED: 'no' }), /WEBHOOKS_ENABLED/);
+  t.throws(() => loadConfig({ WEBHOOKS_ENABLED: 'false', CONTROLLER_ENABLED: 'false' }), /both "false" leaves the operator nothing to do/, 'not both off');
 });
 
 t.test('every problem at once', async (t) => {

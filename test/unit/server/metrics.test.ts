@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createRegistry, createWebhookMetrics } from '../../../src/server/metrics.ts';
+import { CERTIFICATE_EXPIRY_METRIC, createRegistry, createWebhookMetrics, registerCertificateExpiryMetric } from '../../../src/server/metrics.ts';
 
 t.test('webhook metrics render as Prometheus counter, cumulative histogram and gauge', async (t) => {
   const registry = createRegistry({ defaultMetrics: false });
@@ -38,4 +38,23 @@ t.test('webhook metrics render as Prometheus counter, cumulative histogram and g
   registry.resetMetrics();
   text = await registry.metrics();
   t.equal(line('controller_runtime_webhook_latency_seconds_count', w), 0, 'reset clears the counts');
+});
+
+t.test('the certificate expiry gauge: seconds until the served certificate expires, following a reload', async (t) => {
+  const registry = createRegistry({ defaultMetrics: false });
+  let served: { validTo: string } | undefined = { validTo: 'Jan  1 00:10:00 2030 GMT' };
+  const now = Date.parse('2030-01-01T00:00:00Z');
+  registerCertificateExpiryMetric(registry, () => served, () => now);
+  const value = async (): Promise<number | undefined> => {
+    const m = new RegExp(`^${CERTIFICATE_EXPIRY_METRIC} (\\S+)$`, 'm').exec(await registry.metrics());
+    return m === null ? undefined : Number(m[1]);
+  };
+  t.equal(await value(), 600, 'ten minutes left');
+  t.match(await registry.metrics(), new RegExp(`# TYPE ${CERTIFICATE_EXPIRY_METRIC} gauge`));
+  served = { validTo: 'Apr  1 00:00:00 2030 GMT' }; // a renewal put into service
+  t.equal(await value(), 90 * 86_400, 'the reloaded certificate\'s figure at the next scrape');
+  served = { validTo: 'Dec 31 23:59:00 2029 GMT' };
+  t.equal(await value(), -60, 'negative once expired');
+  served = undefined;
+  t.equal(await value(), undefined, 'no sample without a served certificate');
 });
