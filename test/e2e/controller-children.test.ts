@@ -7,7 +7,6 @@
 // Run `npm run build` first: the operator process is dist/main.js.
 import t from 'tap';
 import { parse } from 'yaml';
-import { startLocalStack, tail, type LocalStack } from '../../scripts/local-stack.ts';
 import {
   HARDENED,
   POD_SECURITY,
@@ -35,48 +34,11 @@ import {
   waitForPhase,
   type Json,
 } from './support/children.ts';
+import { IMAGES, useStack } from './support/stack.ts';
 
-// Images of the operator's own configuration (api.md §6), so each is provably the configured one.
-const IMAGES = {
-  agent: 'e2e.local/kaos-agent:e2e',
-  mcpServer: 'e2e.local/kaos-mcp-tools:e2e',
-  mcpPython: 'e2e.local/python:3.12-slim',
-  mcpNode: 'e2e.local/node:22-slim',
-  litellm: 'e2e.local/litellm:e2e',
-  ollama: 'e2e.local/ollama:e2e',
-} as const;
-const OPERATOR_ENV = {
-  DEFAULT_AGENT_IMAGE: IMAGES.agent,
-  DEFAULT_MCP_SERVER_IMAGE: IMAGES.mcpServer,
-  DEFAULT_MCP_PYTHON_IMAGE: IMAGES.mcpPython,
-  DEFAULT_MCP_NODE_IMAGE: IMAGES.mcpNode,
-  DEFAULT_LITELLM_IMAGE: IMAGES.litellm,
-  DEFAULT_OLLAMA_IMAGE: IMAGES.ollama,
-  DEFAULT_MODEL_NAME: 'e2e-default-model:1b',
-};
 const HASH = /^[0-9a-f]{16}$/;
 
-let stack: LocalStack | undefined;
-const stackLog: string[] = [];
-
-t.before(async () => {
-  try {
-    stack = await startLocalStack({ log: (line) => stackLog.push(line), operatorEnv: OPERATOR_ENV });
-  } catch (err) {
-    throw new Error(`the local stack did not start:\n${err instanceof Error ? err.message : String(err)}\n${stackLog.join('\n')}`);
-  }
-});
-
-t.teardown(async () => {
-  if (stack === undefined) return;
-  if (!t.passing()) process.stderr.write(`--- operator log (tail) ---\n${tail(stack.operator.log(), 60)}\n`);
-  await stack.stop();
-});
-
-const s = (): LocalStack => {
-  if (stack === undefined) throw new Error('no local stack: it failed to start (see the error before this one)');
-  return stack;
-};
+const s = useStack(t);
 
 /** The main (or named) container of a Deployment's pod spec. */
 const container = (deployment: Json, name: string, list = 'containers'): Json | undefined =>

@@ -8,7 +8,6 @@
 // Run `npm run build` first: the operator process is dist/main.js.
 import t from 'tap';
 import { parse } from 'yaml';
-import { startLocalStack, tail, type LocalStack } from '../../scripts/local-stack.ts';
 import {
   HARDENED,
   applyObjects,
@@ -32,37 +31,11 @@ import {
   waitForObject,
   type Json,
 } from './support/children.ts';
+import { IMAGES, useStack } from './support/stack.ts';
 
-const IMAGES = { agent: 'e2e.local/kaos-agent:e2e', mcpServer: 'e2e.local/kaos-mcp-tools:e2e', litellm: 'e2e.local/litellm:e2e', ollama: 'e2e.local/ollama:e2e' } as const;
-const OPERATOR_ENV = {
-  DEFAULT_AGENT_IMAGE: IMAGES.agent,
-  DEFAULT_MCP_SERVER_IMAGE: IMAGES.mcpServer,
-  DEFAULT_LITELLM_IMAGE: IMAGES.litellm,
-  DEFAULT_OLLAMA_IMAGE: IMAGES.ollama,
-};
 const HASH = /^[0-9a-f]{16}$/;
 
-let stack: LocalStack | undefined;
-const stackLog: string[] = [];
-
-t.before(async () => {
-  try {
-    stack = await startLocalStack({ log: (line) => stackLog.push(line), operatorEnv: OPERATOR_ENV });
-  } catch (err) {
-    throw new Error(`the local stack did not start:\n${err instanceof Error ? err.message : String(err)}\n${stackLog.join('\n')}`);
-  }
-});
-
-t.teardown(async () => {
-  if (stack === undefined) return;
-  if (!t.passing()) process.stderr.write(`--- operator log (tail) ---\n${tail(stack.operator.log(), 60)}\n`);
-  await stack.stop();
-});
-
-const s = (): LocalStack => {
-  if (stack === undefined) throw new Error('no local stack: it failed to start (see the error before this one)');
-  return stack;
-};
+const s = useStack(t);
 
 const mainContainer = (deployment: Json): Json => (podSpecOf(deployment).containers as Json[])[0] ?? {};
 const patch = (resource: string, name: string, ns: string, body: Json, type = 'merge'): Promise<string> =>

@@ -4,32 +4,14 @@
 // and the kubectl helpers whose output the tests compare whole.
 import type { Test } from 'tap';
 import { fileURLToPath } from 'node:url';
-import { startLocalStack, tail, type LocalStack } from '../../../scripts/local-stack.ts';
+import type { LocalStack } from '../../../scripts/local-stack.ts';
+import { useStack } from './stack.ts';
 import type { KubectlResult } from '../../cluster/control-plane.ts';
 
 export type Json = Record<string, unknown>;
 export type Kind = 'Agent' | 'ModelAPI' | 'MCPServer';
 
-// The operator runs with images and a model name of its own, so every default below is provably
-// the configured one (api.md §6) and not a hard-coded fallback.
-export const IMAGES = {
-  agent: 'e2e.local/kaos-agent:e2e',
-  mcpServer: 'e2e.local/kaos-mcp-tools:e2e',
-  mcpPython: 'e2e.local/python:3.12-slim',
-  mcpNode: 'e2e.local/node:22-slim',
-  litellm: 'e2e.local/litellm:e2e',
-  ollama: 'e2e.local/ollama:e2e',
-} as const;
-export const DEFAULT_MODEL = 'e2e-default-model:1b';
-export const OPERATOR_ENV = {
-  DEFAULT_AGENT_IMAGE: IMAGES.agent,
-  DEFAULT_MCP_SERVER_IMAGE: IMAGES.mcpServer,
-  DEFAULT_MCP_PYTHON_IMAGE: IMAGES.mcpPython,
-  DEFAULT_MCP_NODE_IMAGE: IMAGES.mcpNode,
-  DEFAULT_LITELLM_IMAGE: IMAGES.litellm,
-  DEFAULT_OLLAMA_IMAGE: IMAGES.ollama,
-  DEFAULT_MODEL_NAME: DEFAULT_MODEL,
-};
+export { IMAGES, DEFAULT_MODEL, OPERATOR_ENV } from './stack.ts';
 
 export const SAMPLES = fileURLToPath(new URL('../../fixtures/samples/', import.meta.url));
 export const DEFAULTED = 'kaos.tools/defaulted';
@@ -39,31 +21,12 @@ export const RESOURCE: Readonly<Record<Kind, string>> = { Agent: 'agents', Model
 // ---- the shared stack -------------------------------------------------------------------------
 
 export let stack: LocalStack | undefined;
-const stackLog: string[] = [];
 
-/**
- * Starts the local stack (control plane + kaos-operator with OPERATOR_ENV) before the file's
- * first test and stops it after the last; on a failure, prints the stack's and the operator's log.
- * Each e2e file that calls this starts a control plane of its own (10–20 s of CPU).
- */
+/** The shared stack (support/stack.ts) for the admission files; `stack` is set once it runs. */
 export function useAdmissionStack(t: Test): void {
-  t.before(async () => {
-    try {
-      stack = await startLocalStack({ log: (line) => stackLog.push(line), operatorEnv: OPERATOR_ENV });
-    } catch (err) {
-      throw new Error(
-        `the local stack (control plane + kaos-operator) did not start; e2e admission tests need it:\n` +
-          `${err instanceof Error ? err.message : String(err)}\n--- stack log ---\n${stackLog.join('\n')}`,
-      );
-    }
-  });
-
-  t.teardown(async () => {
-    if (stack === undefined) return;
-    if (!t.passing()) {
-      process.stderr.write(`--- stack log ---\n${stackLog.join('\n')}\n--- operator log (tail) ---\n${tail(stack.operator.log(), 40)}\n`);
-    }
-    await stack.stop();
+  const live = useStack(t);
+  t.before(() => {
+    stack = live();
   });
 }
 
