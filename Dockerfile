@@ -35,4 +35,4 @@ COPY --from=build /app/dist ./dist
 USER 1000:1000
 EXPOSE 9443 8080
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/main.js"]
+CMD ["node", "--max-semi-space-size=8", "dist/main.js"]

@@ -17,6 +17,7 @@ import { OPERATOR_IDENTITY, renderRbac, serviceAccountUser } from '../src/kube/r
 import { freePorts, startControlPlane, type ControlPlane, type ControlPlaneOptions } from '../test/cluster/control-plane.ts';
 import { makeDevCerts } from '../certs/make-dev-certs.ts';
 import { renderWebhookConfigurations } from '../src/admission/webhook-configs.ts';
+import { operatorArgs } from './operator-command.ts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const FIELD_MANAGER = 'kaos-operator-setup';
@@ -108,7 +109,7 @@ export interface StartOperatorOptions {
 export async function startOperator(options: StartOperatorOptions): Promise<OperatorProcess> {
   const [webhookPort, metricsPort] = (await freePorts(2)) as [number, number];
   const out = createWriteStream(options.logFile, { flags: 'a' });
-  const child = spawn(process.execPath, [join(ROOT, 'dist', 'main.js')], {
+  const child = spawn(process.execPath, operatorArgs(join(ROOT, 'dist', 'main.js')), {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {

@@ -11,6 +11,7 @@ import { loadConfig } from '../src/config.ts';
 import { KubeClient } from '../src/kube/client.ts';
 import { isNotFound } from '../src/kube/errors.ts';
 import { applySetupObjects, installCrds, ROOT, startLocalStack, type LocalStack } from './local-stack.ts';
+import { operatorArgs } from './operator-command.ts';
 
 const say = (line: string): void => { process.stderr.write(`[kaos] ${line}\n`); };
 
@@ -60,7 +61,7 @@ async function runAgainst(kubeconfig: string, client: KubeClient): Promise<void>
     await applySetupObjects(client, renderWebhookConfigurations({ url: webhookUrl, caBundle: caPem }));
     say(`webhook configurations registered for ${webhookUrl}`);
   }
-  const child = spawn(process.execPath, [join(ROOT, 'dist', 'main.js')], { stdio: 'inherit', env });
+  const child = spawn(process.execPath, operatorArgs(join(ROOT, 'dist', 'main.js')), { stdio: 'inherit', env });
   let received: NodeJS.Signals | undefined;
   const forward = (signal: NodeJS.Signals): void => { received ??= signal; child.kill(signal); };
   process.on('SIGINT', forward);

@@ -14,6 +14,7 @@ import { randomBytes, randomInt, X509Certificate } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import tls from 'node:tls';
+import { operatorArgs } from '../../scripts/operator-command.ts';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parseAllDocuments, stringify } from 'yaml';
@@ -162,7 +163,7 @@ await t.test('helm upgrade with unchanged values changes no Secret', async (t) =
 
 await t.test('the operator runs under the chart\'s ServiceAccount behind the chart\'s Service', async (t) => {
   await syncSecretToFiles();
-  operator = startProcess('kaos-operator', process.execPath, [MAIN], {
+  operator = startProcess('kaos-operator', process.execPath, operatorArgs(MAIN), {
     logFile: join(plane.dir, 'operator.log'),
     env: {
       ...process.env, KUBECONFIG: saKubeconfig,
@@ -281,7 +282,7 @@ await t.test('webhooks.enabled=false: the controller alone, under the chart\'s r
     t.equal((await kubectl(['get', kind, '-A', '-o', 'name'])).trim(), '', `no ${kind}`);
   }
   const [metricsPort2] = await freePorts(1) as [number];
-  const controllerOnly = startProcess('kaos-operator-controller-only', process.execPath, [MAIN], {
+  const controllerOnly = startProcess('kaos-operator-controller-only', process.execPath, operatorArgs(MAIN), {
     logFile: join(plane.dir, 'operator-controller-only.log'),
     env: {
       ...process.env, KUBECONFIG: saKubeconfig, POD_NAMESPACE: NS, POD_NAME: `${RELEASE}-e2e-1`, LEADER_ELECTION_NAMESPACE: '', LEADER_ELECT: 'true',

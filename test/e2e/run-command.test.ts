@@ -16,6 +16,7 @@ import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import t, { type Test } from 'tap';
+import { operatorArgs } from '../../scripts/operator-command.ts';
 import { eventually } from '../support/poll.ts';
 import { makeDevCerts } from '../../certs/make-dev-certs.ts';
 import { ROOT, waitForAdmission } from '../../scripts/local-stack.ts';
@@ -87,7 +88,7 @@ function logEntries(stdout: string): Array<Record<string, unknown>> {
 
 /** The operator process the run command started: `node dist/main.js`, its child. */
 function operatorOf(run: RunCommand): ProcInfo[] {
-  return descendants(run.pid).filter((p) => p.ppid === run.pid && p.argv[0] === process.execPath && p.argv[1] === OPERATOR_MAIN && p.argv.length === 2);
+  return descendants(run.pid).filter((p) => p.ppid === run.pid && p.argv.join(' ') === [process.execPath, ...operatorArgs(OPERATOR_MAIN)].join(' '));
 }
 
 /** The sample applies through the webhooks: created as printed, defaulted, and a dangling reference refused by the operator. */
