@@ -29,10 +29,10 @@ import {
   serviceShape,
   servicePorts,
   tcpSocket,
-  waitForGone,
   waitForObject,
   waitForPhase,
   type Json,
+  remainingAfterGC,
 } from './support/children.ts';
 import { IMAGES, useStack } from './support/stack.ts';
 
@@ -232,9 +232,7 @@ t.test('Agent: a config change rolls the pods (new pod-spec-hash); deletion remo
   t.ok(Number(at(after, 'metadata', 'generation')) > Number(at(before, 'metadata', 'generation')), 'the pod template changed');
 
   await kubectlOk(s(), ['delete', 'agent', 'roller', '-n', ns, '--wait=true']);
-  await waitForGone(s(), 'deployment', ns, 'agent-roller');
-  await waitForGone(s(), 'service', ns, 'agent-roller');
-  t.pass('Deployment and Service garbage-collected with their Agent');
+  t.same(await remainingAfterGC(s(), ns, [['deployment', 'agent-roller'], ['service', 'agent-roller']]), [], 'Deployment and Service garbage-collected with their Agent');
 });
 
 // ---- ModelAPI ---------------------------------------------------------------------------------
@@ -303,10 +301,11 @@ t.test('ModelAPI Proxy: Deployment, Service and ConfigMap; an apiBase change upd
   t.equal(podSpecHash(rolled), podSpecHash(deployment), 'the pod spec itself did not change: only the config hash rolls the pods');
 
   await kubectlOk(s(), ['delete', 'modelapi', 'proxy', '-n', ns, '--wait=true']);
-  await waitForGone(s(), 'deployment', ns, 'modelapi-proxy');
-  await waitForGone(s(), 'service', ns, 'modelapi-proxy');
-  await waitForGone(s(), 'configmap', ns, 'litellm-config-proxy');
-  t.pass('Deployment, Service and ConfigMap garbage-collected with their ModelAPI');
+  t.same(
+    await remainingAfterGC(s(), ns, [['deployment', 'modelapi-proxy'], ['service', 'modelapi-proxy'], ['configmap', 'litellm-config-proxy']]),
+    [],
+    'Deployment, Service and ConfigMap garbage-collected with their ModelAPI',
+  );
 });
 
 t.test('ModelAPI Proxy: podSpec override keeps replicas 1', async (t) => {
@@ -393,9 +392,7 @@ t.test('ModelAPI Hosted: the pull-model init container; a model change rolls the
   t.equal(at(rolled, 'metadata', 'uid'), at(deployment, 'metadata', 'uid'), 'updated in place');
 
   await kubectlOk(s(), ['delete', 'modelapi', 'ollama', '-n', ns, '--wait=true']);
-  await waitForGone(s(), 'deployment', ns, 'modelapi-ollama');
-  await waitForGone(s(), 'service', ns, 'modelapi-ollama');
-  t.pass('children garbage-collected');
+  t.same(await remainingAfterGC(s(), ns, [['deployment', 'modelapi-ollama'], ['service', 'modelapi-ollama']]), [], 'children garbage-collected');
 });
 
 // ---- MCPServer --------------------------------------------------------------------------------
@@ -445,9 +442,7 @@ t.test('MCPServer fromString: MCP_TOOLS_STRING; a fromString change rolls the po
   t.strictSame(podSpecOf(rolled), { containers: [mcpContainer(v2)], securityContext: POD_SECURITY });
 
   await kubectlOk(s(), ['delete', 'mcpserver', 'echo', '-n', ns, '--wait=true']);
-  await waitForGone(s(), 'deployment', ns, 'mcpserver-echo');
-  await waitForGone(s(), 'service', ns, 'mcpserver-echo');
-  t.pass('children garbage-collected');
+  t.same(await remainingAfterGC(s(), ns, [['deployment', 'mcpserver-echo'], ['service', 'mcpserver-echo']]), [], 'children garbage-collected');
 });
 
 t.test('MCPServer fromPackage: pip install of the package, named only through env', async (t) => {

@@ -30,6 +30,7 @@ import {
   waitForGone,
   waitForObject,
   type Json,
+  remainingAfterGC,
 } from './support/children.ts';
 import { IMAGES, useStack } from './support/stack.ts';
 
@@ -162,14 +163,12 @@ t.test('deleting a parent removes every child (garbage collector)', async (t) =>
   ];
   for (const [resource, name] of children) await waitForObject(s(), resource, ns, name);
   await kubectlOk(s(), ['delete', 'agent', 'gone', '-n', ns, '--wait=true']);
-  await waitForGone(s(), 'deployment', ns, 'agent-gone');
-  await waitForGone(s(), 'service', ns, 'agent-gone');
+  t.same(await remainingAfterGC(s(), ns, [['deployment', 'agent-gone'], ['service', 'agent-gone']]), [], 'the Agent\'s children garbage-collected');
   t.ok(await getObject(s(), 'deployment', ns, 'modelapi-llm'), 'the ModelAPI\'s children are not the Agent\'s');
   // --wait=false: the delete webhook may warn; deletion itself never waits on the operator.
   await kubectlOk(s(), ['delete', 'modelapi', 'llm', '-n', ns]);
   await kubectlOk(s(), ['delete', 'mcpserver', 'tools', '-n', ns]);
-  for (const [resource, name] of children) await waitForGone(s(), resource, ns, name);
-  t.pass('every child garbage-collected');
+  t.same(await remainingAfterGC(s(), ns, children), [], 'every child garbage-collected');
 });
 
 t.test('a Secret change behind fromSecretKeyRef rolls the pods (new config-hash)', async (t) => {

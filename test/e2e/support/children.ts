@@ -63,6 +63,26 @@ export function waitForGone(stack: LocalStack, resource: string, ns: string, nam
   WAIT);
 }
 
+/**
+ * Waits until every child is gone and returns the ones still there: the test asserts that list
+ * is empty, naming what is left. 60 s, because kube-controller-manager's garbage collector learns
+ * new resource types (the kaos.tools CRDs installed after it started) only at its discovery resync,
+ * every 30 s; until then it cannot resolve an Agent owner and retries with backoff.
+ */
+export async function remainingAfterGC(stack: LocalStack, ns: string, children: readonly (readonly [string, string])[]): Promise<string[]> {
+  const left = async (): Promise<string[]> => {
+    const out: string[] = [];
+    for (const [resource, name] of children) if ((await getObject(stack, resource, ns, name)) !== undefined) out.push(`${resource}/${name}`);
+    return out;
+  };
+  try {
+    await eventually(`${children.map(([r, n]) => `${r}/${n}`).join(', ')} in ${ns} to be gone`, async () => ((await left()).length === 0 ? true : undefined), { ...WAIT, timeoutMs: 60_000 });
+  } catch {
+    // reported by the caller's assertion, with what is left
+  }
+  return left();
+}
+
 // ---- reading fields ---------------------------------------------------------------------------
 
 export const at = (o: unknown, ...path: (string | number)[]): unknown => {
