@@ -1,6 +1,5 @@
 // Reading JSON of unknown shape. Admission sees objects before (mutating) or regardless of
 // (validating) schema validation, so nothing may assume the schema holds: every read is checked.
-import { goJSON } from './go-format.ts';
 
 export type JsonRecord = Record<string, unknown>;
 
@@ -44,7 +43,22 @@ export function isSet(value: unknown): boolean {
   return value !== undefined && value !== null && value !== '';
 }
 
-/** Structural equality of JSON values (key order ignored). */
+/**
+ * Equality of JSON values as the API server sees them: object key order does not matter, and a
+ * key whose value is undefined is the same as an absent key (JSON drops it on the way). A walk,
+ * not two serializations: it runs per UPDATE in the webhook and per watch event in the controller.
+ */
 export function jsonEqual(a: unknown, b: unknown): boolean {
-  return a === b || goJSON(a) === goJSON(b);
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, i) => jsonEqual(item, b[i]));
+  }
+  const ra = a as JsonRecord;
+  const rb = b as JsonRecord;
+  const keys = (r: JsonRecord) => Object.keys(r).filter((k) => r[k] !== undefined);
+  const ka = keys(ra);
+  if (ka.length !== keys(rb).length) return false;
+  return ka.every((k) => Object.hasOwn(rb, k) && jsonEqual(ra[k], rb[k]));
 }

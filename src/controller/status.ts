@@ -6,7 +6,7 @@
 import type { Phase } from '../api/enums.ts';
 import { KIND_NAMES, type KaosKind } from '../api/kinds.ts';
 import type { Condition, DeploymentStatus } from '../api/schema/status.ts';
-import { jsonEqual } from './equal.ts';
+import { asRecord, jsonEqual } from '../api/json.ts';
 
 /** `status` of any of the three kinds, as the controller writes it. */
 export interface KaosStatus {
@@ -84,7 +84,7 @@ export interface DeploymentLike {
 export function deploymentProgress(deployment: DeploymentLike): Verdict & { deployment: DeploymentStatus } {
   const mirror = mirrorDeployment(deployment);
   const ready = mirror.readyReplicas ?? 0;
-  const desired = int(record(deployment.spec)?.replicas) ?? 1;
+  const desired = int(asRecord(deployment.spec)?.replicas) ?? 1;
   return {
     phase: ready > 0 ? 'Ready' : 'Pending',
     reason: ready > 0 ? 'DeploymentReady' : 'DeploymentNotReady',
@@ -99,7 +99,7 @@ export function deploymentProgress(deployment: DeploymentLike): Verdict & { depl
  * that what is written reads back equal and the next reconcile sees no change.
  */
 export function mirrorDeployment(deployment: DeploymentLike): DeploymentStatus {
-  const status = record(deployment.status) ?? {};
+  const status = asRecord(deployment.status) ?? {};
   const mirror: DeploymentStatus = {
     replicas: int(status.replicas) ?? 0,
     readyReplicas: int(status.readyReplicas) ?? 0,
@@ -112,7 +112,7 @@ export function mirrorDeployment(deployment: DeploymentLike): DeploymentStatus {
 }
 
 function deploymentCondition(value: unknown): Condition[] {
-  const c = record(value);
+  const c = asRecord(value);
   if (c === undefined || typeof c.type !== 'string' || c.type === '') return [];
   const status = c.status === 'True' || c.status === 'False' ? c.status : 'Unknown';
   const reason = typeof c.reason === 'string' && REASON.test(c.reason) ? c.reason : 'Unknown';
@@ -188,28 +188,24 @@ export function statusChanged(prev: unknown, next: KaosStatus): boolean {
 }
 
 function canonical(status: unknown): unknown {
-  const s = record(status);
+  const s = asRecord(status);
   if (s === undefined) return status ?? {};
   const out: Record<string, unknown> = { ...s };
   if (Array.isArray(s.conditions)) out.conditions = sortByType(s.conditions);
-  const deployment = record(s.deployment);
+  const deployment = asRecord(s.deployment);
   if (deployment !== undefined && Array.isArray(deployment.conditions)) out.deployment = { ...deployment, conditions: sortByType(deployment.conditions) };
   return out;
 }
 
 function sortByType(list: unknown[]): unknown[] {
-  const type = (c: unknown) => String(record(c)?.type ?? '');
+  const type = (c: unknown) => String(asRecord(c)?.type ?? '');
   return [...list].sort((a, b) => (type(a) < type(b) ? -1 : type(a) > type(b) ? 1 : 0));
 }
 
 function conditionsOf(status: unknown): Condition[] {
-  const list = record(status)?.conditions;
+  const list = asRecord(status)?.conditions;
   if (!Array.isArray(list)) return [];
-  return list.filter((c): c is Condition => typeof record(c)?.type === 'string');
-}
-
-function record(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return list.filter((c): c is Condition => typeof asRecord(c)?.type === 'string');
 }
 
 function int(value: unknown): number | undefined {

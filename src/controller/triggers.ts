@@ -7,7 +7,7 @@
 import type { KubeObject } from '../api/lookup.ts';
 import { GROUP, isKaosKind, type KaosKind } from '../api/kinds.ts';
 import type { ReflectorEvent } from '../kube/reflector.ts';
-import { jsonEqual } from './equal.ts';
+import { jsonEqual } from '../api/json.ts';
 
 export interface ObjectKey {
   kind: KaosKind;

@@ -6,7 +6,7 @@
 // nothing when (a) every field of `desired` already has that value in the live object, and (b)
 // our field manager owns no field that `desired` leaves out (server-side apply would remove it).
 // (a) is "desired ⊆ live" with the API server's list semantics; (b) reads metadata.managedFields.
-import { isRecord } from '../api/json.ts';
+import { isRecord, jsonEqual } from '../api/json.ts';
 import type { KubeClient } from './client.ts';
 import { isConflict, isNotFound } from './errors.ts';
 import { CONFIG_MAP, DEPLOYMENT, HTTP_ROUTE, SERVICE, resourcePath, type ResourceType } from './paths.ts';
@@ -257,7 +257,7 @@ function descend(desired: unknown, key: string): unknown {
       } catch {
         return undefined;
       }
-      return desired.some((e) => canonical(e) === canonical(want)) ? want : undefined;
+      return desired.some((e) => jsonEqual(e, want)) ? want : undefined;
     }
     case 'i': {
       if (!Array.isArray(desired)) return undefined;
@@ -279,14 +279,6 @@ function parseJsonObject(text: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
-}
-
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (isRecord(value)) {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 // desired and what the outcome is.
 import { API_VERSION, type KaosKind } from '../../api/kinds.ts';
 import type { KubeObject } from '../../api/meta.ts';
+import { isConflict } from '../../kube/errors.ts';
 import type { EventRegarding } from '../../kube/events.ts';
 import { errorFields } from '../../logger.ts';
 import type { ReconcileResult } from '../queue.ts';
@@ -73,11 +74,6 @@ export function reconciler(kind: KaosKind, body: (run: Run) => Promise<Reconcile
       if (run.changes.length > 0) logChanges(run, started, failure);
     }
   };
-}
-
-/** HTTP 409 from any client error that carries its code (kube/errors.ts ApiError does). */
-function isConflict(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 409;
 }
 
 async function releaseLegacyFinalizer(run: Run): Promise<void> {

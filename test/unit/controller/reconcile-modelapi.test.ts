@@ -1,3 +1,4 @@
+import { ApiError } from '../../../src/kube/errors.ts';
 import t from 'tap';
 import { loadConfig } from '../../../src/config.ts';
 import { CONFIG_HASH_ANNOTATION, POD_SPEC_HASH_ANNOTATION } from '../../../src/render/index.ts';
@@ -236,7 +237,7 @@ t.test('a failed write: one Warning event per reconcile, and the error reaches t
 t.test('a status write refused with 409 is retried quietly: the cache was behind, nothing is wrong', async (t) => {
   const ctx = new MemoryReconcileContext();
   ctx.putKaos(PROXY);
-  ctx.failWith = (r) => (r.verb === 'status' ? Object.assign(new Error('the object has been modified'), { code: 409 }) : undefined);
+  ctx.failWith = (r) => (r.verb === 'status' ? new ApiError(409, 'Conflict', 'the object has been modified') : undefined);
   t.same(await reconcile(ctx, 'ModelAPI', NS, NAME), { requeue: true }, 'back after its backoff, not counted as an error');
   t.equal(ctx.recorded.filter((e) => e.type === 'Warning').length, 0, 'no Warning Event for the user');
 });

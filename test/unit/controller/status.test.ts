@@ -14,7 +14,7 @@ import {
   statusChanged,
   type KaosStatus,
 } from '../../../src/controller/status.ts';
-import { jsonEqual } from '../../../src/controller/equal.ts';
+import { jsonEqual } from '../../../src/api/json.ts';
 
 const T0 = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
 const T1 = T0 + 60_000;
