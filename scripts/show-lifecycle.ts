@@ -1,7 +1,8 @@
 // `npm run docs:lifecycle`: what a user sees with kubectl as a ModelAPI, an MCPServer and an Agent
 // go from created to Ready, and as an Agent fails on a missing ModelAPI — printed as Markdown, one
 // section per kind, from a real control plane and the operator started through its real entry
-// point, for the README's "What users see" section. Progress goes to stderr, the transcript to
+// point. Its output is the body of docs/lifecycle.md (paste it under that page's introduction
+// when the operator's behaviour changes). Progress goes to stderr, the transcript to
 // stdout; exit 1 (with the operator's log tail) when a state is not reached within 60 s.
 //
 // There are no nodes: a Deployment becomes ready when this script writes its status subresource,
@@ -50,7 +51,7 @@ interface Status { phase?: string; message?: string }
 async function main(stack: LocalStack): Promise<void> {
   const { plane, client } = stack;
   // One transcript per section, printed at the end: the three kinds progress at once, but the
-  // README tells each kind's story on its own.
+  // docs/lifecycle.md tells each kind's story on its own.
   const sections = new Map<string, string[]>();
   const write = (section: string, text: string): void => {
     const lines = sections.get(section) ?? [];

@@ -1,4 +1,4 @@
-// Operator-wide defaults for every generated pod (issue 7 item 7): the JSON and list values of
+// Operator-wide defaults for every generated pod: the JSON and list values of
 // the IMAGE_PULL_SECRETS, DEFAULT_*_RESOURCES, DEFAULT_NODE_SELECTOR, DEFAULT_TOLERATIONS,
 // DEFAULT_AFFINITY and POD_SECURITY_CONTEXT variables, checked here so that a typo is a start-up
 // error and never a pod the API server refuses for every object. Each parser reports its

@@ -1,4 +1,4 @@
-// Every setting of the operator process, parsed and validated in one place (api.md §6).
+// Every setting of the operator process, parsed and validated in one place (docs/api.md, "Operator configuration"; every variable in docs/configuration.md).
 // Each variable is documented in README.md's configuration table.
 import { REFERENCE_POLICIES, type ReferencePolicy } from './api/kinds.ts';
 import {
@@ -31,7 +31,7 @@ export interface GatewayConfig {
   defaultTimeouts: { agent: string; modelAPI: string; mcpServer: string };
 }
 
-/** The controller's settings (issue 7); read by its wiring in main.ts. */
+/** The controller's settings; read by its wiring in main.ts. */
 export interface ControllerConfig {
   /**
    * Run the controller at all (CONTROLLER_ENABLED). false makes a webhook-only replica: admission

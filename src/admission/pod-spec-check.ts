@@ -1,4 +1,4 @@
-// api.md §5: "the merged pod must be a valid pod spec". The same holds for what the schema cannot
+// docs/api.md, "Validation": the merged pod must be a valid pod spec. The same holds for what the schema cannot
 // check inside spec.container (resources) and env entries (valueFrom), so those are checked too. Kubernetes' own pod validation is large
 // and versioned with the cluster, so instead of re-implementing it we render the Deployment the
 // controller would create and ask the API server to validate it with a server-side dry run.

@@ -20,7 +20,7 @@ import type { AdmissionDecision, AdmissionHandler } from './types.ts';
 
 /**
  * Checks that an object's spec.podSpec, merged onto the pod the operator generates, is a valid
- * pod (api.md §5). Called only when spec.podSpec is set and the spec conforms to its schema, since
+ * pod (docs/api.md, "Validation"). Called only when spec.podSpec is set and the spec conforms to its schema, since
  * the merge needs a well-formed spec. Its errors are appended to the object's other errors.
  */
 export type PodSpecCheck = (kind: KaosKind, object: KaosObject) => Promise<FieldError[]>;
@@ -46,7 +46,7 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
 
     const object = requireKubeObject(req.object, 'request.object');
     const oldObject = req.operation === 'UPDATE' ? requireKubeObject(req.oldObject, 'request.oldObject') : undefined;
-    // An object being deleted only ever loses finalizers (KAOS's among them, §1): never block that.
+    // An object being deleted only ever loses finalizers (KAOS's among them, docs/api.md "Common behaviour"): never block that.
     if (oldObject !== undefined && isSet(object.metadata?.deletionTimestamp)) return { allowed: true };
     const namespace = req.namespace ?? object.metadata?.namespace ?? '';
     const isAgent = kind === 'Agent';

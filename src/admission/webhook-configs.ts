@@ -7,7 +7,7 @@
 // * One entry per kind per type (`magent.kaos.tools`, `vagent.kaos.tools`, ...), so a failing
 //   kind is named in the API server's error and each can be tuned on its own.
 // * CREATE and UPDATE of the main resource only: the /status subresource is the controller's
-//   and is neither defaulted nor validated (api.md §5: the webhook never touches status).
+//   and is neither defaulted nor validated (docs/api.md, "Defaulting": the webhook never touches status).
 // * DELETE of modelapis and mcpservers goes to the validating path through separate entries
 //   with failurePolicy Ignore: they only warn ("still used by Agents"), so deleting must never
 //   depend on the operator being up.
@@ -119,7 +119,7 @@ export function renderWebhookConfigurations(
   const mutating: WebhookEntry[] = KINDS.map((kind) => entry(entryName('m', kind), 'mutate', kind, ['CREATE', 'UPDATE'], 'Fail'));
   const validating: WebhookEntry[] = [
     ...KINDS.map((kind) => entry(entryName('v', kind), 'validate', kind, ['CREATE', 'UPDATE'], 'Fail')),
-    // Deleting an object others still use only warns (api.md §5); Ignore, so that an operator
+    // Deleting an object others still use only warns (docs/api.md, "Warnings"); Ignore, so that an operator
     // that is down never blocks deleting objects or whole namespaces.
     ...KINDS.map((kind) => entry(entryName('v', kind, '-delete'), 'validate', kind, ['DELETE'], 'Ignore')),
   ];

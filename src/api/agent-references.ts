@@ -1,4 +1,4 @@
-// The names an Agent references (api.md §2): its ModelAPI, its MCPServers and its peer Agents.
+// The names an Agent references (docs/api.md, "Agent"): its ModelAPI, its MCPServers and its peer Agents.
 import { asArray, asString, getIn } from './json.ts';
 
 export interface ReferencedNames {

@@ -1,4 +1,4 @@
-// Constant defaults of the API (api.md §2 and §5), written once. The schemas carry them as
+// Constant defaults of the API (docs/api.md, "Agent" and "Defaulting"), written once. The schemas carry them as
 // `default` keywords, so kube-apiserver applies them too (when decoding a request and when reading
 // from etcd), and the mutating webhook applies them from those same schemas (schema-defaults.ts).
 
@@ -6,7 +6,7 @@ export const AGENT_DEFAULTS = {
   waitForDependencies: true,
   /**
    * `agentNetwork` itself defaults to an empty object so that `expose: true` is applied to Agents
-   * that omit the block: api.md makes expose default true unconditionally, unlike the config and
+   * that omit the block: docs/api.md makes expose default true unconditionally, unlike the config and
    * memory defaults, which apply only inside objects the user wrote.
    */
   agentNetwork: {},

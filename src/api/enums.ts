@@ -9,7 +9,7 @@ export type MCPRuntime = (typeof MCP_RUNTIMES)[number];
 export const MEMORY_TYPES = ['local'] as const;
 export type MemoryType = (typeof MEMORY_TYPES)[number];
 
-/** `Waiting` exists for Agents only: they wait for their ModelAPI and MCPServers (api.md §2). */
+/** `Waiting` exists for Agents only: they wait for their ModelAPI and MCPServers (docs/api.md, "Agent"). */
 export const AGENT_PHASES = ['Pending', 'Waiting', 'Ready', 'Failed'] as const;
 export const PHASES = ['Pending', 'Ready', 'Failed'] as const;
 export type Phase = (typeof AGENT_PHASES)[number];

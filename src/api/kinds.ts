@@ -30,9 +30,9 @@ export function kindForPlural(plural: string): KaosKind | undefined {
   return KINDS.find((k) => KIND_NAMES[k].plural === plural);
 }
 
-/** Annotation listing the spec fields whose values the mutating webhook chose (api.md §5). */
+/** Annotation listing the spec fields whose values the mutating webhook chose (docs/api.md, "Defaulting"). */
 export const DEFAULTED_ANNOTATION = 'kaos.tools/defaulted';
-/** Label (namespace) or annotation (object) that selects the reference policy (api.md §5). */
+/** Label (namespace) or annotation (object) that selects the reference policy (docs/api.md, "Reference policy"). */
 export const REFERENCE_POLICY_KEY = 'kaos.tools/reference-policy';
 export const REFERENCE_POLICIES = ['Enforce', 'Warn'] as const;
 export type ReferencePolicy = (typeof REFERENCE_POLICIES)[number];

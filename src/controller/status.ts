@@ -1,4 +1,4 @@
-// Pure: the status a reconcile writes (api.md §1–§4). A reconciler states its outcome in api.md's
+// Pure: the status a reconcile writes (docs/api.md, "Status and conditions"). A reconciler states its outcome in the API's
 // words (the builders below); nextStatus() turns it into phase, ready, message, the Deployment
 // mirror, observedGeneration and the kstatus conditions Ready / Reconciling / Stalled, each
 // with a lastTransitionTime that moves only when that condition's status moves; statusChanged()
@@ -21,7 +21,7 @@ export interface KaosStatus {
   linkedResources?: Record<string, string>;
 }
 
-/** Where a reconcile got to: phase, why (a CamelCase reason) and api.md's message. */
+/** Where a reconcile got to: phase, why (a CamelCase reason) and the API's message. */
 export interface Verdict {
   phase: Phase;
   /** metav1.Condition reason: CamelCase, e.g. `ModelAPINotReady`. */
@@ -38,7 +38,7 @@ export interface Outcome extends Verdict {
   deployment?: DeploymentStatus;
 }
 
-// ---- api.md's messages ---------------------------------------------------------------------
+// ---- the API's messages ----------------------------------------------------------------------
 
 /** The API server's NotFound text, which KAOS puts after "Failed to resolve …: ". */
 export function notFoundReason(kind: KaosKind, name: string): string {
@@ -77,7 +77,7 @@ export interface DeploymentLike {
 }
 
 /**
- * api.md: `readyReplicas > 0` → Ready, else Pending; message `Deployment ready replicas:
+ * docs/api.md, "Status and conditions": `readyReplicas > 0` → Ready, else Pending; message `Deployment ready replicas:
  * <ready>/<replicas>` with the desired replicas (spec, default 1) as KAOS writes it; and the
  * `status.deployment` mirror.
  */

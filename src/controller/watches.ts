@@ -1,4 +1,4 @@
-// What the controller adds to the shared cache (issue 7 item 1): its owned children, selected by
+// What the controller adds to the shared cache: its owned children, selected by
 // the managed-by label so that unrelated Deployments cost nothing, HTTPRoutes only when the
 // Gateway API is enabled and served, and Secrets' metadata — never their data — for the config
 // hash. Registered before the cache starts, so /readyz waits for every one of them to sync.

@@ -76,7 +76,7 @@ export function childPath(object: ObjectLike): string {
 
 /**
  * The object to apply given whether the child already exists: a Deployment's `spec.replicas` is
- * set at creation only (api.md §1), so `kubectl scale` and HPAs own it afterwards. Everything
+ * set at creation only (docs/api.md, "Common behaviour"), so `kubectl scale` and HPAs own it afterwards. Everything
  * else is applied as rendered. Returns a new object; `desired` is not modified.
  */
 export function applyIntent<T extends ObjectLike>(desired: T, exists: boolean): T {

@@ -4,7 +4,7 @@ import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../api/lookup.ts';
 import { referencedNames } from '../api/agent-references.ts';
 
-/** An object an Agent refers to: always in the Agent's own namespace (api.md). */
+/** An object an Agent refers to: always in the Agent's own namespace (docs/api.md, "Overview"). */
 export interface Reference {
   kind: KaosKind;
   name: string;

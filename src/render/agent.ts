@@ -1,4 +1,4 @@
-// Agent → Deployment `agent-<name>`, Service and HTTPRoute when exposed (api.md §2).
+// Agent → Deployment `agent-<name>`, Service and HTTPRoute when exposed (docs/api.md, "Agent").
 import { AGENT_DEFAULTS } from '../api/defaults.ts';
 import { applyContainerOverride, copyEnv, env, hasEnv, httpGetProbe, httpPort, uniqueEnv } from './container.ts';
 import { renderHTTPRoute } from './gateway.ts';
@@ -11,7 +11,7 @@ import type { Rendered } from './rendered.ts';
 import { withDefaultResources } from './pod-defaults.ts';
 import { buildDeployment, buildService } from './workload.ts';
 
-/** Schema defaults of spec.config.memory (api.md §2), for input the webhook has not seen. */
+/** Schema defaults of spec.config.memory (docs/api.md, "Agent spec"), for input the webhook has not seen. */
 export const MEMORY_DEFAULTS = AGENT_DEFAULTS.memory;
 
 /** The `<NAME>` of PEER_AGENT_<NAME>_CARD_URL: upper case, `-` → `_`. */
@@ -25,7 +25,7 @@ export function mcpServerEnvName(name: string): string {
 }
 
 /**
- * The generated env of the `agent` container, in the order of api.md §2 steps 1–9 (step 10,
+ * The generated env of the `agent` container, in the order of docs/api.md, "Agent environment", steps 1–9 (step 10,
  * spec.container.env, is applied by applyContainerOverride). Names are unique: a config.env
  * entry that repeats a generated name resolves as the kubelet would (last one wins).
  */

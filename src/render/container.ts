@@ -1,5 +1,5 @@
 // Building blocks for the generated containers: env lists, probes, ports and the
-// ContainerOverride of api.md §1.
+// ContainerOverride of docs/api.md, "Common behaviour".
 import type { ContainerOverrideInput, EnvVarInput, SecretKeySelectorInput } from './inputs.ts';
 import type { Container, ContainerPort, EnvVar, Probe, SecretKeySelector } from './k8s.ts';
 

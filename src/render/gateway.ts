@@ -1,4 +1,4 @@
-// HTTPRoute per api.md §6: only when the gateway is enabled; one rule that strips the
+// HTTPRoute per docs/api.md, "Gateway API routes": only when the gateway is enabled; one rule that strips the
 // `/<namespace>/<segment>/<name>` prefix and forwards to the child Service.
 import type { GatewayRouteInput, RenderConfig } from './inputs.ts';
 import type { HTTPRoute, HTTPRouteRule } from './k8s.ts';

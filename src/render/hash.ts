@@ -1,4 +1,4 @@
-// Content hashes for pod template annotations (api.md §1). A hash must change exactly when
+// Content hashes for pod template annotations (docs/api.md, "Common behaviour"). A hash must change exactly when
 // the content changes: canonical JSON (keys sorted at every level) makes it independent of the
 // key order in which the spec happened to be written or rendered.
 import { createHash } from 'node:crypto';

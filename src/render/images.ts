@@ -1,4 +1,4 @@
-// Default images per kind, mode and tools source (api.md §2–§4, §6). The mutating webhook
+// Default images per kind, mode and tools source (docs/api.md, each kind's section; docs/configuration.md). The mutating webhook
 // writes the result into spec.container.image; render falls back to it when that is unset,
 // so both agree by construction.
 import type { KaosKind } from '../api/kinds.ts';

@@ -1,5 +1,5 @@
 // render: pure `(parent, resolved dependencies, operator config) → desired children`
-// (design.md). The reconcilers call renderAgent/renderModelAPI/renderMCPServer; the webhooks
+// (src/render/README.md). The reconcilers call renderAgent/renderModelAPI/renderMCPServer; the webhooks
 // call defaultImageFor (mutating) and renderPodSpec (validating dry-run of spec.podSpec).
 import type { KaosKind } from '../api/kinds.ts';
 import { renderAgent } from './agent.ts';
@@ -44,7 +44,7 @@ export interface RenderedPod {
 }
 
 /**
- * The pod an object would run, for the validating webhook to check spec.podSpec (api.md §5):
+ * The pod an object would run, for the validating webhook to check spec.podSpec (docs/api.md, "Validation"):
  * it can dry-run `deployment` against the API server. The pod's validity does not depend on
  * the dependencies' live state, so for an Agent they default to what the spec names: MCPServer
  * and peer endpoints are computed (they are deterministic), the ModelAPI endpoint is empty

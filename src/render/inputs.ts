@@ -6,7 +6,7 @@
 // - arrays are readonly (readonly and mutable arrays both fit);
 // - user content passed through verbatim is `object` (accepts type literals, interfaces and
 //   classes alike) or `unknown` for spec.podSpec (preserve-unknown-fields).
-// Anything the webhook defaults is read defensively, with the same default (api.md §2–§4).
+// Anything the webhook defaults is read defensively, with the same default (docs/api.md, each kind's section).
 
 import type { Config } from '../config.ts';
 
@@ -40,7 +40,7 @@ export interface GatewayRouteInput {
   readonly timeout?: string;
 }
 
-/** The §1 fields every kind shares. */
+/** The fields every kind shares (docs/api.md, "Common behaviour"). */
 export interface CommonSpecInput {
   readonly gatewayRoute?: GatewayRouteInput;
   readonly container?: ContainerOverrideInput;

@@ -1,4 +1,4 @@
-// Labels, owner references and object metadata shared by every child (api.md §1).
+// Labels, owner references and object metadata shared by every child (docs/api.md, "Common behaviour").
 import { API_VERSION, type KaosKind } from '../api/kinds.ts';
 import type { MetadataInput } from './inputs.ts';
 import type { ObjectMeta, OwnerReference } from './k8s.ts';

@@ -1,4 +1,4 @@
-// The LiteLLM config file of a Proxy ModelAPI (api.md §3, rules a–c).
+// The LiteLLM config file of a Proxy ModelAPI (docs/api.md, "ModelAPI", rules a–c).
 import { stringify } from 'yaml';
 import type { ModelAPISpecInput } from './inputs.ts';
 import { liteLLMConfigSource } from './sources.ts';

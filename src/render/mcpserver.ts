@@ -1,4 +1,4 @@
-// MCPServer → Deployment and Service `mcpserver-<name>`, HTTPRoute `mcp-<name>` (api.md §4).
+// MCPServer → Deployment and Service `mcpserver-<name>`, HTTPRoute `mcp-<name>` (docs/api.md, "MCPServer").
 import {
   applyContainerOverride,
   copyEnv,
@@ -54,7 +54,7 @@ export function pythonDistributionName(requirement: string): string {
   return match?.[1] ?? requirement.trim();
 }
 
-/** `python -m` module of a distribution: `-` → `_` (api.md §4). */
+/** `python -m` module of a distribution: `-` → `_` (docs/api.md, "MCPServer"). */
 export function pythonModuleName(requirement: string): string {
   return pythonDistributionName(requirement).replaceAll('-', '_');
 }

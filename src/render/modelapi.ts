@@ -1,5 +1,5 @@
 // ModelAPI → Deployment and Service `modelapi-<name>`, the LiteLLM ConfigMap in Proxy mode,
-// and the HTTPRoute (api.md §3).
+// and the HTTPRoute (docs/api.md, "ModelAPI").
 import {
   applyContainerOverride,
   copyEnv,

@@ -1,4 +1,4 @@
-// Child names, ports and endpoints (api.md §1–§4, §6). Existing KAOS manifests, agent images
+// Child names, ports and endpoints (docs/api.md: "Common behaviour", each kind's section, "Gateway API routes"). Existing KAOS manifests, agent images
 // and dashboards depend on these exact strings, so they are written once, here.
 import type { KaosKind } from '../api/kinds.ts';
 import type { ModelAPIMode } from '../api/enums.ts';

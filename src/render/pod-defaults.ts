@@ -1,4 +1,4 @@
-// Operator-wide defaults for every generated pod (config.workload; README's configuration
+// Operator-wide defaults for every generated pod (config.workload; docs/configuration.md's configuration
 // table). They apply to the generated pod before spec.container and spec.podSpec, so the
 // user's object always wins: spec.container.resources replaces the default resources whole,
 // and spec.podSpec is strategically merged on top of everything here (pod-merge.ts), e.g.

@@ -1,4 +1,4 @@
-// Strategic merge of a user's spec.podSpec fragment onto the generated pod spec (api.md §1).
+// Strategic merge of a user's spec.podSpec fragment onto the generated pod spec (docs/api.md, "Common behaviour").
 //
 // Follows Kubernetes' strategic-merge-patch for core/v1 PodSpec, restricted to what a pod spec
 // needs and implemented without I/O so render stays pure:
@@ -14,7 +14,7 @@
 // Without that, overriding the `litellm-config` volume with a Secret would yield a volume
 // with two sources, which the API server refuses.
 //
-// The result is only as valid as the fragment; the validating webhook dry-runs it (§5).
+// The result is only as valid as the fragment; the validating webhook dry-runs it (docs/api.md, "Validation").
 import type { PodSpec } from './k8s.ts';
 
 type JsonObject = Record<string, unknown>;

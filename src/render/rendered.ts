@@ -1,6 +1,6 @@
 // The result of rendering one parent: every child it should own right now. A child that is
 // absent here (Service after `expose: false`, ConfigMap outside Proxy-with-ConfigMap, HTTPRoute
-// with the gateway off) is one the reconciler deletes if it exists (api.md §1).
+// with the gateway off) is one the reconciler deletes if it exists (docs/api.md, "Common behaviour").
 import type { Child, ConfigMap, Deployment, HTTPRoute, Service } from './k8s.ts';
 
 export interface Rendered {

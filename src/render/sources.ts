@@ -1,4 +1,4 @@
-// Which branch of api.md §3/§4 an object selects. The webhook refuses objects where more than
+// Which branch of docs/api.md ("ModelAPI", "MCPServer") an object selects. The webhook refuses objects where more than
 // one source is set; for such input render still picks one, in the order below, so it stays
 // total and deterministic.
 import type { MCPServerSpecInput, ModelAPISpecInput } from './inputs.ts';

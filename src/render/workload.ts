@@ -1,4 +1,4 @@
-// The Deployment and Service every kind owns (api.md §1): one replica at creation, selector =
+// The Deployment and Service every kind owns (docs/api.md, "Common behaviour"): one replica at creation, selector =
 // the two selector labels, the operator's pod defaults, then the user's spec.podSpec merged
 // last, then the hashes that roll the pods whenever the pod spec or the config file changes.
 import type { WorkloadDefaults } from '../config.ts';
@@ -30,7 +30,7 @@ export interface WorkloadInput {
 }
 
 /**
- * replicas is 1 here; api.md §1 says it is never reconciled afterwards, so the reconciler
+ * replicas is 1 here; docs/api.md ("Common behaviour") says it is never reconciled afterwards, so the reconciler
  * should leave spec.replicas out of what it applies to an existing Deployment (with
  * server-side apply and force, applying it would fight `kubectl scale` and HPAs).
  */

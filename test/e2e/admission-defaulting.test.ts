@@ -317,7 +317,7 @@ t.test('defaulting is idempotent: re-apply is a no-op and a second webhook pass 
     const again = await Promise.all((['ModelAPI', 'MCPServer', 'Agent'] as const).map((k) => get(ns, k, k === 'Agent' ? 'a1' : k === 'ModelAPI' ? 'llm' : 'tools')));
     const stable = (o: Json | undefined) => ({ spec: o?.spec, annotations: annotationsOf(o), generation: (o?.metadata as Json | undefined)?.generation });
     t.strictSame(again.map(stable), stored.map(stable), 'the second server-side apply changes no spec, annotation or generation');
-    // The CRDs default `status` (api.md §1) and the API server drops status on create, so the
+    // The CRDs default `status` (docs/api.md, "Status and conditions") and the API server drops status on create, so the
     // first write after a create persists the defaulted status and moves resourceVersion once,
     // whatever the webhooks do. From then on a server-side apply is a complete no-op.
     const before = await resourceVersions(ns);

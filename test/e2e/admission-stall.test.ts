@@ -1,4 +1,4 @@
-// One user must never stall admission for everyone (issue 9): through the real kube-apiserver,
+// One user must never stall admission for everyone: through the real kube-apiserver,
 // hostile Agents are sent while a stream of normal creates from other namespaces runs. Every
 // normal create must succeed, and each hostile Agent must get a short denial that names the field.
 //

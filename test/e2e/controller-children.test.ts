@@ -1,7 +1,7 @@
-// End-to-end: the children the controller builds for each kind (issue 7, the scenarios of the
+// End-to-end: the children the controller builds for each kind (the scenarios of the
 // original KAOS operator's integration suite), against a real kube-apiserver with the operator
 // started through dist/main.js under its own ServiceAccount (scripts/local-stack.ts). Objects
-// are driven with kubectl; every expectation is written out from api.md §1–§4, never computed
+// are driven with kubectl; every expectation is written out from docs/api.md, never computed
 // with the renderer. Each subtest works in a namespace of its own.
 //
 // Run `npm run build` first: the operator process is dist/main.js.
@@ -52,7 +52,7 @@ const agentProbes = {
 
 // ---- Agent ------------------------------------------------------------------------------------
 
-t.test('Agent: env vars in api.md order, and exact Deployment and Service', async (t) => {
+t.test('Agent: env vars in docs/api.md order, and exact Deployment and Service', async (t) => {
   const ns = 'agent-env';
   await createNamespace(s(), ns);
   await applyObjects(s(), ns, [
@@ -173,7 +173,7 @@ t.test('Agent: podSpec override merges onto the generated pod', async (t) => {
           { name: 'MODEL_NAME', value: 'gpt-4o-mini' },
           // waitForDependencies false: the endpoint the ModelAPI's Service will have (Proxy: 8000)
           { name: 'MODEL_API_URL', value: `http://modelapi-llm.${ns}.svc.cluster.local:8000` },
-          // the webhook made a config block for MODEL_NAME, so its defaults apply (api.md §5)
+          // the webhook made a config block for MODEL_NAME, so its defaults apply (docs/api.md, "Defaulting")
           { name: 'AGENTIC_LOOP_MAX_STEPS', value: '5' },
           { name: 'DEBUG', value: 'true' },
         ],
@@ -355,7 +355,7 @@ t.test('ModelAPI Hosted: the pull-model init container; a model change rolls the
     image: IMAGES.ollama,
     imagePullPolicy: 'IfNotPresent',
     command: ['/bin/sh', '-c'],
-    // The model reaches the shell only through $OLLAMA_MODEL, double-quoted (api.md §3).
+    // The model reaches the shell only through $OLLAMA_MODEL, double-quoted (docs/api.md, "ModelAPI").
     args: ['ollama serve & OLLAMA_PID=$! && sleep 5 && ollama pull "$OLLAMA_MODEL" && kill $OLLAMA_PID'],
     env: [{ name: 'OLLAMA_DEBUG', value: '1' }, { name: 'OLLAMA_MODEL', value: model }],
     resources: {},

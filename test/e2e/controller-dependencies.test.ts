@@ -1,5 +1,5 @@
 // The Agent's dependency flow against a real control plane, the operator started through its real
-// entry point under its own ServiceAccount (issue 7): Waiting on a ModelAPI, then on an MCPServer,
+// entry point under its own ServiceAccount: Waiting on a ModelAPI, then on an MCPServer,
 // until they are Ready; then a Deployment; Ready when that Deployment reports a ready replica, as
 // `kubectl wait --for=condition=Ready` sees it; a missing ModelAPI is Failed until it is created;
 // a peer created after its coordinator is wired into the coordinator without touching it.

@@ -1,9 +1,9 @@
-// End-to-end: the controller keeps children as desired when the world moves under it (issue 7):
+// End-to-end: the controller keeps children as desired when the world moves under it:
 // deleted children come back, its own fields edited with kubectl are put back, fields it does not
 // own (replicas after `kubectl scale`) are left alone, children no longer desired are pruned
 // (`expose: false`, Proxy → Hosted), and a Secret behind fromSecretKeyRef rolls the pods. Real
 // kube-apiserver + garbage collector, the operator as dist/main.js under its ServiceAccount;
-// every expectation written out from api.md. Each subtest works in a namespace of its own.
+// every expectation written out from docs/api.md. Each subtest works in a namespace of its own.
 //
 // Run `npm run build` first: the operator process is dist/main.js.
 import t from 'tap';

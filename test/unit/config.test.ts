@@ -1,7 +1,7 @@
 import t from 'tap';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 
-t.test('defaults: api.md §6 images and model, webhook and metrics ports', async (t) => {
+t.test('defaults: docs/configuration.md images and model, webhook and metrics ports', async (t) => {
   const c = loadConfig({});
   t.same(c.images, {
     agent: 'axsauze/kaos-agent:latest',

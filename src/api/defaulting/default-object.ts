@@ -1,4 +1,4 @@
-// The mutating webhook's decision, as a pure function (api.md §5 "Mutating"): derived values
+// The mutating webhook's decision, as a pure function (docs/api.md, "Defaulting"): derived values
 // (container image, an Agent's MODEL_NAME) first, then the schema's constant defaults. Idempotent:
 // running it on its own output changes nothing. Never touches status.
 import type { Config } from '../../config.ts';

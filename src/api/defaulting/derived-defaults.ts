@@ -1,4 +1,4 @@
-// Values the webhook derives from other fields or from the operator's configuration (api.md §5):
+// Values the webhook derives from other fields or from the operator's configuration (docs/api.md, "Defaulting"):
 // the container image of each kind, and an Agent's MODEL_NAME.
 import type { Config, ImageDefaults } from '../../config.ts';
 import { asArray, asRecord, asString, getIn, isRecord, isSet, type JsonRecord } from '../json.ts';

@@ -1,4 +1,4 @@
-// Agent (api.md §2).
+// Agent (docs/api.md, "Agent").
 import { Type, type Static } from '@sinclair/typebox';
 import { AGENT_DEFAULTS } from '../defaults.ts';
 import { AGENT_PHASES, MEMORY_TYPES } from '../enums.ts';

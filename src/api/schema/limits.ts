@@ -1,4 +1,4 @@
-// The sizes the API accepts (README "Limits"): the CRD schemas carry them as maxItems/maxLength,
+// The sizes the API accepts (docs/limits.md): the CRD schemas carry them as maxItems/maxLength,
 // so kube-apiserver refuses an oversized object before any webhook runs, and the webhooks apply
 // the same schemas to requests that reach them directly. Generous on purpose: every real manifest
 // fits; what they stop is a single object that costs megabytes to read, store and answer about.

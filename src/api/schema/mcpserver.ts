@@ -1,4 +1,4 @@
-// MCPServer (api.md §4).
+// MCPServer (docs/api.md, "MCPServer").
 import { Type, type Static } from '@sinclair/typebox';
 import { MCP_RUNTIMES, PHASES } from '../enums.ts';
 import { MAX_INLINE_TEXT_LENGTH, MAX_PACKAGE_LENGTH } from './limits.ts';

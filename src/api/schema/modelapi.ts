@@ -1,4 +1,4 @@
-// ModelAPI (api.md §3).
+// ModelAPI (docs/api.md, "ModelAPI").
 import { Type, type Static } from '@sinclair/typebox';
 import { MODEL_API_MODES, PHASES } from '../enums.ts';
 import { MAX_INLINE_TEXT_LENGTH, MAX_MODEL_LENGTH, MAX_URL_LENGTH } from './limits.ts';

@@ -1,4 +1,4 @@
-// Package names an MCPServer may install (api.md §4). The renderer passes the name to pip/npx only
+// Package names an MCPServer may install (docs/api.md, "MCPServer"). The renderer passes the name to pip/npx only
 // through an environment variable, never spliced into a command line; these rules additionally keep
 // out whitespace, quotes and shell metacharacters, and a leading "-" that would read as an option.
 import type { MCPRuntime } from '../enums.ts';

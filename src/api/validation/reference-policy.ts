@@ -1,4 +1,4 @@
-// Which reference policy judges an object (api.md §5): the object's annotation, else its
+// Which reference policy judges an object (docs/api.md, "Reference policy"): the object's annotation, else its
 // namespace's label, else the operator's configuration — the most specific wins.
 import { notSupported, type FieldError } from '../field-error.ts';
 import { goQuote } from '../go-format.ts';

@@ -1,4 +1,4 @@
-// "Everything the schema says" (api.md §5): ajv over the same TypeBox schemas the CRDs are
+// "Everything the schema says" (docs/api.md, "Validation"): ajv over the same TypeBox schemas the CRDs are
 // generated from, plus the list-map uniqueness kube-apiserver checks beside them. The validators
 // are compiled once, at module load; a request only runs them.
 import { Ajv, type ValidateFunction } from 'ajv';

@@ -1,4 +1,4 @@
-// The Agent's rules beyond its schema (api.md §5): reference names, duplicates, self-reference,
+// The Agent's rules beyond its schema (docs/api.md, "Validation"): reference names, duplicates, self-reference,
 // existence of the ModelAPI and MCPServers (under the reference policy), peers and readiness.
 import { referencedNames } from '../agent-references.ts';
 import { child, duplicate, index, invalid, notFound, required, type FieldError } from '../field-error.ts';

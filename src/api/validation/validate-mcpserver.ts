@@ -1,4 +1,4 @@
-// The MCPServer's rules beyond its schema (api.md §5): exactly one tools source, sources that
+// The MCPServer's rules beyond its schema (docs/api.md, "Validation"): exactly one tools source, sources that
 // only the python runtime supports, and a package name that is safe and valid for the runtime.
 import { MCP_RUNTIMES, type MCPRuntime } from '../enums.ts';
 import { forbidden, invalid, required, type FieldError } from '../field-error.ts';

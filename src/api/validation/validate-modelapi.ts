@@ -1,4 +1,4 @@
-// The ModelAPI's rules beyond its schema (api.md §5): what each mode needs and forbids, the
+// The ModelAPI's rules beyond its schema (docs/api.md, "Validation"): what each mode needs and forbids, the
 // configYaml source, an inline LiteLLM config, and the backend URL.
 import { forbidden, invalid, invalidOmitValue, required, type FieldError } from '../field-error.ts';
 import { asRecord, isSet, type JsonRecord } from '../json.ts';

@@ -1,4 +1,4 @@
-// The validating webhook's decision, as a pure function (api.md §5 "Validating"): the schema's
+// The validating webhook's decision, as a pure function (docs/api.md, "Validation"): the schema's
 // errors, then the kind's own rules, all reported at once in a stable order.
 import type { ReferencePolicy } from '../kinds.ts';
 import type { KaosKind } from '../kinds.ts';
@@ -55,7 +55,7 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
 }
 
 /**
- * Warnings for deleting an object that Agents still use (api.md §5): deletion is never refused,
+ * Warnings for deleting an object that Agents still use (docs/api.md, "Warnings"): deletion is never refused,
  * only flagged. `referencingAgents` are the Agents' names, sorted.
  */
 export function deletionWarnings(kind: KaosKind, name: string, referencingAgents: readonly string[]): string[] {

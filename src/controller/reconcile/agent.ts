@@ -1,4 +1,4 @@
-// Agent (api.md §2, "Reconcile"): resolve the ModelAPI, then each MCPServer in spec order, then
+// Agent (docs/api.md, "Agent reconcile"): resolve the ModelAPI, then each MCPServer in spec order, then
 // the peers; render; apply; prune; status. A dependency problem is a status, not an error:
 // - missing ModelAPI / MCPServer → Failed (`Failed to resolve …`), retried with backoff, and
 //   woken at once when it appears (triggers.ts);
@@ -7,7 +7,7 @@
 // In both cases nothing is applied or pruned: children from an earlier reconcile stay as they
 // are, and the status reports them truthfully (their Deployment, the endpoint of their Service).
 //
-// Without waitForDependencies (api.md is silent; our choice): a missing ModelAPI or MCPServer
+// Without waitForDependencies (our choice; docs/api.md, "Agent reconcile"): a missing ModelAPI or MCPServer
 // still fails (there is no name to render), while one that exists but is not Ready is used
 // right away with its endpoint — status.endpoint when it has one, else the endpoint its Service
 // will have (names.ts; deterministic, and equal to what its status will say, so the arrival of
@@ -35,7 +35,7 @@ import { reconciler, settleStatus, type Run } from './frame.ts';
 /** Either everything an Agent's render needs, or why it cannot be rendered yet. */
 export type AgentResolution = { deps: AgentDeps } | { verdict: Verdict };
 
-/** Pure over the cache: api.md §2's resolution of an Agent's ModelAPI, MCPServers and peers. */
+/** Pure over the cache: docs/api.md's resolution ("Agent reconcile") of an Agent's ModelAPI, MCPServers and peers. */
 export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec: unknown): AgentResolution {
   const s = asRecord(spec) ?? {};
   const wait = s.waitForDependencies !== false;

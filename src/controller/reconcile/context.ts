@@ -59,7 +59,7 @@ export interface ReconcileContext {
   readonly logger: Logger;
 }
 
-/** The KAOS finalizers of the Go operator, removed from objects being deleted (api.md §1). */
+/** The KAOS finalizers of the Go operator, removed from objects being deleted (docs/api.md, "Common behaviour"). */
 export const LEGACY_FINALIZERS: Readonly<Record<KaosKind, string>> = {
   Agent: 'kaos.tools/agent-finalizer',
   ModelAPI: 'kaos.tools/modelapi-finalizer',

@@ -1,4 +1,4 @@
-// MCPServer (api.md §4): no dependencies to resolve. Render (Deployment + Service, HTTPRoute
+// MCPServer (docs/api.md, "MCPServer"): no dependencies to resolve. Render (Deployment + Service, HTTPRoute
 // with the gateway), apply, prune, and report the Deployment's progress.
 import { getIn } from '../../api/json.ts';
 import { renderMCPServer, type MCPServerInput } from '../../render/index.ts';

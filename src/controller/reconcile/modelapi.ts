@@ -1,4 +1,4 @@
-// ModelAPI (api.md §3): no dependencies to resolve. Render (Proxy: ConfigMap + Deployment +
+// ModelAPI (docs/api.md, "ModelAPI"): no dependencies to resolve. Render (Proxy: ConfigMap + Deployment +
 // Service; Hosted: Deployment + Service; HTTPRoute with the gateway), apply, prune what the
 // other mode left (Proxy → Hosted deletes the ConfigMap), and report the Deployment's progress.
 import { getIn } from '../../api/json.ts';

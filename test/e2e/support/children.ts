@@ -105,7 +105,7 @@ export function childIdentity(o: Json): Json {
   return { name: at(o, 'metadata', 'name'), labels: at(o, 'metadata', 'labels'), ownerReferences: at(o, 'metadata', 'ownerReferences') };
 }
 
-/** What every child's metadata must be (api.md §1): the two labels plus managed-by; one controller ownerReference. */
+/** What every child's metadata must be (docs/api.md, "Common behaviour"): the two labels plus managed-by; one controller ownerReference. */
 export function expectedIdentity(kind: 'Agent' | 'ModelAPI' | 'MCPServer', parent: Json, childName: string): Json {
   const app = { Agent: 'agent', ModelAPI: 'modelapi', MCPServer: 'mcpserver' }[kind];
   return {

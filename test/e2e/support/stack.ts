@@ -1,7 +1,7 @@
 // The local stack most e2e files share (scripts/local-stack.ts: a control plane, the CRDs, the
 // operator's RBAC, webhook configurations, and the operator as `node dist/main.js` under its
 // ServiceAccount), started with images and a model name of its own so that every default a test
-// sees is provably the configured one (api.md §6), not a hard-coded fallback. Each file that
+// sees is provably the configured one (docs/configuration.md), not a hard-coded fallback. Each file that
 // uses it starts a control plane of its own (10–20 s of CPU).
 import type { Test } from 'tap';
 import { startLocalStack, tail, type LocalStack } from '../../../scripts/local-stack.ts';

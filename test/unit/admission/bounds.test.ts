@@ -1,4 +1,4 @@
-// Issue 9, items 1–2: one request's work and answer are bounded, however hostile the object.
+// One request's work and answer are bounded, however hostile the object.
 // Sizes and counts only; how long it takes is for a bench.
 import t from 'tap';
 import { encodeDecision } from '../../../src/admission/review.ts';

@@ -1,4 +1,4 @@
-// Property-based fuzzing of both admission webhooks over real HTTPS (issue 9, item 5): 2,000
+// Property-based fuzzing of both admission webhooks over real HTTPS: 2,000
 // generated and mutated AdmissionReviews (test/support/arbitraries.ts) against the real server,
 // router and handlers. For each: the answer is a well-formed AdmissionReview or a clean 4xx
 // (test/support/admission-oracle.ts), never a 500; the podSpec check never fails open because of

@@ -1,6 +1,6 @@
-// Every shared KAOS sample must be admitted unchanged, and defaulting must be stable on it.
+// Every KAOS sample (test/fixtures/samples/, copies of KAOS's own examples) must be admitted
+// unchanged, and defaulting must be stable on it.
 import { readdir, readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { defaultObject } from '../../../src/api/defaulting/default-object.ts';
@@ -11,8 +11,6 @@ import { validateObject } from '../../../src/api/validation/validate-object.ts';
 import { CONFIG, referencesIn } from './objects.ts';
 
 const samplesDir = new URL('../../fixtures/samples/', import.meta.url);
-// CI clones the repository with shared/ beside it; a developer's checkout has it there too.
-const sharedDir = fileURLToPath(new URL('../../../../shared/samples/', import.meta.url));
 
 async function loadYaml(url: URL | string): Promise<unknown[]> {
   return parseAllDocuments(await readFile(url, 'utf8')).flatMap((d) => (Array.isArray(d) ? [] : [d.toJS()]));
@@ -26,15 +24,9 @@ async function loadSample(file: string): Promise<KubeObject[]> {
 
 const files = (await readdir(samplesDir)).filter((f) => f.endsWith('.yaml')).sort();
 
-t.test('the fixtures are the shared samples, unchanged', async (t) => {
+t.test('the fixtures hold the KAOS samples', async (t) => {
   t.ok(files.length >= 3);
-  const shared = await readdir(sharedDir).catch(() => undefined);
-  if (shared === undefined) {
-    t.comment(`${sharedDir} is not on this machine: only the fixtures are checked`);
-    return;
-  }
-  t.same(files, shared.filter((f) => f.endsWith('.yaml')).sort());
-  for (const f of files) t.equal(await readFile(new URL(f, samplesDir), 'utf8'), await readFile(sharedDir + f, 'utf8'), f);
+  for (const f of ['1-simple-echo-agent.yaml', '2-multi-agent-mcp.yaml', '4-dev-ollama-proxy-agent.yaml']) t.ok(files.includes(f), f);
 });
 
 for (const file of files) {

@@ -21,7 +21,7 @@ const T1 = T0 + 60_000;
 const conditions = (s: KaosStatus) => Object.fromEntries((s.conditions ?? []).map((c) => [c.type, c]));
 const statuses = (s: KaosStatus) => (s.conditions ?? []).map((c) => `${c.type}=${c.status}`).join(' ');
 
-t.test("api.md's messages", async (t) => {
+t.test("the API's messages", async (t) => {
   t.equal(notFoundReason('ModelAPI', 'gpt'), 'modelapis.kaos.tools "gpt" not found');
   t.same(modelAPIUnresolved(notFoundReason('ModelAPI', 'gpt')), {
     phase: 'Failed',

@@ -9,7 +9,7 @@ t.test('disabled gateway: no route', async (t) => {
   t.equal(renderHTTPRoute(agent, { name: 'agent-a1', port: 8000 }, undefined, config), undefined);
 });
 
-t.test('full HTTPRoute per api.md §6', async (t) => {
+t.test('full HTTPRoute per docs/api.md, "Gateway API routes"', async (t) => {
   t.strictSame(renderHTTPRoute(agent, { name: 'agent-a1', port: 8000 }, undefined, gatewayConfig), {
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'HTTPRoute',
