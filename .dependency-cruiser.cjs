@@ -1,4 +1,4 @@
-// The import directions of src/ (README "Layout"), checked by `npm run lint:deps` in `npm test`.
+// The import directions of src/ (docs/architecture.md), checked by `npm run lint:deps` in `npm test`.
 // Bottom to top: api/ (the API: schemas, defaulting, validation, metav1 shapes) → render/ (pure
 // desired state) → admission/ (the AdmissionReview protocol and rules) and kube/ (API I/O) →
 // server/ (HTTP around admission) and controller/ → main.ts (wiring). config.ts and logger.ts are

@@ -4,7 +4,7 @@
 //   chart/crds/*.yaml                              src/api/schema/crds.ts (the same as crds/)
 //   chart/templates/rbac.yaml                      src/kube/rbac.ts (OPERATOR_RULES and their scopes)
 //   chart/templates/webhook-configurations.yaml    src/admission/webhook-configs.ts (as webhooks/)
-//   chart/templates/_config-env.tpl                CONFIG_ENV below (the README's configuration table)
+//   chart/templates/_config-env.tpl                CONFIG_ENV below (the table of docs/configuration.md)
 //
 //   node chart/generate.ts           regenerate (npm run gen:chart)
 //   node chart/generate.ts --check   exit 1 if a committed file is out of date
@@ -24,7 +24,7 @@ const header = (source: string): string => GENERATED.replace('SOURCE', source);
  * Every operator setting the chart exposes under `config:`, as value key → environment variable,
  * with how a value becomes the variable's string: `string` as it is, `json` through toJson (an
  * empty object or list leaves the variable unset), `list` joined with commas. An empty value
- * leaves the variable unset, so the operator's own default (README) applies: the defaults live
+ * leaves the variable unset, so the operator's own default (docs/configuration.md) applies: the defaults live
  * in src/config.ts only.
  */
 export const CONFIG_ENV: readonly { value: string; env: string; type: 'string' | 'json' | 'list' }[] = [
@@ -62,9 +62,9 @@ export const CONFIG_ENV: readonly { value: string; env: string; type: 'string' |
 ];
 
 /**
- * README variables the chart sets from its own structure rather than from `config:`, and why;
+ * Documented variables the chart sets from its own structure rather than from `config:`, and why;
  * and the ones that have no meaning in a cluster. test/unit/chart.test.ts checks that every row
- * of the README's table is in CONFIG_ENV or here.
+ * of docs/configuration.md's table is in CONFIG_ENV or here.
  */
 export const STRUCTURAL_ENV: Readonly<Record<string, string>> = {
   WEBHOOKS_ENABLED: 'webhooks.enabled (also drops the webhook Service, configurations and certificate)',

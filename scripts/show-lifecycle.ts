@@ -192,7 +192,7 @@ async function main(stack: LocalStack): Promise<void> {
   out(`<!-- captured by \`npm run docs:lifecycle\` (scripts/show-lifecycle.ts) on ${new Date().toISOString().slice(0, 10)} -->\n`);
   for (const [section, lines] of sections) {
     const text = lines.join('');
-    out(section === 'Created' ? `\n#### ${section}\n\n${text}` : `\n#### ${section}\n\n\`\`\`\n${text}\`\`\`\n`);
+    out(section === 'Created' ? `\n## ${section}\n\n${text}` : `\n## ${section}\n\n\`\`\`\n${text}\`\`\`\n`);
   }
 }
 

@@ -1,5 +1,5 @@
 // Every setting of the operator process, parsed and validated in one place (docs/api.md, "Operator configuration"; every variable in docs/configuration.md).
-// Each variable is documented in README.md's configuration table.
+// Each variable is documented in docs/configuration.md's configuration table.
 import { REFERENCE_POLICIES, type ReferencePolicy } from './api/kinds.ts';
 import {
   POD_SECURITY_CONTEXTS,

@@ -1,6 +1,6 @@
 // The chart's generated parts cannot drift from their sources: chart/crds is crds/, the RBAC and
 // webhook templates are what chart/generate.ts renders from src/kube/rbac.ts and
-// src/admission/webhook-configs.ts, every README configuration variable is a value, and
+// src/admission/webhook-configs.ts, every variable of docs/configuration.md is a value, and
 // values.schema.json refuses what it should. (helm lint/template and the server dry-run:
 // test/e2e/chart.test.ts.)
 import { readdir, readFile } from 'node:fs/promises';
@@ -40,10 +40,10 @@ t.test('every OPERATOR_RULES rule lands in exactly one scope of the RBAC templat
   }
 });
 
-/** `VAR` names of the README's configuration table (rows `| \`A\`, \`B\` | …`). */
-async function readmeVariables(): Promise<string[]> {
-  const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Configuration'));
+/** `VAR` names of the configuration table in docs/configuration.md (rows `| \`A\`, \`B\` | …`). */
+async function documentedVariables(): Promise<string[]> {
+  const doc = await readFile(join(ROOT, 'docs', 'configuration.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('## Environment variables'));
   const table = section.slice(0, section.indexOf('\n## ', 3));
   const names: string[] = [];
   for (const line of table.split('\n')) {
@@ -53,12 +53,12 @@ async function readmeVariables(): Promise<string[]> {
   return names;
 }
 
-t.test('every variable of the README configuration table is a chart value or set by the chart', async (t) => {
-  const variables = await readmeVariables();
+t.test('every variable of the configuration table (docs/configuration.md) is a chart value or set by the chart', async (t) => {
+  const variables = await documentedVariables();
   t.ok(variables.length >= 30, `found the table (${variables.length} variables)`);
   const covered = new Set([...CONFIG_ENV.map((c) => c.env), ...Object.keys(STRUCTURAL_ENV)]);
   t.same(variables.filter((v) => !covered.has(v)), [], 'uncovered variables');
-  t.same([...covered].filter((v) => !variables.includes(v)), [], 'variables the README does not know');
+  t.same([...covered].filter((v) => !variables.includes(v)), [], 'variables docs/configuration.md does not know');
 
   const values = parse(await readFile(join(CHART_DIR, 'values.yaml'), 'utf8')) as { config: Record<string, unknown> };
   const schema = JSON.parse(await readFile(join(CHART_DIR, 'values.schema.json'), 'utf8')) as { properties: { config: { properties: Record<string, unknown> } } };

@@ -1,13 +1,15 @@
-// The README's configuration table and src/config*.ts cannot drift: every environment variable the
+// The configuration table of docs/configuration.md and src/config*.ts cannot drift: every environment variable the
 // operator reads has exactly one row, with a default and a meaning; a documented default is the
 // real one; and a row names only variables that something reads.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../../src/config.ts';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const DOC = 'docs/configuration.md';
+const SECTION = '## Environment variables';
 const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
 const CONFIG_SOURCES = ['src/config.ts', 'src/config-workload.ts'];
 /** Rows for the run command and the control-plane build, not the operator: who reads each. */
@@ -33,11 +35,11 @@ function cells(line: string): string[] {
   return out;
 }
 
-/** The rows of the first table under `## Configuration`; a row's names are the backticked words of its first cell. */
+/** The rows of the first table under SECTION; a row's names are the backticked words of its first cell. */
 function configurationTable(markdown: string): Row[] {
   const lines = markdown.split('\n');
-  const start = lines.findIndex((l) => l.trim() === '## Configuration');
-  if (start < 0) throw new Error('README.md has no "## Configuration" section');
+  const start = lines.findIndex((l) => l.trim() === SECTION);
+  if (start < 0) throw new Error(`${DOC} has no "${SECTION}" section`);
   const rows: Row[] = [];
   let inTable = false;
   for (let i = start + 1; i < lines.length; i++) {
@@ -79,7 +81,7 @@ function variablesNamedInSource(): Set<string> {
   return names;
 }
 
-const rows = configurationTable(read('README.md'));
+const rows = configurationTable(read(DOC));
 const runtime = variablesReadAtRuntime();
 const source = variablesNamedInSource();
 const readByConfig = new Set([...runtime, ...source]);
@@ -89,7 +91,7 @@ t.test('the parsers find the table and the variables', async (t) => {
   t.ok(runtime.has('MAX_CONCURRENT_RECONCILES') && runtime.has('LOG_LEVEL'), 'loadConfig is seen reading the environment');
   t.same(cells('| `A` | `x|y` | z |'), ['`A`', '`x|y`', 'z'], 'a | inside backticks stays in its cell');
   t.same(
-    configurationTable('## Configuration\n\ntext\n\n| variable | default | meaning |\n|---|---|---|\n| `A`, `B` | — | m |\n\n| x |\n## Next').map((r) => r.names),
+    configurationTable(SECTION + '\n\ntext\n\n| variable | default | meaning |\n|---|---|---|\n| `A`, `B` | — | m |\n\n| x |\n## Next').map((r) => r.names),
     [['A', 'B']],
     'only the first table of the section, header and separator skipped',
   );
@@ -98,7 +100,7 @@ t.test('the parsers find the table and the variables', async (t) => {
 t.test('every variable src/config*.ts reads has exactly one row, with a default and a meaning', async (t) => {
   for (const name of [...readByConfig].sort()) {
     const found = rows.filter((r) => r.names.includes(name));
-    t.equal(found.length, 1, `${name}: rows in README.md's configuration table (lines ${found.map((r) => r.line).join(', ') || 'none'})`);
+    t.equal(found.length, 1, `${name}: rows in ${DOC}'s configuration table (lines ${found.map((r) => r.line).join(', ') || 'none'})`);
     for (const row of found) {
       t.not(row.defaultCell, '', `${name}: a default (— when there is none)`);
       t.ok(row.meaning.length > 3, `${name}: a meaning`);
