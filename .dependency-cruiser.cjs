@@ -64,6 +64,13 @@ module.exports = {
       to: { path: '^src/(api/(defaulting|validation|schema)|render|kube|controller)/' },
     },
     {
+      name: 'server-enters-admission-through-admit',
+      severity: 'error',
+      comment: 'Admission has one owner: the server hands it bytes through admission/admit.ts and writes the answer.',
+      from: { path: '^src/server/' },
+      to: { path: '^src/admission/', pathNot: '^src/admission/(admit|types)\\.ts$' },
+    },
+    {
       name: 'cli-imports-only-what-it-runs',
       severity: 'error',
       comment: 'cli/ (kaos-operator lint/default) runs the webhooks\' handlers offline: api, render, admission, kube (for --cluster), config.',

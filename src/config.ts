@@ -95,6 +95,12 @@ export class ConfigError extends Error {
   }
 }
 
+/** The webhook server's bounds when neither the environment nor a caller sets them. */
+export const WEBHOOK_DEFAULTS = {
+  maxConnections: 1000,
+  bodyTimeoutSeconds: 10,
+} as const;
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 const DURATION = /^([0-9]+(h|m|s|ms)){1,4}$/;
 
@@ -214,9 +220,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       port: port('WEBHOOK_PORT', 9443),
       certDir: str('WEBHOOK_CERT_DIR', '/tmp/k8s-webhook-server/serving-certs'),
       certCheckIntervalSeconds: seconds('WEBHOOK_CERT_CHECK_INTERVAL_SECONDS', 10),
-      maxConnections: count('WEBHOOK_MAX_CONNECTIONS', 1000, 100_000),
+      maxConnections: count('WEBHOOK_MAX_CONNECTIONS', WEBHOOK_DEFAULTS.maxConnections, 100_000),
       // Below the 32 s header timeout: the API server sends a body at once, right after its headers.
-      bodyTimeoutSeconds: seconds('WEBHOOK_BODY_TIMEOUT_SECONDS', 10, { max: 60 }),
+      bodyTimeoutSeconds: seconds('WEBHOOK_BODY_TIMEOUT_SECONDS', WEBHOOK_DEFAULTS.bodyTimeoutSeconds, { max: 60 }),
     },
     metricsPort: port('METRICS_PORT', 8080),
     metricsHost: str('METRICS_HOST', '0.0.0.0'),

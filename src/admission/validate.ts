@@ -13,7 +13,7 @@ import { LookupBudget, LookupNotMade } from '../api/lookup-budget.ts';
 import { boundedWarnings } from '../api/validation/answer-limits.ts';
 import { MAX_REFERENCES } from '../api/schema/limits.ts';
 import type { KaosObject } from '../api/schema/index.ts';
-import { conformsToSchema } from '../api/validation/schema-validation.ts';
+import { conformsToSchema, specValidator } from '../api/validation/schema-validation.ts';
 import { deletionWarnings, validateObject } from '../api/validation/validate-object.ts';
 import type { AgentReferences } from '../api/validation/validation-types.ts';
 import type { AdmissionDecision, AdmissionHandler } from './types.ts';
@@ -32,6 +32,8 @@ export interface ValidatingHandlerDeps {
 }
 
 export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerDeps): AdmissionHandler {
+  // Compiled when the handler is built, so that the first request does not pay for it.
+  specValidator(kind);
   return async (req) => {
     if (req.kind.kind !== kind) throw new Error(`${kind} validating handler received a ${req.kind.kind} request`);
 
