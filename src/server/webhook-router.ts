@@ -1,12 +1,17 @@
-// The routes of the admission webhooks: one POST endpoint per webhook, each handing the request's
-// content type and body to admission's one entry point (admission/admit.ts) and writing the
-// answer it returns, with its log line and its metrics. This file knows HTTP — paths, methods,
-// reading a body with a size and time limit — and nothing of the protocol or the API's rules.
+// The routes of the admission webhooks, on express: one POST route per webhook, each handing the
+// request's content type and body to admission's one entry point (admission/admit.ts) and
+// writing the answer it returns, with its log line and its metrics. This file knows HTTP —
+// paths, methods, reading a body with a size and time limit — and nothing of the protocol or the
+// API's rules. Another method on a webhook path is 405 with `Allow: POST`, any other path 404,
+// both as JSON `{message}` and logged once; paths match exactly (case and a trailing slash
+// count), the query is ignored.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../logger.ts';
 import { clip } from '../api/bounded-text.ts';
 import { admit, BODY_LIMIT_BYTES, createWebhooks, messageBody, type Answer, type Webhook } from '../admission/admit.ts';
 import type { HandlerFactory } from '../admission/types.ts';
+import { WEBHOOK_DEFAULTS } from '../config.ts';
 import { readBody } from './body.ts';
 import { noWebhookMetrics, type WebhookMetrics, type WebhookPathMetrics } from './metrics.ts';
 
@@ -16,66 +21,54 @@ export interface WebhookRouterOptions {
   metrics?: WebhookMetrics;
   /** Default BODY_LIMIT_BYTES (7 MiB). */
   bodyLimitBytes?: number;
-  /** How long the body may take, from the end of the headers; default BODY_TIMEOUT_MS (10 s). */
+  /** How long the body may take, from the end of the headers; default WEBHOOK_DEFAULTS' (10 s). */
   bodyTimeoutMs?: number;
 }
-
-/** A client that has not sent its whole body 10 s after its headers is trickling it on purpose. */
-export const BODY_TIMEOUT_MS = 10_000;
 
 /** Serves one endpoint: reads, admits, answers. Never rejects. */
 export type EndpointServer = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
-/** One server per webhook path, each bound to its webhook and its metrics. */
-export function createWebhookEndpoints(options: WebhookRouterOptions): ReadonlyMap<string, EndpointServer> {
+/**
+ * The express application of the webhook server. Express's own answers are switched off where
+ * they would differ from ours: no X-Powered-By, no ETag, exact paths (case-sensitive, strict
+ * about a trailing slash), no query parsing (the API server's ?timeout=5s is never read).
+ */
+export function createWebhookApp(options: WebhookRouterOptions): Express {
   const metrics = options.metrics ?? noWebhookMetrics;
   const limit = options.bodyLimitBytes ?? BODY_LIMIT_BYTES;
-  const bodyTimeoutMs = options.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
-  const endpoints = new Map<string, EndpointServer>();
-  for (const webhook of createWebhooks(options.handlers)) {
-    endpoints.set(webhook.path, endpointServer(webhook, { logger: options.logger, metrics: metrics.forPath(webhook.path), limit, bodyTimeoutMs }));
-  }
-  return endpoints;
-}
-
-/**
- * The request listener of the webhook server. An AdmissionReview POST to a webhook path — every
- * request the API server sends — goes straight to its endpoint. What is left is three answers,
- * written here rather than through a web framework (whose per-request work cost more than our
- * whole validation of an Agent): another method on a webhook path is 405 with `Allow: POST`, any
- * other path 404, both as JSON `{message}` and logged once; paths match exactly (case and a
- * trailing slash count), the query is ignored.
- */
-export function createWebhookListener(options: WebhookRouterOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const endpoints = createWebhookEndpoints(options);
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? WEBHOOK_DEFAULTS.bodyTimeoutSeconds * 1000;
   const { logger } = options;
-  return (req, res) => {
-    const path = pathOf(req.url ?? '');
-    const serve = endpoints.get(path);
-    if (serve !== undefined && req.method === 'POST') {
-      void serve(req, res);
-      return;
-    }
-    try {
-      if (serve !== undefined) {
-        logger.warn({ webhook: path, code: 405, method: req.method }, 'method not allowed');
-        res.setHeader('Allow', 'POST');
-        sendJson(res, 405, messageBody(`method ${req.method} not allowed: send POST`));
-        return;
-      }
-      const shown = clipPath(path);
-      logger.warn({ code: 404, method: req.method, path: shown }, 'no webhook at this path');
-      sendJson(res, 404, messageBody(`no webhook is served at ${shown}`));
-    } catch (err) {
-      // Only reached by a bug: never crash, never hang.
-      logger.error({ code: 500, path: clipPath(path), err }, 'unhandled error in webhook server');
-      if (res.headersSent) res.destroy();
-      else sendJson(res, 500, messageBody('internal error'));
-    }
-  };
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
+  app.set('query parser', false);
+
+  for (const webhook of createWebhooks(options.handlers)) {
+    const serve = endpointServer(webhook, { logger, metrics: metrics.forPath(webhook.path), limit, bodyTimeoutMs });
+    app.post(webhook.path, (req, res) => void serve(req, res));
+    app.all(webhook.path, (req, res) => {
+      logger.warn({ webhook: webhook.path, code: 405, method: req.method }, 'method not allowed');
+      res.setHeader('Allow', 'POST');
+      sendJson(res, 405, messageBody(`method ${req.method} not allowed: send POST`));
+    });
+  }
+  app.use((req, res) => {
+    const shown = clipPath(pathOf(req.originalUrl));
+    logger.warn({ code: 404, method: req.method, path: shown }, 'no webhook at this path');
+    sendJson(res, 404, messageBody(`no webhook is served at ${shown}`));
+  });
+  // Only reached by a bug: never crash, never hang. Four parameters: that is how express knows.
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    logger.error({ code: 500, path: clipPath(pathOf(req.originalUrl)), err }, 'unhandled error in webhook server');
+    if (res.headersSent) res.destroy();
+    else sendJson(res, 500, messageBody('internal error'));
+  });
+  return app;
 }
 
-/** The path of a request target without its query (the API server appends ?timeout=5s) or fragment. */
+/** The path of a request target without its query or fragment. */
 function pathOf(url: string): string {
   const end = url.search(/[?#]/);
   return end < 0 ? url : url.slice(0, end);

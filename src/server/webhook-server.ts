@@ -3,7 +3,7 @@
 import type { Logger } from '../logger.ts';
 import { WEBHOOK_DEFAULTS, type Config } from '../config.ts';
 import type { HandlerFactory } from '../admission/types.ts';
-import { createWebhookListener } from './webhook-router.ts';
+import { createWebhookApp } from './webhook-router.ts';
 import { startHttpsServer, type RunningHttpsServer } from './https-server.ts';
 import type { WebhookMetrics } from './metrics.ts';
 
@@ -28,7 +28,7 @@ export type RunningWebhookServer = RunningHttpsServer;
 
 export function startWebhookServer(options: WebhookServerOptions): Promise<RunningWebhookServer> {
   const { config, logger } = options;
-  const listener = createWebhookListener({
+  const listener = createWebhookApp({
     handlers: options.handlers,
     logger,
     bodyTimeoutMs: (config.bodyTimeoutSeconds ?? WEBHOOK_DEFAULTS.bodyTimeoutSeconds) * 1000,
