@@ -171,7 +171,13 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     }
     return n;
   };
-  const bool = (name: string, fallback: boolean): boolean => oneOf(name, ['true', 'false'], String(fallback) as 'true' | 'false') === 'true';
+  /**
+   * The one boolean parser. Our own variables are "true" or "false" and refuse anything else; a
+   * variable of the KAOS contract (`contract: true`) keeps KAOS's rule, "true" enables and
+   * anything else disables, so that an environment that works with KAOS works here.
+   */
+  const bool = (name: string, fallback: boolean, { contract = false }: { contract?: boolean } = {}): boolean =>
+    contract ? str(name, String(fallback)) === 'true' : oneOf(name, ['true', 'false'], String(fallback) as 'true' | 'false') === 'true';
 
   const config: Config = {
     images: {
@@ -204,7 +210,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       leaderElectionNamespace: str('LEADER_ELECTION_NAMESPACE', str('POD_NAMESPACE', 'kaos-system')),
     },
     gateway: {
-      enabled: str('GATEWAY_API_ENABLED', 'false') === 'true',
+      enabled: bool('GATEWAY_API_ENABLED', false, { contract: true }),
       name: str('GATEWAY_NAME', ''),
       namespace: str('GATEWAY_NAMESPACE', ''),
       defaultTimeouts: {

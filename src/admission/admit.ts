@@ -6,9 +6,10 @@
 // line, a success a debug line. Identifiers are logged, objects never: they may carry secrets.
 import { clip } from '../api/bounded-text.ts';
 import type { KaosKind } from '../api/kinds.ts';
-import { WEBHOOK_ENDPOINTS } from './paths.ts';
-import { BODY_LIMIT_BYTES, decodeReview, encodeDecision, errorMessage, errorReview, isDecision, parseJson, type RequestFacts } from './review.ts';
+import { WEBHOOK_ENDPOINTS } from './webhook-paths.ts';
+import { BODY_LIMIT_BYTES, decodeReview, encodeDecision, errorReview, isDecision, parseJson, type RequestFacts } from './review.ts';
 import type { AdmissionHandler, AdmissionRequest, AdmissionReviewOut, HandlerFactory, WebhookType } from './types.ts';
+import { errorMessage } from '../error-message.ts';
 
 export { BODY_LIMIT_BYTES };
 

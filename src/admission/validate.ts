@@ -2,7 +2,7 @@
 // (pure) and answer with Kubernetes' own 422 Invalid status, or allow with warnings.
 import type { Config } from '../config.ts';
 import { referencedNames, type ReferencedNames } from '../api/agent-references.ts';
-import { validateDNS1123Subdomain } from '../api/names.ts';
+import { validateDNS1123Subdomain } from '../api/name-validation.ts';
 import type { FieldError } from '../api/field-error.ts';
 import { invalidStatus } from '../api/validation/invalid-status.ts';
 import { getIn, isSet, jsonEqual } from '../api/json.ts';

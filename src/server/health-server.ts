@@ -4,7 +4,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../logger.ts';
-import type { Registry } from 'prom-client';
+import type { Registry } from '../prometheus.ts';
 import { closeGracefully } from './close.ts';
 import { errorMessage } from '../error-message.ts';
 

@@ -13,7 +13,7 @@ import { admit, BODY_LIMIT_BYTES, createWebhooks, messageBody, type Answer, type
 import type { HandlerFactory } from '../admission/types.ts';
 import { WEBHOOK_DEFAULTS } from '../config.ts';
 import { readBody } from './body.ts';
-import { noWebhookMetrics, type WebhookMetrics, type WebhookPathMetrics } from './metrics.ts';
+import { noWebhookMetrics, type WebhookMetrics, type WebhookPathMetrics } from './webhook-metrics.ts';
 
 export interface WebhookRouterOptions {
   handlers: HandlerFactory;

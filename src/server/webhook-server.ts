@@ -5,7 +5,7 @@ import { WEBHOOK_DEFAULTS, type Config } from '../config.ts';
 import type { HandlerFactory } from '../admission/types.ts';
 import { createWebhookApp } from './webhook-router.ts';
 import { startHttpsServer, type RunningHttpsServer } from './https-server.ts';
-import type { WebhookMetrics } from './metrics.ts';
+import type { WebhookMetrics } from './webhook-metrics.ts';
 
 export interface WebhookServerOptions {
   /**

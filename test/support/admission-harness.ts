@@ -13,7 +13,7 @@ import { createValidatingHandler } from '../../src/admission/validate.ts';
 import { loadConfig } from '../../src/config.ts';
 import { isRecord } from '../../src/api/json.ts';
 import type { KubeObject } from '../../src/api/lookup.ts';
-import { createLogger } from '../../src/server/logger.ts';
+import { createLogger } from '../../src/server/pino-logger.ts';
 import { MemoryLookup } from './memory-lookup.ts';
 import { deploymentDryRun } from '../../src/kube/dry-run.ts';
 

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { CONFIGURATION_NAMES, encodeCaBundle, renderWebhookConfigurations, type WebhookEntry } from '../../src/admission/webhook-configs.ts';
-import { endpointForPath, webhookPath } from '../../src/admission/paths.ts';
+import { endpointForPath, webhookPath } from '../../src/admission/webhook-paths.ts';
 import { ANNOTATIONS_READ, matchConditions } from '../../src/admission/match-conditions.ts';
 import { DEFAULTED_ANNOTATION, REFERENCE_POLICY_KEY } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/lookup.ts';
