@@ -45,9 +45,14 @@ export function createWebhookApp(options: WebhookRouterOptions): Express {
   app.set('strict routing', true);
   app.set('query parser', false);
 
-  for (const webhook of createWebhooks(options.handlers)) {
+  const webhooks = createWebhooks(options.handlers);
+  // Every POST route first: the router tries its routes in order, and a POST to a webhook path is
+  // every request the API server sends.
+  for (const webhook of webhooks) {
     const serve = endpointServer(webhook, { logger, metrics: metrics.forPath(webhook.path), limit, bodyTimeoutMs });
     app.post(webhook.path, (req, res) => void serve(req, res));
+  }
+  for (const webhook of webhooks) {
     app.all(webhook.path, (req, res) => {
       logger.warn({ webhook: webhook.path, code: 405, method: req.method }, 'method not allowed');
       res.setHeader('Allow', 'POST');
