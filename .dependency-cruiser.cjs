@@ -1,8 +1,8 @@
 // The import directions of src/ (docs/architecture.md), checked by `npm run lint:deps` in `npm test`.
 // Bottom to top: api/ (the API: schemas, defaulting, validation, metav1 shapes) → render/ (pure
 // desired state) → admission/ (the AdmissionReview protocol and rules) and kube/ (API I/O) →
-// server/ (HTTP around admission) and controller/ → main.ts (wiring). config.ts and logger.ts are
-// shared leaves. Type-only imports count: a type is a dependency too.
+// server/ (HTTP around admission) and controller/ → main.ts (wiring). config.ts, logger.ts,
+// error-message.ts, meta-time.ts and prometheus.ts are shared leaves. Type-only imports count: a type is a dependency too.
 /** @type {import('dependency-cruiser').IConfiguration} */
 const IO = '^(node:)?(fs|fs/promises|net|http|https|http2|tls|dgram|child_process|cluster|worker_threads)$';
 
@@ -20,7 +20,7 @@ module.exports = {
       severity: 'error',
       comment: 'api/ is the bottom layer: of ours it may import only itself and config types.',
       from: { path: '^src/api/' },
-      to: { path: '^src/', pathNot: ['^src/api/', '^src/config\\.ts$'] },
+      to: { path: '^src/', pathNot: ['^src/api/', '^src/config\\.ts$', '^src/error-message\\.ts$'] },
     },
     {
       name: 'render-imports-only-api-and-config',
@@ -64,11 +64,18 @@ module.exports = {
       to: { path: '^src/(api/(defaulting|validation|schema)|render|kube|controller)/' },
     },
     {
+      name: 'server-enters-admission-through-admit',
+      severity: 'error',
+      comment: 'Admission has one owner: the server hands it bytes through admission/admit.ts and writes the answer.',
+      from: { path: '^src/server/' },
+      to: { path: '^src/admission/', pathNot: '^src/admission/(admit|types)\\.ts$' },
+    },
+    {
       name: 'cli-imports-only-what-it-runs',
       severity: 'error',
       comment: 'cli/ (kaos-operator lint/default) runs the webhooks\' handlers offline: api, render, admission, kube (for --cluster), config.',
       from: { path: '^src/cli/' },
-      to: { path: '^src/', pathNot: ['^src/(cli|api|render|admission|kube)/', '^src/config(-workload)?\\.ts$'] },
+      to: { path: '^src/', pathNot: ['^src/(cli|api|render|admission|kube)/', '^src/(config(-workload)?|error-message)\\.ts$'] },
     },
     {
       name: 'nothing-imports-the-cli',

@@ -6,8 +6,9 @@
 //
 // Empty maps and lists normalise to "unset": the API server drops them from what it stores
 // (omitempty), so rendering them would make the applied pod differ forever from the cached one.
-import { dns1123SubdomainProblems } from './api/names.ts';
+import { dns1123SubdomainProblems } from './api/name-validation.ts';
 import { isRecord, type JsonRecord } from './api/json.ts';
+import { errorMessage } from './error-message.ts';
 
 /** core/v1 ResourceRequirements, without `claims` (those name claims of one pod only). */
 export interface ResourceDefaults {
@@ -80,7 +81,7 @@ function parseJSON(name: string, raw: string, problems: Problems): unknown {
   try {
     return JSON.parse(raw) as unknown;
   } catch (err) {
-    problems.push(`${name}: must be JSON: ${(err as Error).message}`);
+    problems.push(`${name}: must be JSON: ${errorMessage(err)}`);
     return undefined;
   }
 }

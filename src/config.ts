@@ -95,6 +95,12 @@ export class ConfigError extends Error {
   }
 }
 
+/** The webhook server's bounds when neither the environment nor a caller sets them. */
+export const WEBHOOK_DEFAULTS = {
+  maxConnections: 1000,
+  bodyTimeoutSeconds: 10,
+} as const;
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 const DURATION = /^([0-9]+(h|m|s|ms)){1,4}$/;
 
@@ -165,7 +171,13 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     }
     return n;
   };
-  const bool = (name: string, fallback: boolean): boolean => oneOf(name, ['true', 'false'], String(fallback) as 'true' | 'false') === 'true';
+  /**
+   * The one boolean parser. Our own variables are "true" or "false" and refuse anything else; a
+   * variable of the KAOS contract (`contract: true`) keeps KAOS's rule, "true" enables and
+   * anything else disables, so that an environment that works with KAOS works here.
+   */
+  const bool = (name: string, fallback: boolean, { contract = false }: { contract?: boolean } = {}): boolean =>
+    contract ? str(name, String(fallback)) === 'true' : oneOf(name, ['true', 'false'], String(fallback) as 'true' | 'false') === 'true';
 
   const config: Config = {
     images: {
@@ -198,7 +210,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       leaderElectionNamespace: str('LEADER_ELECTION_NAMESPACE', str('POD_NAMESPACE', 'kaos-system')),
     },
     gateway: {
-      enabled: str('GATEWAY_API_ENABLED', 'false') === 'true',
+      enabled: bool('GATEWAY_API_ENABLED', false, { contract: true }),
       name: str('GATEWAY_NAME', ''),
       namespace: str('GATEWAY_NAMESPACE', ''),
       defaultTimeouts: {
@@ -214,9 +226,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       port: port('WEBHOOK_PORT', 9443),
       certDir: str('WEBHOOK_CERT_DIR', '/tmp/k8s-webhook-server/serving-certs'),
       certCheckIntervalSeconds: seconds('WEBHOOK_CERT_CHECK_INTERVAL_SECONDS', 10),
-      maxConnections: count('WEBHOOK_MAX_CONNECTIONS', 1000, 100_000),
+      maxConnections: count('WEBHOOK_MAX_CONNECTIONS', WEBHOOK_DEFAULTS.maxConnections, 100_000),
       // Below the 32 s header timeout: the API server sends a body at once, right after its headers.
-      bodyTimeoutSeconds: seconds('WEBHOOK_BODY_TIMEOUT_SECONDS', 10, { max: 60 }),
+      bodyTimeoutSeconds: seconds('WEBHOOK_BODY_TIMEOUT_SECONDS', WEBHOOK_DEFAULTS.bodyTimeoutSeconds, { max: 60 }),
     },
     metricsPort: port('METRICS_PORT', 8080),
     metricsHost: str('METRICS_HOST', '0.0.0.0'),

@@ -1,5 +1,5 @@
 // The one Logger type of the process: the slice of pino's API every layer logs through, so that
-// the pino logger server/logger.ts makes (or a test double) is passed in and no layer but that
+// the pino logger server/pino-logger.ts makes (or a test double) is passed in and no layer but that
 // one depends on pino.
 
 export type LogFn = (obj: Record<string, unknown>, msg: string) => void;

@@ -12,8 +12,9 @@ import { KaosCache } from './kube/cache.ts';
 import { KubeClient } from './kube/client.ts';
 import { deploymentDryRun } from './kube/dry-run.ts';
 import { allReady, startHealthServer } from './server/health-server.ts';
-import { createLogger, type Logger } from './server/logger.ts';
-import { createRegistry, createWebhookMetrics, registerCertificateExpiryMetric } from './server/metrics.ts';
+import { createLogger, type Logger } from './server/pino-logger.ts';
+import { createRegistry } from './prometheus.ts';
+import { createWebhookMetrics, registerCertificateExpiryMetric } from './server/webhook-metrics.ts';
 import { startWebhookServer } from './server/webhook-server.ts';
 
 async function main(config: Config, logger: Logger): Promise<void> {

@@ -5,7 +5,7 @@ import type { Config } from '../config.ts';
 import { defaultObject } from '../api/defaulting/default-object.ts';
 import { asString, getIn, type JsonRecord } from '../api/json.ts';
 import type { KaosKind } from '../api/kinds.ts';
-import { validateDNS1123Subdomain } from '../api/names.ts';
+import { validateDNS1123Subdomain } from '../api/name-validation.ts';
 import { requireKubeObject } from '../api/kube-object.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
 import { LookupBudget, LookupNotMade } from '../api/lookup-budget.ts';

@@ -12,6 +12,7 @@ import type { Logger } from '../logger.ts';
 import type { KaosObject } from '../api/schema/index.ts';
 import { fragmentPath, renderPodSpec } from '../render/index.ts';
 import type { PodSpecCheck } from './validate.ts';
+import { errorMessage } from '../error-message.ts';
 
 const TEMPLATE_SPEC = 'spec.template.spec';
 const PODSPEC_FIELD = 'spec.podSpec';
@@ -82,11 +83,7 @@ export function isOutage(code: number): boolean {
 
 /** The refusal of an object whose pod cannot even be built (render or podSpec merge threw). */
 export function unbuildable(fragment: unknown, err: unknown): FieldError {
-  return invalid(fragment === undefined ? 'spec' : PODSPEC_FIELD, undefined, `no pod can be built from it: ${clipError(errorText(err))}`);
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return invalid(fragment === undefined ? 'spec' : PODSPEC_FIELD, undefined, `no pod can be built from it: ${clipError(errorMessage(err))}`);
 }
 
 /** Error texts are ours or the API server's, but may quote the object: keep the denial short. */

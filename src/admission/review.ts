@@ -41,6 +41,7 @@ import { kubeObjectProblem } from '../api/object-meta.ts';
 import { clampWarning } from '../api/warnings.ts';
 import { clip } from '../api/bounded-text.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
+import { errorMessage } from '../error-message.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 export const ADMISSION_REVIEW_KIND = 'AdmissionReview';
@@ -164,11 +165,6 @@ export function errorReview(uid: string, code: 400 | 500, message: string): Admi
 /** A handler's result is trusted only as far as this check goes. */
 export function isDecision(value: unknown): value is AdmissionDecision {
   return isRecord(value) && typeof value.allowed === 'boolean';
-}
-
-export function errorMessage(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return typeof err === 'string' ? err : String(err);
 }
 
 function collectFacts(request: Record<string, unknown>, facts: RequestFacts): void {

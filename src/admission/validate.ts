@@ -2,7 +2,7 @@
 // (pure) and answer with Kubernetes' own 422 Invalid status, or allow with warnings.
 import type { Config } from '../config.ts';
 import { referencedNames, type ReferencedNames } from '../api/agent-references.ts';
-import { validateDNS1123Subdomain } from '../api/names.ts';
+import { validateDNS1123Subdomain } from '../api/name-validation.ts';
 import type { FieldError } from '../api/field-error.ts';
 import { invalidStatus } from '../api/validation/invalid-status.ts';
 import { getIn, isSet, jsonEqual } from '../api/json.ts';
@@ -13,7 +13,7 @@ import { LookupBudget, LookupNotMade } from '../api/lookup-budget.ts';
 import { boundedWarnings } from '../api/validation/answer-limits.ts';
 import { MAX_REFERENCES } from '../api/schema/limits.ts';
 import type { KaosObject } from '../api/schema/index.ts';
-import { conformsToSchema } from '../api/validation/schema-validation.ts';
+import { conformsToSchema, specValidator } from '../api/validation/schema-validation.ts';
 import { deletionWarnings, validateObject } from '../api/validation/validate-object.ts';
 import type { AgentReferences } from '../api/validation/validation-types.ts';
 import type { AdmissionDecision, AdmissionHandler } from './types.ts';
@@ -32,6 +32,8 @@ export interface ValidatingHandlerDeps {
 }
 
 export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerDeps): AdmissionHandler {
+  // Compiled when the handler is built, so that the first request does not pay for it.
+  specValidator(kind);
   return async (req) => {
     if (req.kind.kind !== kind) throw new Error(`${kind} validating handler received a ${req.kind.kind} request`);
 
@@ -86,9 +88,9 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
 const MAX_PEER_LOOKUPS = 20;
 
 /**
- * The references worth a lookup (a miss may cost a live read): valid names only; dependencies
+ * The references worth a lookup: valid names only; dependencies (a miss may cost a live read)
  * that are new, or all of them when waitForDependencies is false (their readiness is warned
- * about); peers only when new, and only the first few, since they can only warn.
+ * about); peers (the cache alone) only when new, and only the first few, since they can only warn.
  */
 function namesToResolve(spec: unknown, oldSpec: unknown): ReferencedNames {
   // Names past the schema's maxItems are refused as "Too many" and never judged one by one.
@@ -105,9 +107,13 @@ function namesToResolve(spec: unknown, oldSpec: unknown): ReferencedNames {
 }
 
 /**
- * Looks up the named objects concurrently, within the request's budget: a dependency the budget
- * did not allow is "unchecked" (with the reason); a failed peer lookup is left out (peers only
- * warn). Dependencies first, so the budget's live reads go to what can deny.
+ * Looks up the named objects concurrently. Dependencies can deny, so a cache miss is confirmed
+ * with a live read within the request's budget, and a dependency the budget did not allow is
+ * "unchecked" (with the reason). Peers can only warn, so they are answered from the cache alone:
+ * a miss is "does not exist yet" without a live read (a bulk apply lists peers created after
+ * it, and confirming each miss was one GET per forward reference); a peer created a moment ago
+ * that the watch has not delivered costs at worst a warning that is already out of date. A
+ * peer lookup that fails otherwise is left out.
  */
 async function resolveReferences(
   lookup: ObjectLookup,
@@ -125,11 +131,14 @@ async function resolveReferences(
       unchecked[kind].set(name, err.message);
     }
   };
+  // The budget of a lookup that may only warn: no live read at all, the cache's answer is final.
+  const cacheOnly = new LookupBudget({ maxLiveLookups: 0 });
   const peer = async (name: string): Promise<[string, boolean][]> => {
     try {
-      return [[name, await lookup.exists('Agent', namespace, name, budget)]];
-    } catch {
-      return [];
+      return [[name, await lookup.exists('Agent', namespace, name, cacheOnly)]];
+    } catch (err) {
+      // The cache missed and no live read was allowed: absent, as far as a warning goes.
+      return err instanceof LookupNotMade ? [[name, false]] : [];
     }
   };
   const dependencies = Promise.all([

@@ -22,7 +22,7 @@
 //   change. The DELETE entries have none.
 import { GROUP, KIND_NAMES, KINDS, VERSION, type KaosKind } from '../api/kinds.ts';
 import type { WebhookType } from './types.ts';
-import { webhookPath } from './paths.ts';
+import { webhookPath } from './webhook-paths.ts';
 import { matchConditions, type MatchCondition } from './match-conditions.ts';
 
 export const DEFAULT_SERVICE = { name: 'kaos-operator-webhook', namespace: 'kaos-system', port: 443 } as const;

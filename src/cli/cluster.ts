@@ -9,6 +9,7 @@ import { KubeClient } from '../kube/client.ts';
 import { ApiError } from '../kube/errors.ts';
 import { NAMESPACE, kaosPath, resourcePath } from '../kube/paths.ts';
 import { API_VERSION } from '../api/kinds.ts';
+import { errorMessage } from '../error-message.ts';
 
 /** The cluster could not be read: the tool cannot give the verdict that was asked for (exit 2). */
 export class ClusterUnavailable extends Error {
@@ -35,7 +36,7 @@ export async function clusterSnapshot(kubeconfig: string, namespaces: readonly s
   try {
     client = await KubeClient.fromKubeConfig(kubeconfig, { userAgent: 'kaos-operator-lint', requestTimeoutMs: TIMEOUT_MS });
   } catch (err) {
-    throw new ClusterUnavailable(`cannot load kubeconfig ${kubeconfig}: ${message(err)}`);
+    throw new ClusterUnavailable(`cannot load kubeconfig ${kubeconfig}: ${errorMessage(err)}`);
   }
   const where = client.server.origin;
   const snapshot: ClusterSnapshot = { objects: [], namespaces: [], notes: [] };
@@ -55,7 +56,7 @@ export async function clusterSnapshot(kubeconfig: string, namespaces: readonly s
       }
     }
   } catch (err) {
-    throw new ClusterUnavailable(`cannot read the cluster at ${where} (kubeconfig ${kubeconfig}): ${message(err)}`);
+    throw new ClusterUnavailable(`cannot read the cluster at ${where} (kubeconfig ${kubeconfig}): ${errorMessage(err)}`);
   } finally {
     client.close();
   }
@@ -76,8 +77,4 @@ async function readOrAbsent<T>(read: () => Promise<T>): Promise<T | undefined> {
       await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
     }
   }
-}
-
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

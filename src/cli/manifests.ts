@@ -5,6 +5,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isMap, isNode, isSeq, LineCounter, parseAllDocuments } from 'yaml';
+import { errorMessage } from '../error-message.ts';
 
 /** Where a manifest came from. */
 export interface Origin {
@@ -135,5 +136,5 @@ function reason(err: unknown): string {
   if (err !== null && typeof err === 'object' && 'code' in err && typeof err.code === 'string' && 'syscall' in err) {
     return err.code === 'ENOENT' ? 'no such file or directory' : err.code === 'EACCES' ? 'permission denied' : err.code;
   }
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }

@@ -13,6 +13,7 @@ import { createStructuralPodSpecCheck } from './pod-spec-structure.ts';
 import { formatJson, formatText, type Report } from './report.ts';
 import { SetLookup } from './set-lookup.ts';
 import { prepareSet, type Finding } from './set.ts';
+import { errorMessage } from '../error-message.ts';
 
 export interface CliIO {
   stdout(text: string): void;
@@ -41,7 +42,7 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
   try {
     options = parseOptions(argv);
   } catch (err) {
-    io.stderr(`kaos-operator: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+    io.stderr(`kaos-operator: ${errorMessage(err)}\n\n${USAGE}`);
     return EXIT_FAILED;
   }
   if (options === 'help') {
@@ -74,7 +75,7 @@ function parseOptions(argv: readonly string[]): Options | 'help' {
       },
     });
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+    throw new UsageError(errorMessage(err));
   }
   const { values, positionals } = parsed;
   const [command, ...paths] = positionals;

@@ -1,8 +1,8 @@
 // The controller's and work queue's metrics under controller-runtime's names and labels
 // (pkg/internal/controller/metrics and pkg/metrics/workqueue.go), so that its dashboards and
-// alerts work unchanged. As with the webhook metrics (src/server/metrics.ts), counts are plain
-// numbers that prom-client reads only when /metrics is scraped.
-import type { Registry } from 'prom-client';
+// alerts work unchanged. As with the webhook metrics, counts are plain numbers that prom-client
+// reads only when /metrics is scraped (src/prometheus.ts).
+import { Histogram, registerCollected, type MetricType, type MetricValue, type Registry } from '../prometheus.ts';
 
 /** controller-runtime's `result` label values. */
 export const RECONCILE_RESULTS = ['success', 'error', 'requeue', 'requeue_after'] as const;
@@ -38,42 +38,6 @@ const RECONCILE_BUCKETS = [
 /** client-go's queue_duration_seconds buckets: ExponentialBuckets(10e-9, 10, 12), 10 ns to 1000 s. */
 const QUEUE_BUCKETS = Array.from({ length: 12 }, (_, i) => Number((1e-8 * 10 ** i).toPrecision(1)));
 
-/** A histogram as plain numbers: non-cumulative counts per bucket, the last one +Inf. */
-class Histogram {
-  readonly bounds: readonly number[];
-  readonly counts: Float64Array;
-  sum = 0;
-  count = 0;
-  constructor(bounds: readonly number[]) {
-    this.bounds = bounds;
-    this.counts = new Float64Array(bounds.length + 1);
-  }
-  observe(value: number): void {
-    let i = 0;
-    while (i < this.bounds.length && value > (this.bounds[i] as number)) i += 1;
-    this.counts[i] = (this.counts[i] ?? 0) + 1;
-    this.sum += value;
-    this.count += 1;
-  }
-  reset(): void {
-    this.counts.fill(0);
-    this.sum = 0;
-    this.count = 0;
-  }
-  values(name: string, labels: Record<string, string>): MetricValue[] {
-    const values: MetricValue[] = [];
-    let cumulative = 0;
-    for (let i = 0; i <= this.bounds.length; i++) {
-      cumulative += this.counts[i] ?? 0;
-      const le = i < this.bounds.length ? String(this.bounds[i]) : '+Inf';
-      values.push({ metricName: `${name}_bucket`, value: cumulative, labels: { le, ...labels } });
-    }
-    values.push({ metricName: `${name}_sum`, value: this.sum, labels });
-    values.push({ metricName: `${name}_count`, value: this.count, labels });
-    return values;
-  }
-}
-
 interface Stats {
   readonly name: string;
   depth: number;
@@ -87,30 +51,12 @@ interface Stats {
   maxConcurrent: number;
 }
 
-/** The shape prom-client's Registry reads from a metric when it renders /metrics. */
-interface MetricValue {
-  value: number;
-  labels: Record<string, string>;
-  metricName?: string;
-}
-type MetricType = 'counter' | 'gauge' | 'histogram';
-
 export function createControllerMetrics(registry: Registry): ControllerMetricsFactory {
   const all: Stats[] = [];
   // workqueue_* carry both `name` and `controller`, equal, as controller-runtime's provider does.
   const queueLabels = (s: Stats) => ({ name: s.name, controller: s.name });
   const register = (name: string, help: string, type: MetricType, values: (s: Stats) => MetricValue[], reset: (s: Stats) => void): void => {
-    const metric = {
-      name,
-      help,
-      type,
-      aggregator: 'sum' as const,
-      get: () => ({ name, help, type, aggregator: 'sum' as const, values: all.flatMap(values) }),
-      reset: () => all.forEach(reset),
-    };
-    // A plain object in place of prom-client's Metric class (whose private fields it cannot
-    // have); the Registry only calls name, get and reset.
-    registry.registerMetric(metric as unknown as Parameters<Registry['registerMetric']>[0]);
+    registerCollected(registry, { name, help, type, values: () => all.flatMap(values), reset: () => all.forEach(reset) });
   };
 
   register('workqueue_depth', 'Current depth of workqueue', 'gauge', (s) => [{ value: s.depth, labels: queueLabels(s) }], () => {});

@@ -7,6 +7,7 @@ import type { Phase } from '../api/enums.ts';
 import { KIND_NAMES, type KaosKind } from '../api/kinds.ts';
 import type { Condition, DeploymentStatus } from '../api/schema/status.ts';
 import { asRecord, jsonEqual } from '../api/json.ts';
+import { formatTime } from '../meta-time.ts';
 
 /** `status` of any of the three kinds, as the controller writes it. */
 export interface KaosStatus {
@@ -129,11 +130,6 @@ export const CONDITION_TYPES = ['Ready', 'Reconciling', 'Stalled'] as const;
 const REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
 const MAX_CONDITION_MESSAGE = 32768;
 const EPOCH = '1970-01-01T00:00:00Z';
-
-/** metav1.Time's text: RFC 3339 in UTC, whole seconds. */
-export function formatTime(now: Date | number): string {
-  return new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
 
 /**
  * The status to write after a reconcile with `outcome`, given the current one (absent, the CRD's

@@ -10,7 +10,7 @@
 import type { KubeClient } from './client.ts';
 import { isNotFound } from './errors.ts';
 import { errorFields, silentLogger, type Logger } from '../logger.ts';
-import { microTime } from './leader-election.ts';
+import { formatMicroTime } from '../meta-time.ts';
 
 export const REPORTING_CONTROLLER = 'kaos.tools/kaos-operator';
 const EVENTS_PATH = (namespace: string): string => `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`;
@@ -95,7 +95,7 @@ export function buildEvent(input: EventInput, instance: string, now: Date, uniqu
     apiVersion: 'events.k8s.io/v1',
     kind: 'Event',
     metadata: { name: `${input.regarding.name}.${nanos.toString(16)}`, namespace },
-    eventTime: microTime(now),
+    eventTime: formatMicroTime(now),
     reportingController: REPORTING_CONTROLLER,
     reportingInstance: truncate(instance, FIELD_MAX),
     action: truncate(input.action, FIELD_MAX),
@@ -254,7 +254,7 @@ export class EventRecorder {
   async #writeRepeat(entry: Entry, input: EventInput, count: number, now: Date): Promise<void> {
     // The creation failed and the entry was dropped: this occurrence starts over.
     if (this.#recent.get(eventKey(input)) !== entry) return this.record(input);
-    const series: EventSeries = { count, lastObservedTime: microTime(now) };
+    const series: EventSeries = { count, lastObservedTime: formatMicroTime(now) };
     const path = `${EVENTS_PATH(entry.event.metadata.namespace)}/${encodeURIComponent(entry.event.metadata.name)}`;
     try {
       await this.#slot(async () => {

@@ -17,6 +17,7 @@ import type { KubeClient } from './client.ts';
 import { isConflict, isNotFound } from './errors.ts';
 import { errorFields, silentLogger, type Logger } from '../logger.ts';
 import { LEASE, resourcePath } from './paths.ts';
+import { formatMicroTime } from '../meta-time.ts';
 
 /** coordination.k8s.io/v1 LeaseSpec (the fields leader election uses). */
 export interface LeaseSpec {
@@ -106,7 +107,7 @@ export function canAcquire(record: LeaseSpec | undefined, identity: string, obse
 
 /** Pure: the spec this identity writes to take or renew the Lease at `now`. */
 export function acquiredSpec(record: LeaseSpec | undefined, identity: string, now: Date, leaseDurationMs: number): LeaseSpec {
-  const time = microTime(now);
+  const time = formatMicroTime(now);
   const same = record?.holderIdentity === identity;
   const transitions = record?.leaseTransitions ?? 0;
   return {
@@ -121,13 +122,8 @@ export function acquiredSpec(record: LeaseSpec | undefined, identity: string, no
 
 /** Pure: the released spec (client-go's ReleaseOnCancel): no holder, so the next candidate takes it at once. */
 export function releasedSpec(record: LeaseSpec | undefined, now: Date): LeaseSpec {
-  const time = microTime(now);
+  const time = formatMicroTime(now);
   return { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: time, renewTime: time, leaseTransitions: record?.leaseTransitions ?? 0 };
-}
-
-/** metav1.MicroTime: RFC 3339 with exactly six fractional digits. */
-export function microTime(date: Date): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
 function sameRecord(a: LeaseSpec | undefined, b: LeaseSpec | undefined): boolean {

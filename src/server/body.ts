@@ -1,19 +1,10 @@
-// Reading a JSON request body with a size limit, as express.json({limit}) would, but without
-// its per-request content negotiation: the webhook accepts exactly one content type, and the
-// router wants to answer 413 and 415 in its own words and count them in its own metrics.
+// Reading a request body with a size limit, as express.json({limit}) would, but without its
+// per-request content negotiation: admission accepts exactly one content type (it checks it
+// before asking for the body), and answers 413 and 408 in its own words.
 import type { IncomingMessage } from 'node:http';
+import type { BodyRead } from '../admission/admit.ts';
 
-export type BodyResult =
-  | { ok: true; body: Buffer }
-  | { ok: false; code: 400 | 408 | 413; message: string };
-
-/** True when the Content-Type is application/json, parameters (charset) allowed. */
-export function isJsonContentType(header: string | undefined): boolean {
-  if (header === undefined) return false;
-  const semi = header.indexOf(';');
-  const type = (semi === -1 ? header : header.slice(0, semi)).trim().toLowerCase();
-  return type === 'application/json';
-}
+export type BodyResult = BodyRead;
 
 /**
  * Reads the whole body, refusing more than `limit` bytes: at once when Content-Length says so,

@@ -9,6 +9,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSecureContext } from 'node:tls';
+import { errorMessage } from '../error-message.ts';
 
 export const CERT_FILE = 'tls.crt';
 export const KEY_FILE = 'tls.key';
@@ -50,7 +51,7 @@ async function readRaw(certDir: string): Promise<RawPair> {
   try {
     [cert, key] = await Promise.all([readFile(certPath), readFile(keyPath)]);
   } catch (err) {
-    throw new CertificateError(`cannot read ${CERT_FILE} and ${KEY_FILE} in ${certDir}: ${(err as Error).message}`, { cause: err });
+    throw new CertificateError(`cannot read ${CERT_FILE} and ${KEY_FILE} in ${certDir}: ${errorMessage(err)}`, { cause: err });
   }
   const hash = createHash('sha256').update(cert).update('\0').update(key).digest('hex');
   return { cert, key, hash };
@@ -62,7 +63,7 @@ function checkPair(raw: RawPair, certDir: string): CertificatePair {
   try {
     x509 = new X509Certificate(raw.cert);
   } catch (err) {
-    throw new CertificateError(`${join(certDir, CERT_FILE)} is not a PEM certificate: ${(err as Error).message}`, { cause: err });
+    throw new CertificateError(`${join(certDir, CERT_FILE)} is not a PEM certificate: ${errorMessage(err)}`, { cause: err });
   }
   try {
     const key = createPrivateKey(raw.key);
@@ -73,7 +74,7 @@ function checkPair(raw: RawPair, certDir: string): CertificatePair {
     createSecureContext({ cert: raw.cert, key: raw.key });
   } catch (err) {
     if (err instanceof CertificateError) throw err;
-    throw new CertificateError(`${join(certDir, KEY_FILE)} is not a usable private key for ${CERT_FILE}: ${(err as Error).message}`, {
+    throw new CertificateError(`${join(certDir, KEY_FILE)} is not a usable private key for ${CERT_FILE}: ${errorMessage(err)}`, {
       cause: err,
     });
   }
@@ -150,7 +151,7 @@ export function watchCertificates(options: CertificateWatcherOptions): Certifica
       pair = checkPair(raw, certDir);
       apply(pair);
     } catch (err) {
-      const error = err instanceof CertificateError ? err : new CertificateError((err as Error).message, { cause: err });
+      const error = err instanceof CertificateError ? err : new CertificateError(errorMessage(err), { cause: err });
       // Unreadable files have no hash: key the report on the message instead.
       const key = failureKey ?? error.message;
       const reported = key !== reportedFailure;

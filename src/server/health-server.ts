@@ -1,10 +1,12 @@
 // Liveness, readiness and metrics on a plain-HTTP port of their own, so that probes and
 // Prometheus need no certificate and a webhook under load does not starve them of sockets.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../logger.ts';
-import type { Registry } from 'prom-client';
+import type { Registry } from '../prometheus.ts';
 import { closeGracefully } from './close.ts';
+import { errorMessage } from '../error-message.ts';
 
 export type Readiness = { ready: true } | { ready: false; reason: string };
 /** Answers "may this replica receive traffic?" (e.g. caches synced); may be async. */
@@ -40,48 +42,7 @@ export interface RunningHealthServer {
 }
 
 export async function startHealthServer(options: HealthServerOptions): Promise<RunningHealthServer> {
-  const { registry, logger } = options;
-  const readiness = options.readiness ?? (() => READY);
-
-  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = (req.url ?? '/').split('?', 1)[0];
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.setHeader('Allow', 'GET, HEAD');
-      return text(res, 405, 'method not allowed\n');
-    }
-    switch (path) {
-      case '/healthz':
-      case '/livez':
-        // The process answers, so it is alive: nothing else belongs in a liveness probe.
-        return text(res, 200, 'ok\n');
-      case '/readyz': {
-        let result: Readiness;
-        try {
-          result = await readiness();
-        } catch (err) {
-          result = { ready: false, reason: `readiness check failed: ${(err as Error).message}` };
-        }
-        return result.ready ? text(res, 200, 'ok\n') : text(res, 503, `not ready: ${result.reason}\n`);
-      }
-      case '/metrics': {
-        const body = await registry.metrics();
-        res.statusCode = 200;
-        res.setHeader('Content-Type', registry.contentType);
-        res.end(req.method === 'HEAD' ? undefined : body);
-        return;
-      }
-      default:
-        return text(res, 404, 'not found\n');
-    }
-  };
-
-  const server = createServer((req, res) => {
-    serve(req, res).catch((err: unknown) => {
-      logger.error({ err, url: req.url?.slice(0, 200) }, 'health server request failed');
-      if (!res.headersSent) text(res, 500, 'internal error\n');
-      else res.destroy();
-    });
-  });
+  const server = createServer(createHealthApp(options));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -90,7 +51,7 @@ export async function startHealthServer(options: HealthServerOptions): Promise<R
     });
   });
   const port = (server.address() as AddressInfo).port;
-  logger.info({ host: options.host, port }, 'health and metrics server listening');
+  options.logger.info({ host: options.host, port }, 'health and metrics server listening');
   let closing: Promise<void> | undefined;
   return {
     server,
@@ -100,6 +61,53 @@ export async function startHealthServer(options: HealthServerOptions): Promise<R
       return closing;
     },
   };
+}
+
+/**
+ * The express application: GET (and HEAD) only, exact paths, query ignored; text answers.
+ * Express's own additions (X-Powered-By, ETag) are off: a probe reads the status, nothing else.
+ */
+export function createHealthApp(options: Pick<HealthServerOptions, 'registry' | 'readiness' | 'logger'>): Express {
+  const { registry, logger } = options;
+  const readiness = options.readiness ?? (() => READY);
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
+  app.set('query parser', false);
+
+  app.use((req, res, next) => {
+    if (req.method === 'GET' || req.method === 'HEAD') return next();
+    res.setHeader('Allow', 'GET, HEAD');
+    text(res, 405, 'method not allowed\n');
+  });
+  // The process answers, so it is alive: nothing else belongs in a liveness probe.
+  app.get(['/healthz', '/livez'], (_req, res) => text(res, 200, 'ok\n'));
+  app.get('/readyz', async (_req, res) => {
+    let result: Readiness;
+    try {
+      result = await readiness();
+    } catch (err) {
+      result = { ready: false, reason: `readiness check failed: ${errorMessage(err)}` };
+    }
+    if (result.ready) text(res, 200, 'ok\n');
+    else text(res, 503, `not ready: ${result.reason}\n`);
+  });
+  app.get('/metrics', async (req, res) => {
+    const body = await registry.metrics();
+    res.statusCode = 200;
+    res.setHeader('Content-Type', registry.contentType);
+    res.end(req.method === 'HEAD' ? undefined : body);
+  });
+  app.use((_req, res) => text(res, 404, 'not found\n'));
+  // A rejected handler (express 5 passes it here) or a bug: log once, answer if still possible.
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    logger.error({ err, url: req.originalUrl.slice(0, 200) }, 'health server request failed');
+    if (!res.headersSent) text(res, 500, 'internal error\n');
+    else res.destroy();
+  });
+  return app;
 }
 
 function text(res: ServerResponse, code: number, body: string): void {

@@ -1,7 +1,7 @@
 // An HTTPS server whose certificate follows its files: a new pair goes into service through
 // server.setSecureContext(), so no restart, and connections already open keep their session
 // and finish what they are doing. Knows nothing about admission; webhook-server.ts puts the
-// router on it.
+// webhook application (webhook-router.ts, express) on it.
 import { createServer, type Server } from 'node:https';
 import type { RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';

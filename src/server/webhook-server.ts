@@ -1,16 +1,16 @@
 // The admission webhook server: the webhook routes on an HTTPS server that reloads its
 // certificate. This is what main.ts starts (and closes on SIGTERM).
 import type { Logger } from '../logger.ts';
-import { loadConfig, type Config } from '../config.ts';
+import { WEBHOOK_DEFAULTS, type Config } from '../config.ts';
 import type { HandlerFactory } from '../admission/types.ts';
-import { createWebhookListener } from './webhook-router.ts';
+import { createWebhookApp } from './webhook-router.ts';
 import { startHttpsServer, type RunningHttpsServer } from './https-server.ts';
-import type { WebhookMetrics } from './metrics.ts';
+import type { WebhookMetrics } from './webhook-metrics.ts';
 
 export interface WebhookServerOptions {
   /**
    * `config.webhook`: host, port, certDir, certCheckIntervalSeconds; maxConnections and
-   * bodyTimeoutSeconds default to WEBHOOK_MAX_CONNECTIONS' and WEBHOOK_BODY_TIMEOUT_SECONDS' defaults.
+   * bodyTimeoutSeconds default to WEBHOOK_DEFAULTS (config.ts), the environment's defaults.
    */
   config: Omit<Config['webhook'], 'enabled' | 'maxConnections' | 'bodyTimeoutSeconds'> &
     Partial<Pick<Config['webhook'], 'maxConnections' | 'bodyTimeoutSeconds'>>;
@@ -26,14 +26,12 @@ export interface WebhookServerOptions {
 
 export type RunningWebhookServer = RunningHttpsServer;
 
-const DEFAULTS = loadConfig({}).webhook;
-
 export function startWebhookServer(options: WebhookServerOptions): Promise<RunningWebhookServer> {
   const { config, logger } = options;
-  const listener = createWebhookListener({
+  const listener = createWebhookApp({
     handlers: options.handlers,
     logger,
-    bodyTimeoutMs: (config.bodyTimeoutSeconds ?? DEFAULTS.bodyTimeoutSeconds) * 1000,
+    bodyTimeoutMs: (config.bodyTimeoutSeconds ?? WEBHOOK_DEFAULTS.bodyTimeoutSeconds) * 1000,
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   });
   return startHttpsServer({
@@ -43,7 +41,7 @@ export function startWebhookServer(options: WebhookServerOptions): Promise<Runni
     certCheckIntervalSeconds: config.certCheckIntervalSeconds,
     listener,
     logger,
-    maxConnections: config.maxConnections ?? DEFAULTS.maxConnections,
+    maxConnections: config.maxConnections ?? WEBHOOK_DEFAULTS.maxConnections,
     ...(options.shutdownGraceMs === undefined ? {} : { shutdownGraceMs: options.shutdownGraceMs }),
     ...(options.certDebounceMs === undefined ? {} : { certDebounceMs: options.certDebounceMs }),
   });

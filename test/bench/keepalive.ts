@@ -10,10 +10,10 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { connect, type TLSSocket } from 'node:tls';
 import { fileURLToPath } from 'node:url';
-import { webhookPath } from '../../src/admission/paths.ts';
+import { webhookPath } from '../../src/admission/webhook-paths.ts';
 import type { AdmissionDecision } from '../../src/admission/types.ts';
 import { loadConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/server/logger.ts';
+import { createLogger } from '../../src/server/pino-logger.ts';
 import { startWebhookServer } from '../../src/server/webhook-server.ts';
 import { makeTestCerts } from '../support/certs.ts';
 import { admissionRequest, review, sampleObject } from '../support/admission-request.ts';

@@ -508,11 +508,10 @@ t.test('SIGTERM (a pod being stopped): /readyz fails at once, admission goes on 
   };
   t.equal(await readyz(), 200, 'ready before');
   process.kill(operator.pid, 'SIGTERM');
-  let status = await readyz();
-  for (let i = 0; i < 50 && status === 200; i++) {
-    await new Promise((r) => setTimeout(r, 50));
-    status = await readyz();
-  }
+  const status = await eventually('readyz to fail after SIGTERM', async () => {
+    const code = await readyz();
+    return code === 200 ? undefined : code;
+  }, { timeoutMs: 2500, intervalMs: 50 });
   t.equal(status, 503, 'unready as soon as the signal arrives');
   const ns = 'shutdown';
   await setup(t, ns);

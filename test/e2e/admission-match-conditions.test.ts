@@ -6,7 +6,7 @@
 // Run `npm run build` first: the operator process is dist/main.js.
 import t, { type Test } from 'tap';
 import { startLocalStack, tail, type LocalStack } from '../../scripts/local-stack.ts';
-import { webhookPath } from '../../src/admission/paths.ts';
+import { webhookPath } from '../../src/admission/webhook-paths.ts';
 import type { KubeObject } from '../../src/api/lookup.ts';
 import { MAX_INLINE_TEXT_LENGTH } from '../../src/api/schema/limits.ts';
 import { ApiError } from '../../src/kube/errors.ts';

@@ -6,6 +6,7 @@
 //
 // Run `npm run build` first: the operator process is dist/main.js.
 import t from 'tap';
+import { eventually } from '../support/poll.ts';
 import { ApiError } from '../../src/kube/errors.ts';
 import {
   type Json,
@@ -499,11 +500,10 @@ t.test('deleting a ModelAPI or MCPServer still in use warns, naming the Agents, 
   // The warning comes from the operator's cache: wait (bounded) until it has seen the Agents,
   // asking with a dry run, which is answered exactly like the real delete.
   const dryDelete = ['delete', 'modelapi', 'llm', '-n', ns, '--dry-run=server'];
-  let dry = await kubectl(dryDelete);
-  for (let i = 0; i < 100 && dry.code === 0 && dry.stderr !== modelWarning; i++) {
-    await new Promise((r) => setTimeout(r, 200));
-    dry = await kubectl(dryDelete);
-  }
+  const dry = await eventually('the dry-run delete to warn about every Agent', async () => {
+    const r = await kubectl(dryDelete);
+    return r.code !== 0 || r.stderr === modelWarning ? r : undefined;
+  }, { timeoutMs: 20_000, intervalMs: 200 });
   t.strictSame(dry, { code: 0, stdout: `modelapi.kaos.tools "llm" deleted from ${ns} namespace (server dry run)\n`, stderr: modelWarning }, 'dry run');
 
   t.strictSame(

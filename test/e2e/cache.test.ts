@@ -128,9 +128,15 @@ t.test('follows create, update (patch and server-side apply) and delete; the ind
 t.test('dry-run writes reach the server but never the cache', async (t) => {
   const dry = await client.create<KubeObject>(kaosPath('ModelAPI', { namespace: NS }), modelAPI('dry'), { dryRun: true });
   t.equal(dry.metadata?.name, 'dry');
-  await new Promise((r) => setTimeout(r, 500));
+  // A watch delivers in order: once a real create made after the dry run has arrived, the dry
+  // run would have arrived before it, had it reached the watch at all.
+  const marker = kaosPath('ModelAPI', { namespace: NS, name: 'after-dry' });
+  await client.create(kaosPath('ModelAPI', { namespace: NS }), modelAPI('after-dry'));
+  await eventually('a create made after the dry run to reach the cache', () => cache.modelAPIs.getByName(NS, 'after-dry'), { timeoutMs: 30_000, intervalMs: 50 });
   t.equal(cache.modelAPIs.getByName(NS, 'dry'), undefined);
   t.equal(await cache.get('ModelAPI', NS, 'dry'), undefined, 'and a live read agrees');
+  await client.delete(marker);
+  await eventually('the marker gone from the cache', () => cache.modelAPIs.getByName(NS, 'after-dry') === undefined, { timeoutMs: 30_000, intervalMs: 50 });
 });
 
 t.test('namespace labels come from the cache', async (t) => {

@@ -21,6 +21,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { serviceAccountUser } from '../../src/kube/rbac.ts';
 import { freePorts, runCommand, startControlPlane } from '../cluster/control-plane.ts';
 import { startProcess, type ManagedProcess } from '../cluster/processes.ts';
+import { eventually } from '../support/poll.ts';
 
 const CHART = fileURLToPath(new URL('../../chart', import.meta.url));
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
@@ -55,20 +56,6 @@ async function kubectl(args: string[], input?: string): Promise<string> {
   const r = await plane.kubectl(args, input === undefined ? {} : { input });
   if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
-}
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last === undefined ? '' : `: ${String(last)}`}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
 }
 const ip = (args: string[]) => runCommand('ip', args);
 
@@ -131,11 +118,11 @@ await t.test('helm install: cert-manager issues the serving certificate and cain
   t.match(cert.subjectAltName ?? '', `DNS:${SERVICE}.${NS}.svc`, 'issued for the Service DNS name');
 
   for (const [kind, name] of [['mutatingwebhookconfiguration', CONFIGS[0]], ['validatingwebhookconfiguration', CONFIGS[1]]] as const) {
-    const bundles = await until(`${kind} caBundle`, 60_000, async () => {
+    const bundles = await eventually(`${kind} caBundle`, async () => {
       const c = JSON.parse(await kubectl(['get', kind, name, '-o', 'json'])) as { webhooks: { clientConfig: { caBundle?: string } }[] };
       const all = c.webhooks.map((w) => w.clientConfig.caBundle ?? '');
       return all.every((b) => b !== '') ? all : undefined;
-    });
+    }, { timeoutMs: 60_000, intervalMs: 500, retryErrors: true });
     t.ok(bundles.every((b) => b === secret.data['ca.crt']), `${kind}: every entry carries the issuing CA`);
   }
 });
@@ -182,7 +169,7 @@ await t.test('the operator runs under the chart\'s ServiceAccount behind the cha
     endpoints: [{ addresses: [hostIp], conditions: { ready: true } }],
     ports: [{ name: 'https', port: webhookPort, protocol: 'TCP' }],
   }));
-  await until('the operator ready', 60_000, async () => ((await runCommand('curl', ['-sf', `http://127.0.0.1:${metricsPort}/readyz`])).code === 0 ? true : undefined))
+  await eventually('the operator ready', async () => ((await runCommand('curl', ['-sf', `http://127.0.0.1:${metricsPort}/readyz`])).code === 0 ? true : undefined), { timeoutMs: 60_000, intervalMs: 500, retryErrors: true })
     .catch((err: unknown) => { t.comment(`operator log:\n${started.tail(40)}`); throw err; });
   t.equal(started.hasExited(), false, 'running, its cache synced with the chart\'s roles (readyz)');
 });
@@ -202,20 +189,20 @@ const fingerprintOf = (b64: string) => new X509Certificate(Buffer.from(b64, 'bas
 await t.test('kubectl apply goes through the chart\'s webhook configurations to the operator', async (t) => {
   await kubectl(['create', 'namespace', 'demo']);
   const modelApi = { apiVersion: 'kaos.tools/v1alpha1', kind: 'ModelAPI', metadata: { name: 'hosted', namespace: 'demo' }, spec: { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' } } };
-  const applied = await until('an admitted apply', 60_000, async () => {
+  const applied = await eventually('an admitted apply', async () => {
     const r = await plane.kubectl(['apply', '-f', '-', '-o', 'json'], { input: JSON.stringify(modelApi) });
     if (r.code !== 0) throw new Error(r.stderr);
     return JSON.parse(r.stdout) as { metadata: { annotations?: Record<string, string> } };
-  });
+  }, { timeoutMs: 60_000, intervalMs: 500, retryErrors: true });
   t.ok(applied.metadata.annotations?.['kaos.tools/defaulted'], 'defaulted by the mutating webhook, reached through the Service');
   t.equal(operator?.hasExited(), false);
 });
 
 await t.test('the controller, under the chart\'s roles: leads through its Lease, gives the sample its children, a status and an Event', async (t) => {
-  const lease = await until('the Lease held', 60_000, async () => {
+  const lease = await eventually('the Lease held', async () => {
     const r = await plane.kubectl(['get', 'lease', '-n', NS, RELEASE, '-o', 'jsonpath={.spec.holderIdentity}']);
     return r.code === 0 && r.stdout !== '' ? r.stdout : undefined;
-  }).catch((err: unknown) => { t.comment(`operator log:\n${operator?.tail(40) ?? ''}`); throw err; });
+  }, { timeoutMs: 60_000, intervalMs: 500, retryErrors: true }).catch((err: unknown) => { t.comment(`operator log:\n${operator?.tail(40) ?? ''}`); throw err; });
   t.equal(lease, `${RELEASE}-e2e-0`, 'the Lease in the release namespace names POD_NAME (the chart\'s operator Role)');
   const metrics = (await runCommand('curl', ['-sf', `http://127.0.0.1:${metricsPort}/metrics`])).stdout;
   t.match(metrics, /leader_election_master_status\{[^}]*\} 1/, 'leader_election_master_status 1');
@@ -223,24 +210,24 @@ await t.test('the controller, under the chart\'s roles: leads through its Lease,
   t.ok(expiry > 86_400 && expiry <= 90 * 86_400, `the served certificate expires in ${expiry} s (certManager.duration 2160h)`);
   // Deployment and Service: server-side apply under the chart's ClusterRole (create + patch).
   for (const kind of ['deployment', 'service']) {
-    const owner = await until(`${kind}/modelapi-hosted`, 60_000, async () => {
+    const owner = await eventually(`${kind}/modelapi-hosted`, async () => {
       const r = await plane.kubectl(['get', kind, 'modelapi-hosted', '-n', 'demo', '-o', 'jsonpath={.metadata.ownerReferences[0].name}']);
       return r.code === 0 && r.stdout !== '' ? r.stdout : undefined;
-    }).catch((err: unknown) => { t.comment(`operator log:\n${operator?.tail(40) ?? ''}`); throw err; });
+    }, { timeoutMs: 60_000, intervalMs: 500, retryErrors: true }).catch((err: unknown) => { t.comment(`operator log:\n${operator?.tail(40) ?? ''}`); throw err; });
     t.equal(owner, 'hosted', `${kind}/modelapi-hosted, controlled by the ModelAPI`);
   }
   // The status subresource (update).
-  const status = await until('a status', 60_000, async () => {
+  const status = await eventually('a status', async () => {
     const m = JSON.parse(await kubectl(['get', 'modelapi', 'hosted', '-n', 'demo', '-o', 'json'])) as { metadata: { generation: number }; status?: { phase?: string; observedGeneration?: number; conditions?: { type: string }[] } };
     return m.status?.observedGeneration === m.metadata.generation && m.status.phase !== undefined ? m.status : undefined;
-  });
+  }, { timeoutMs: 60_000, intervalMs: 500, retryErrors: true });
   t.equal(status.phase, 'Pending', 'Pending: no kubelet makes the Deployment ready');
   t.ok((status.conditions ?? []).some((c) => c.type === 'Ready'), 'a Ready condition');
   // events.k8s.io (create): the controller says what it created.
-  const events = await until('an Event about the ModelAPI', 60_000, async () => {
+  const events = await eventually('an Event about the ModelAPI', async () => {
     const r = await kubectl(['get', 'events.events.k8s.io', '-n', 'demo', '--field-selector', 'regarding.name=hosted', '-o', 'jsonpath={range .items[*]}{.reportingController}{"\\n"}{end}']);
     return r.trim() !== '' ? r.trim().split('\n') : undefined;
-  });
+  }, { timeoutMs: 60_000, intervalMs: 500, retryErrors: true });
   t.ok(events.length > 0, `${events.length} Event(s) about modelapi/hosted`);
   t.notMatch(operator?.tail(200) ?? '', /forbidden/i, 'no request of the operator was forbidden');
 });
@@ -250,15 +237,15 @@ await t.test('a renewed certificate is served without a restart', async (t) => {
   const oldCrt = await syncSecretToFiles();
   t.equal(before, fingerprintOf(oldCrt), 'serves the certificate cert-manager issued');
   await kubectl(['delete', 'secret', '-n', NS, SECRET]); // cmctl-style renewal: cert-manager reissues
-  const newCrt = await until('a reissued Secret', 120_000, async () => {
+  const newCrt = await eventually('a reissued Secret', async () => {
     const r = await plane.kubectl(['get', 'secret', '-n', NS, SECRET, '-o', 'jsonpath={.data.tls\\.crt}']);
     return r.code === 0 && r.stdout !== '' && r.stdout !== oldCrt ? r.stdout : undefined;
-  });
+  }, { timeoutMs: 120_000, intervalMs: 500, retryErrors: true });
   await syncSecretToFiles();
-  const after = await until('the new certificate served', 30_000, async () => {
+  const after = await eventually('the new certificate served', async () => {
     const f = await servedFingerprint();
     return f === fingerprintOf(newCrt) ? f : undefined;
-  });
+  }, { timeoutMs: 30_000, intervalMs: 500, retryErrors: true });
   t.not(after, before);
   t.equal(operator?.hasExited(), false, 'the same process');
   const r = await plane.kubectl(['apply', '--dry-run=server', '-f', '-'], { input: JSON.stringify({ apiVersion: 'kaos.tools/v1alpha1', kind: 'ModelAPI', metadata: { name: 'second', namespace: 'demo' }, spec: { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' } } }) });
@@ -292,10 +279,10 @@ await t.test('webhooks.enabled=false: the controller alone, under the chart\'s r
   });
   processes.push(controllerOnly);
   exitCleanups.push(() => process.kill(-controllerOnly.pid, 'SIGKILL'));
-  await until('the Lease taken by the controller-only replica', 60_000, async () => {
+  await eventually('the Lease taken by the controller-only replica', async () => {
     const r = await plane.kubectl(['get', 'lease', '-n', NS, RELEASE, '-o', 'jsonpath={.spec.holderIdentity}']);
     return r.stdout === `${RELEASE}-e2e-1` ? true : undefined;
-  }).catch((err: unknown) => { t.comment(`operator log:\n${controllerOnly.tail(40)}`); throw err; });
+  }, { timeoutMs: 60_000, intervalMs: 500, retryErrors: true }).catch((err: unknown) => { t.comment(`operator log:\n${controllerOnly.tail(40)}`); throw err; });
   t.equal(controllerOnly.hasExited(), false, 'running without a certificate directory');
   const served = await new Promise<string>((resolve) => {
     const socket = tls.connect({ host: hostIp, port: webhookPort, rejectUnauthorized: false }, () => { socket.destroy(); resolve('served'); });
@@ -305,10 +292,10 @@ await t.test('webhooks.enabled=false: the controller alone, under the chart\'s r
   const metrics = (await runCommand('curl', ['-sf', `http://127.0.0.1:${metricsPort2}/metrics`])).stdout;
   t.notMatch(metrics, /^kaos_operator_webhook_certificate_expiry_seconds /m, 'no certificate metric sample');
   await kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'kaos.tools/v1alpha1', kind: 'ModelAPI', metadata: { name: 'proxy', namespace: 'demo' }, spec: { mode: 'Proxy', proxyConfig: { apiBase: 'http://backend:11434' } } }));
-  const owner = await until('deployment/modelapi-proxy', 60_000, async () => {
+  const owner = await eventually('deployment/modelapi-proxy', async () => {
     const r = await plane.kubectl(['get', 'deployment', 'modelapi-proxy', '-n', 'demo', '-o', 'jsonpath={.metadata.ownerReferences[0].name}']);
     return r.code === 0 && r.stdout !== '' ? r.stdout : undefined;
-  }).catch((err: unknown) => { t.comment(`operator log:\n${controllerOnly.tail(40)}`); throw err; });
+  }, { timeoutMs: 60_000, intervalMs: 500, retryErrors: true }).catch((err: unknown) => { t.comment(`operator log:\n${controllerOnly.tail(40)}`); throw err; });
   t.equal(owner, 'proxy', 'an object applied without webhooks still gets its children');
   await controllerOnly.stop(10_000);
   const uninstall = await helm(['uninstall', RELEASE, '--namespace', NS]);

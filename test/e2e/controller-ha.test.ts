@@ -7,7 +7,7 @@ import https from 'node:https';
 import { join } from 'node:path';
 import t from 'tap';
 import type { KubeObject } from '../../src/api/lookup.ts';
-import { webhookPath } from '../../src/admission/paths.ts';
+import { webhookPath } from '../../src/admission/webhook-paths.ts';
 import { renderWebhookConfigurations } from '../../src/admission/webhook-configs.ts';
 import { LEASE, resourcePath } from '../../src/kube/paths.ts';
 import type { Lease } from '../../src/kube/leader-election.ts';

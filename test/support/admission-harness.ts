@@ -8,12 +8,12 @@ import type { AddressInfo } from 'node:net';
 import { parseAllDocuments } from 'yaml';
 import { createMutatingHandler } from '../../src/admission/mutate.ts';
 import { createPodSpecCheck } from '../../src/admission/pod-spec-check.ts';
-import { createWebhookListener } from '../../src/server/webhook-router.ts';
+import { createWebhookApp } from '../../src/server/webhook-router.ts';
 import { createValidatingHandler } from '../../src/admission/validate.ts';
 import { loadConfig } from '../../src/config.ts';
 import { isRecord } from '../../src/api/json.ts';
 import type { KubeObject } from '../../src/api/lookup.ts';
-import { createLogger } from '../../src/server/logger.ts';
+import { createLogger } from '../../src/server/pino-logger.ts';
 import { MemoryLookup } from './memory-lookup.ts';
 import { deploymentDryRun } from '../../src/kube/dry-run.ts';
 
@@ -70,7 +70,7 @@ export async function startHarness(objects: readonly KubeObject[]): Promise<Harn
     config: CONFIG,
     logger,
   });
-  const listener = createWebhookListener({
+  const listener = createWebhookApp({
     handlers: (kind, type) =>
       type === 'mutate'
         ? createMutatingHandler(kind, { lookup, config: CONFIG })

@@ -11,7 +11,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { parseAllDocuments } from 'yaml';
-import { webhookPath } from '../../src/admission/paths.ts';
+import { webhookPath } from '../../src/admission/webhook-paths.ts';
 import type { WebhookType } from '../../src/admission/types.ts';
 import { DEFAULTED_ANNOTATION, GROUP, isKaosKind, KIND_NAMES, KINDS, REFERENCE_POLICY_KEY, VERSION, type KaosKind } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/lookup.ts';

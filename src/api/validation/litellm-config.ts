@@ -2,6 +2,7 @@
 // valid YAML, a mapping with a `model_list` list whose entries each have a `model_name`.
 import { parseDocument } from 'yaml';
 import { isRecord } from '../json.ts';
+import { errorMessage } from '../../error-message.ts';
 
 /** What is wrong with the config, in order; empty when it is acceptable. */
 export function liteLLMConfigProblems(source: string): string[] {
@@ -23,7 +24,7 @@ export function liteLLMConfigProblems(source: string): string[] {
   try {
     root = doc.toJS({ maxAliasCount: 100 });
   } catch (err) {
-    return [`must be valid YAML: ${err instanceof Error ? err.message : String(err)}`];
+    return [`must be valid YAML: ${errorMessage(err)}`];
   }
   if (!isRecord(root)) return ['must be a YAML mapping with a model_list list'];
   const list = root.model_list;

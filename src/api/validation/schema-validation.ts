@@ -1,6 +1,6 @@
 // "Everything the schema says" (docs/api.md, "Validation"): ajv over the same TypeBox schemas the CRDs are
 // generated from, plus the list-map uniqueness kube-apiserver checks beside them. The validators
-// are compiled once, at module load; a request only runs them.
+// are compiled once, on first use (importing this module does no work); a request only runs them.
 import { Ajv, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import { toFieldError } from './ajv-field-errors.ts';
@@ -27,11 +27,16 @@ export function createAjv(): Ajv {
   return ajv;
 }
 
-const ajv = createAjv();
-const SPEC_VALIDATORS = Object.fromEntries(KINDS.map((k) => [k, ajv.compile(SPEC_SCHEMAS[k])])) as Record<
-  KaosKind,
-  ValidateFunction
->;
+let specValidators: Readonly<Record<KaosKind, ValidateFunction>> | undefined;
+
+/** The compiled validator of a kind's spec; the first call compiles all three. */
+export function specValidator(kind: KaosKind): ValidateFunction {
+  if (specValidators === undefined) {
+    const ajv = createAjv();
+    specValidators = Object.fromEntries(KINDS.map((k) => [k, ajv.compile(SPEC_SCHEMAS[k])])) as Record<KaosKind, ValidateFunction>;
+  }
+  return specValidators[kind];
+}
 
 export interface SchemaCheck {
   /** The size limits first, then ajv's errors and the list-map keys, all under `spec`. */
@@ -53,7 +58,7 @@ export function checkSchema(kind: KaosKind, object: KubeObject): SchemaCheck {
   if (object.spec === undefined || object.spec === null) return { errors: [required('spec')], spec: object.spec, cutStrings: new Set() };
   const limits = clipToSchemaLimits(SPEC_SCHEMAS[kind], object.spec, 'spec');
   const spec = limits.clipped;
-  const validate = SPEC_VALIDATORS[kind];
+  const validate = specValidator(kind);
   const errors = validate(spec) ? [] : (validate.errors ?? []).map((e) => toFieldError(e, 'spec', spec));
   return {
     errors: [...limits.errors, ...errors, ...validateListMaps(SPEC_SCHEMAS[kind], spec, 'spec')],
@@ -71,5 +76,5 @@ export function validateSchema(kind: KaosKind, object: KubeObject): FieldError[]
 export function conformsToSchema(kind: KaosKind, object: KubeObject): object is KubeObject & KaosObject {
   // Limits first: ajv's yes/no still walks every item of an over-long list.
   if (clipToSchemaLimits(SPEC_SCHEMAS[kind], object.spec, 'spec').errors.length > 0) return false;
-  return SPEC_VALIDATORS[kind](object.spec) && validateListMaps(SPEC_SCHEMAS[kind], object.spec, 'spec').length === 0;
+  return specValidator(kind)(object.spec) && validateListMaps(SPEC_SCHEMAS[kind], object.spec, 'spec').length === 0;
 }

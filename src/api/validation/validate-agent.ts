@@ -6,7 +6,7 @@ import { goQuote } from '../go-format.ts';
 import { asArray, asRecord, getIn, type JsonRecord } from '../json.ts';
 import type { ReferencePolicy } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
-import { validateDNS1123Subdomain } from '../names.ts';
+import { validateDNS1123Subdomain } from '../name-validation.ts';
 import type { AgentReferences, ValidationResult } from './validation-types.ts';
 import { clampWarning } from '../warnings.ts';
 

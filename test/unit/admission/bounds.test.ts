@@ -145,3 +145,20 @@ t.test('the sentinel cause sits on the deepest field the left-out errors share',
   const few = [notFound('spec.a', 'x')];
   t.same(boundedErrors(few), few, 'short lists are untouched');
 });
+
+t.test('a check that can only warn makes no live read: a forward peer reference costs nothing', async (t) => {
+  const lookup = world(); // counts a live read for every cache miss, as KaosCache makes one
+  const handler = createValidatingHandler('Agent', { lookup, config: CONFIG });
+  const forward = await handler(admissionRequest('Agent', agent('a1', { modelAPI: 'm', agentNetwork: { access: ['a2', 'a3'] } })));
+  t.equal(lookup.liveReads, 0, 'two missing peers, no live read');
+  t.equal(forward.allowed, true);
+  t.same(forward.warnings, [
+    'spec.agentNetwork.access[0]: Agent "a2" does not exist yet; it is wired in once it does',
+    'spec.agentNetwork.access[1]: Agent "a3" does not exist yet; it is wired in once it does',
+  ], 'still warned about, from the cache');
+
+  const denied = await handler(admissionRequest('Agent', agent('a4', { modelAPI: 'gone', agentNetwork: { access: ['a5'] } })));
+  t.equal(lookup.liveReads, 1, 'the missing ModelAPI, which denies, is confirmed with one live read; the peer is not');
+  t.equal(denied.allowed, false);
+  t.same(causes(denied), [{ reason: 'FieldValueNotFound', field: 'spec.modelAPI', message: 'Not found: "gone"' }]);
+});

@@ -5,7 +5,7 @@
 // The answer is an AdmissionReview allowing or denying (422, or 400 for what the API server
 // could never send), never code 500.
 import t from 'tap';
-import { webhookPath } from '../../../src/admission/paths.ts';
+import { webhookPath } from '../../../src/admission/webhook-paths.ts';
 import { GROUP, KIND_NAMES, VERSION, isKaosKind, type KaosKind } from '../../../src/api/kinds.ts';
 import type { KubeObject } from '../../../src/api/lookup.ts';
 import { isRecord } from '../../../src/api/json.ts';

@@ -4,7 +4,7 @@
 import t from 'tap';
 import jsonPatch from 'fast-json-patch';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../../src/admission/json-depth.ts';
-import { webhookPath } from '../../../src/admission/paths.ts';
+import { webhookPath } from '../../../src/admission/webhook-paths.ts';
 import { cloneJson, isRecord, jsonEqual } from '../../../src/api/json.ts';
 import { goJSON } from '../../../src/api/go-format.ts';
 import { GROUP, KIND_NAMES, VERSION, type KaosKind } from '../../../src/api/kinds.ts';

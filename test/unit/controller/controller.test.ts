@@ -11,7 +11,7 @@ import { registerControllerWatches } from '../../../src/controller/watches.ts';
 import { KaosCache } from '../../../src/kube/cache.ts';
 import { KubeClient, METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from '../../../src/kube/client.ts';
 import { CONFIG_MAP, DEPLOYMENT, KAOS_TYPES, NAMESPACE, SECRET, SERVICE } from '../../../src/kube/paths.ts';
-import { createRegistry } from '../../../src/server/metrics.ts';
+import { createRegistry } from '../../../src/prometheus.ts';
 import { silentLogger } from '../../../src/logger.ts';
 import { FakeApiServer } from '../../support/fake-apiserver.ts';
 import { eventually } from '../../support/poll.ts';

@@ -3,6 +3,7 @@ import { silentLogger } from '../../../src/logger.ts';
 import type { PatchType, WriteOptions } from '../../../src/kube/client.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
 import { EventRecorder, buildEvent, eventKey, type EventInput, type KubeEvent } from '../../../src/kube/events.ts';
+import { eventually } from '../../support/poll.ts';
 
 const regarding = { apiVersion: 'kaos.tools/v1alpha1', kind: 'Agent', name: 'a1', namespace: 'ns', uid: 'u1' };
 const failed: EventInput = { regarding, type: 'Warning', reason: 'ReconcileFailed', action: 'Reconcile', note: 'apply Deployment agent-a1: 500' };
@@ -131,10 +132,12 @@ t.test('a burst is written a few at a time, and beyond the backlog occurrences a
   await new Promise((resolve) => setImmediate(resolve));
   t.equal(inFlight, 2, 'two writes in flight');
   t.equal(recorder.dropped, 3, '2 in flight + 3 waiting: the other 3 are dropped');
-  while (created.length < 5) {
+  // Release one write at a time until the five kept ones are written (a bounded wait: a recorder
+  // that lost one would otherwise spin here for ever).
+  await eventually('the five kept Events written', () => {
     release.shift()?.();
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+    return created.length >= 5;
+  }, { timeoutMs: 5000, intervalMs: 1 });
   await Promise.all(burst);
   t.equal(most, 2, 'never more than maxInFlight at once');
   t.same(created, ['a0', 'a1', 'a2', 'a3', 'a4'], 'written in arrival order');

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { eventually } from '../../support/poll.ts';
-import { createRegistry } from '../../../src/server/metrics.ts';
+import { createRegistry } from '../../../src/prometheus.ts';
 import type { CallOptions, WriteOptions } from '../../../src/kube/client.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
 import {
@@ -9,12 +9,12 @@ import {
   canAcquire,
   createLeaderElectionMetrics,
   defaultIdentity,
-  microTime,
   releasedSpec,
   validateTimings,
   type Lease,
   type LeaseClient,
 } from '../../../src/kube/leader-election.ts';
+import { formatMicroTime } from '../../../src/meta-time.ts';
 
 const NOW = new Date('2026-03-01T10:00:00.123Z');
 
@@ -35,14 +35,14 @@ t.test('acquiredSpec and releasedSpec', async (t) => {
   const later = new Date(NOW.getTime() + 2000);
   const renewed = acquiredSpec(first, 'me', later, 15_000);
   t.equal(renewed.acquireTime, first.acquireTime, 'a renew keeps acquireTime');
-  t.equal(renewed.renewTime, microTime(later));
+  t.equal(renewed.renewTime, formatMicroTime(later));
   t.equal(renewed.leaseTransitions, 0);
   const taken = acquiredSpec(renewed, 'other', later, 1500);
   t.equal(taken.leaseTransitions, 1, 'a new holder is a transition');
-  t.equal(taken.acquireTime, microTime(later));
+  t.equal(taken.acquireTime, formatMicroTime(later));
   t.equal(taken.leaseDurationSeconds, 2, 'whole seconds, rounded up');
   const released = releasedSpec(taken, later);
-  t.same(released, { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: microTime(later), renewTime: microTime(later), leaseTransitions: 1 });
+  t.same(released, { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: formatMicroTime(later), renewTime: formatMicroTime(later), leaseTransitions: 1 });
   t.equal(acquiredSpec(released, 'me', later, 15_000).leaseTransitions, 2);
 });
 

@@ -9,7 +9,7 @@ import { Agent } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startWebhookServer, type RunningWebhookServer } from '../../../src/server/webhook-server.ts';
-import { webhookPath } from '../../../src/admission/paths.ts';
+import { webhookPath } from '../../../src/admission/webhook-paths.ts';
 import type { AdmissionDecision, AdmissionRequest } from '../../../src/admission/types.ts';
 import { makeTestCerts, type TestCerts } from '../../support/certs.ts';
 import { captureLogger, deferred, httpsRequest, peerFingerprint } from './helpers.ts';

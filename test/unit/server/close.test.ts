@@ -3,7 +3,7 @@
 import t from 'tap';
 import { Agent } from 'node:https';
 import { startWebhookServer } from '../../../src/server/webhook-server.ts';
-import { webhookPath } from '../../../src/admission/paths.ts';
+import { webhookPath } from '../../../src/admission/webhook-paths.ts';
 import type { AdmissionDecision, AdmissionRequest } from '../../../src/admission/types.ts';
 import { makeTestCerts, type TestCerts } from '../../support/certs.ts';
 import { captureLogger, deferred, httpsRequest, peerFingerprint } from './helpers.ts';

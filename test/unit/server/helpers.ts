@@ -3,7 +3,7 @@
 import { request, Agent } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
 import type { Logger } from '../../../src/logger.ts';
-import { createLogger } from '../../../src/server/logger.ts';
+import { createLogger } from '../../../src/server/pino-logger.ts';
 
 export interface LogLine {
   level: string;

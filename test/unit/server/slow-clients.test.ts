@@ -5,7 +5,7 @@
 import t from 'tap';
 import { connect, type TLSSocket } from 'node:tls';
 import { startWebhookServer, type RunningWebhookServer } from '../../../src/server/webhook-server.ts';
-import { webhookPath } from '../../../src/admission/paths.ts';
+import { webhookPath } from '../../../src/admission/webhook-paths.ts';
 import type { AdmissionDecision } from '../../../src/admission/types.ts';
 import { makeTestCerts, type TestCerts } from '../../support/certs.ts';
 import { captureLogger, httpsRequest } from './helpers.ts';

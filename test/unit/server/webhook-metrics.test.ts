@@ -1,5 +1,6 @@
 import t from 'tap';
-import { CERTIFICATE_EXPIRY_METRIC, createRegistry, createWebhookMetrics, registerCertificateExpiryMetric } from '../../../src/server/metrics.ts';
+import { createRegistry } from '../../../src/prometheus.ts';
+import { CERTIFICATE_EXPIRY_METRIC, createWebhookMetrics, registerCertificateExpiryMetric } from '../../../src/server/webhook-metrics.ts';
 
 t.test('webhook metrics render as Prometheus counter, cumulative histogram and gauge', async (t) => {
   const registry = createRegistry({ defaultMetrics: false });

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import t from 'tap';
-import { createLogger } from '../../../src/server/logger.ts';
+import { createLogger } from '../../../src/server/pino-logger.ts';
 
 t.test("a line names the logger as `logger`, so the object's `name` is the only `name`", async (t) => {
   const lines: string[] = [];

@@ -1,0 +1,77 @@
+// admission's one entry point, without a server: bytes and a content type in, the HTTP answer
+// (status, body, log line) out. The server tests (test/unit/server) check the same answers over
+// HTTPS; these pin that admission decides them on its own.
+import t from 'tap';
+import { admit, createWebhooks, type BodyRead, type Webhook } from '../../../src/admission/admit.ts';
+import type { AdmissionDecision, AdmissionRequest } from '../../../src/admission/types.ts';
+import { admissionRequest, review, sampleObject } from '../../support/admission-request.ts';
+
+const decisions: Record<string, () => Promise<AdmissionDecision>> = {
+  allow: async () => ({ allowed: true }),
+  throw: async () => {
+    throw new Error('boom');
+  },
+};
+const webhooks = createWebhooks(() => async (request: AdmissionRequest) => (decisions[request.name ?? 'allow'] ?? decisions.allow!)());
+const validateAgent = webhooks.find((w) => w.path === '/validate-kaos-tools-v1alpha1-agent') as Webhook;
+
+const bytes = (text: string) => async (): Promise<BodyRead> => ({ ok: true, body: Buffer.from(text) });
+
+t.test('one webhook per (type, kind), at the kubebuilder paths', async (t) => {
+  t.same(
+    webhooks.map((w) => w.path),
+    [
+      '/mutate-kaos-tools-v1alpha1-agent',
+      '/mutate-kaos-tools-v1alpha1-modelapi',
+      '/mutate-kaos-tools-v1alpha1-mcpserver',
+      '/validate-kaos-tools-v1alpha1-agent',
+      '/validate-kaos-tools-v1alpha1-modelapi',
+      '/validate-kaos-tools-v1alpha1-mcpserver',
+    ],
+  );
+});
+
+t.test('a valid review: 200, the AdmissionReview, a debug line', async (t) => {
+  const answer = await admit(validateAgent, 'application/json', bytes(review(admissionRequest('Agent', sampleObject('Agent'), { uid: 'u1' }))));
+  t.equal(answer.status, 200);
+  t.same(JSON.parse(answer.body), { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'u1', allowed: true } });
+  t.equal(answer.log?.level, 'debug');
+  t.equal(answer.log?.message, 'admitted');
+});
+
+t.test('a wrong content type is refused before the body is read', async (t) => {
+  let read = false;
+  const answer = await admit(validateAgent, 'text/plain', async () => ((read = true), { ok: true, body: Buffer.from('{}') }));
+  t.equal(answer.status, 415);
+  t.same(JSON.parse(answer.body), { message: 'unsupported Content-Type "text/plain": send application/json' });
+  t.equal(answer.log?.level, 'warn');
+  t.equal(read, false, 'body not read');
+});
+
+t.test('a body that could not be read: its code and message; 408 closes the connection', async (t) => {
+  const late = await admit(validateAgent, 'application/json', async () => ({ ok: false, code: 408, message: 'request body not received within 10 s' }));
+  t.equal(late.status, 408);
+  t.equal(late.close, true);
+  t.same(JSON.parse(late.body), { message: 'request body not received within 10 s' });
+  const large = await admit(validateAgent, 'application/json', async () => ({ ok: false, code: 413, message: 'too big' }));
+  t.equal(large.status, 413);
+  t.equal(large.close, undefined);
+});
+
+t.test('not JSON: plain 400 with a warn line', async (t) => {
+  const answer = await admit(validateAgent, 'application/json', bytes('{'));
+  t.equal(answer.status, 400);
+  t.match(JSON.parse(answer.body), { message: /^request body is not valid JSON: / });
+  t.match(answer.log, { level: 'warn', fields: { webhook: '/validate-kaos-tools-v1alpha1-agent', code: 400 } });
+});
+
+t.test('a handler that throws: a 500 denial in the review, an error line with the facts', async (t) => {
+  const answer = await admit(validateAgent, 'application/json', bytes(review(admissionRequest('Agent', sampleObject('Agent'), { uid: 'u2', name: 'throw' }))));
+  t.equal(answer.status, 200);
+  t.same(JSON.parse(answer.body).response, {
+    uid: 'u2',
+    allowed: false,
+    status: { status: 'Failure', message: 'internal error: boom', reason: 'InternalError', code: 500 },
+  });
+  t.match(answer.log, { level: 'error', message: 'admission handler failed', fields: { uid: 'u2', name: 'throw' } });
+});
