@@ -66,9 +66,9 @@ module.exports = {
     {
       name: 'cli-imports-only-what-it-runs',
       severity: 'error',
-      comment: 'cli/ (kaos-operator lint/default) runs the webhooks\' handlers offline: api, render, admission, kube (for --cluster), config.',
+      comment: 'cli/ (kaos-operator lint/default) runs the webhooks\' handlers offline: api, render, admission, kube and cluster (for --cluster), config.',
       from: { path: '^src/cli/' },
-      to: { path: '^src/', pathNot: ['^src/(cli|api|render|admission|kube)/', '^src/config(-workload)?\\.ts$'] },
+      to: { path: '^src/', pathNot: ['^src/(cli|api|render|admission|kube|cluster)/', '^src/config(-workload)?\\.ts$'] },
     },
     {
       name: 'nothing-imports-the-cli',

@@ -24,7 +24,8 @@ import { WorkQueue } from './queue.ts';
 import type { KindReconciler, ReconcileContext } from './reconcile/context.ts';
 import { RECONCILERS } from './reconcile/index.ts';
 import { SecretIndex } from './secret-index.ts';
-import { keysForChildEvent, keysForKaosEvent, makeKey, parseKey } from './triggers.ts';
+import { parseRefKey, refKey } from '../cluster/object-ref.ts';
+import { keysForChildEvent, keysForKaosEvent } from './triggers.ts';
 import type { ControllerWatches } from './watches.ts';
 
 /** controller-runtime's controller names: the `controller` label of every metric. */
@@ -148,7 +149,7 @@ export class Controller {
   #enqueue(keys: readonly string[]): void {
     const queues = this.#queues;
     if (queues === undefined) return;
-    for (const key of keys) queues.get(parseKey(key).kind)?.add(key);
+    for (const key of keys) queues.get(parseRefKey(key).kind)?.add(key);
   }
 
   /**
@@ -189,7 +190,7 @@ export class Controller {
       for (const object of this.#cache.reflector(kind).list()) {
         const { namespace, name } = object.metadata ?? {};
         if (namespace === undefined || name === undefined) continue;
-        queue?.add(makeKey(kind, namespace, name));
+        queue?.add(refKey(kind, namespace, name));
         keys++;
       }
     }
@@ -200,7 +201,7 @@ export class Controller {
 
   /** The kind's reconciler (which logs one line when it changed something: reconcile/frame.ts). */
   async #reconcile(kind: KaosKind, key: string, signal: AbortSignal): Promise<Awaited<ReturnType<KindReconciler>>> {
-    return this.#reconcilers[kind](this.#context, parseKey(key), signal);
+    return this.#reconcilers[kind](this.#context, parseRefKey(key), signal);
   }
 }
 

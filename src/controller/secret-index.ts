@@ -6,7 +6,7 @@ import type { KubeObject } from '../api/lookup.ts';
 import type { KaosKind } from '../api/kinds.ts';
 import type { MCPServerSpecInput, ModelAPISpecInput } from '../render/index.ts';
 import { liteLLMConfigSource, mcpToolsSource } from '../render/sources.ts';
-import { makeKey } from './triggers.ts';
+import { refKey } from '../cluster/object-ref.ts';
 
 /**
  * Pure: the name of the Secret whose version goes into `object`'s config hash, exactly when
@@ -38,7 +38,7 @@ export class SecretIndex {
     const namespace = object.metadata?.namespace ?? '';
     const name = object.metadata?.name ?? '';
     if (namespace === '' || name === '') return;
-    const key = makeKey(kind, namespace, name);
+    const key = refKey(kind, namespace, name);
     this.#forget(key);
     const secret = configSecretOf(kind, object);
     if (secret === undefined) return;
@@ -55,7 +55,7 @@ export class SecretIndex {
   remove(kind: KaosKind, object: KubeObject): void {
     const namespace = object.metadata?.namespace ?? '';
     const name = object.metadata?.name ?? '';
-    if (namespace !== '' && name !== '') this.#forget(makeKey(kind, namespace, name));
+    if (namespace !== '' && name !== '') this.#forget(refKey(kind, namespace, name));
   }
 
   /** Sorted queue keys of the ModelAPIs and MCPServers that read the Secret. */

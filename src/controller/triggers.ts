@@ -1,5 +1,5 @@
-// Pure: which queue keys a cache event wakes, and the key format. A key is `Kind/namespace/name`
-// ('/' occurs in none of the three, so a key splits back unambiguously).
+// Pure: which queue keys a cache event wakes. A key is an object reference's string form,
+// `Kind/namespace/name` (src/cluster/object-ref.ts).
 // - A KAOS object's change wakes itself, and, as a dependency, the Agents that use it: a ModelAPI
 //   or MCPServer the Agents naming it, an Agent the Agents whose `access` lists it — answered by
 //   the reference index ("who references X"), never by scanning.
@@ -8,26 +8,7 @@ import type { KubeObject } from '../api/lookup.ts';
 import { GROUP, isKaosKind, type KaosKind } from '../api/kinds.ts';
 import type { ReflectorEvent } from '../kube/reflector.ts';
 import { jsonEqual } from '../api/json.ts';
-
-export interface ObjectKey {
-  kind: KaosKind;
-  namespace: string;
-  name: string;
-}
-
-export function makeKey(kind: KaosKind, namespace: string, name: string): string {
-  return `${kind}/${namespace}/${name}`;
-}
-
-/** The parts of a key; a clear error for anything makeKey() cannot have produced. */
-export function parseKey(key: string): ObjectKey {
-  const parts = key.split('/');
-  const [kind, namespace, name] = parts;
-  if (parts.length !== 3 || !isKaosKind(kind) || namespace === undefined || namespace === '' || name === undefined || name === '') {
-    throw new TypeError(`invalid queue key ${JSON.stringify(key)}: expected "<Agent|ModelAPI|MCPServer>/<namespace>/<name>"`);
-  }
-  return { kind, namespace, name };
-}
+import { refKey } from '../cluster/object-ref.ts';
 
 /** "Who references X": the Agents of `namespace` that name the object (src/kube/references.ts). */
 export interface ReferenceLookup {
@@ -43,10 +24,10 @@ export interface ReferenceLookup {
 export function keysForKaosEvent(kind: KaosKind, event: ReflectorEvent<KubeObject>, references: ReferenceLookup): string[] {
   const { namespace, name } = identity(event.object);
   if (name === '' || namespace === '') return [];
-  const keys = [makeKey(kind, namespace, name)];
+  const keys = [refKey(kind, namespace, name)];
   if (event.type === 'update' && !dependentsCare(event.old, event.object)) return keys;
   for (const agent of references.referencedBy(kind, namespace, name)) {
-    const key = makeKey('Agent', namespace, agent);
+    const key = refKey('Agent', namespace, agent);
     if (key !== keys[0]) keys.push(key);
   }
   return keys;
@@ -81,7 +62,7 @@ export function controllerOwnerKey(object: KubeObject): string | undefined {
     const { controller, apiVersion, kind, name: owner } = ref as Record<string, unknown>;
     if (controller !== true || typeof apiVersion !== 'string' || !apiVersion.startsWith(`${GROUP}/`)) continue;
     // Owners are always in the child's namespace: Kubernetes forbids cross-namespace owners.
-    if (isKaosKind(kind) && typeof owner === 'string' && owner !== '') return makeKey(kind, namespace, owner);
+    if (isKaosKind(kind) && typeof owner === 'string' && owner !== '') return refKey(kind, namespace, owner);
   }
   return undefined;
 }

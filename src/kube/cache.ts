@@ -5,6 +5,7 @@
 // (admission reads any namespace's labels).
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
+import type { Agent, KaosObjects, MCPServer, ModelAPI } from '../api/schema/index.ts';
 import { LookupNotMade, type LookupBudget } from '../api/lookup-budget.ts';
 import type { KubeClient } from './client.ts';
 import { isNotFound } from './errors.ts';
@@ -44,17 +45,24 @@ export interface RegisterOptions<T extends KubeObject = KubeObject> {
   transform?: (object: T) => T;
 }
 
+/** The reflectors of the three kinds, each typed as its schema's object type. */
+export type KaosReflectors = { readonly [K in KaosKind]: ReflectorGroup<KaosObjects[K]> };
+
+/** What the cache needs of a reflector to run it: nothing that depends on its object type. */
+type Runnable = Pick<Reflector, 'start' | 'stop' | 'isSynced' | 'waitForSync'>;
+
 export class KaosCache implements ObjectLookup {
-  readonly agents: ReflectorGroup;
-  readonly modelAPIs: ReflectorGroup;
-  readonly mcpServers: ReflectorGroup;
+  readonly agents: ReflectorGroup<Agent>;
+  readonly modelAPIs: ReflectorGroup<ModelAPI>;
+  readonly mcpServers: ReflectorGroup<MCPServer>;
   readonly namespaces: Reflector;
   readonly references = new ReferenceIndex();
   readonly #client: CacheClient;
   readonly #log: Logger;
   readonly #liveReadTimeoutMs: number;
   readonly #reflectorOptions: KaosCacheOptions['reflector'];
-  readonly #reflectors: Reflector[] = [];
+  readonly #reflectors: Runnable[] = [];
+  readonly #kinds: KaosReflectors;
   /** The watched namespaces; undefined = all. */
   readonly #namespaces: readonly string[] | undefined;
   #started = false;
@@ -66,9 +74,12 @@ export class KaosCache implements ObjectLookup {
     this.#liveReadTimeoutMs = options.liveReadTimeoutMs ?? 1500;
     this.#reflectorOptions = options.reflector;
     this.#namespaces = options.namespaces === undefined || options.namespaces.length === 0 ? undefined : [...new Set(options.namespaces)];
-    this.agents = this.registerGroup(KAOS_TYPES.Agent);
-    this.modelAPIs = this.registerGroup(KAOS_TYPES.ModelAPI);
-    this.mcpServers = this.registerGroup(KAOS_TYPES.MCPServer);
+    // The API server validated every stored object against its CRD (generated from the same
+    // schemas), so each kind's objects have its schema's type.
+    this.agents = this.registerGroup<Agent>(KAOS_TYPES.Agent);
+    this.modelAPIs = this.registerGroup<ModelAPI>(KAOS_TYPES.ModelAPI);
+    this.mcpServers = this.registerGroup<MCPServer>(KAOS_TYPES.MCPServer);
+    this.#kinds = { Agent: this.agents, ModelAPI: this.modelAPIs, MCPServer: this.mcpServers };
     this.namespaces = this.register(NAMESPACE);
     // Registered before start(), so the index sees every event from the first list on,
     // including the deletes and updates a relist produces.
@@ -93,7 +104,7 @@ export class KaosCache implements ObjectLookup {
       ...(options.transform === undefined ? {} : { transform: options.transform }),
       logger: this.#log,
     });
-    this.#reflectors.push(reflector as unknown as Reflector);
+    this.#reflectors.push(reflector);
     if (this.#started) reflector.start();
     return reflector;
   }
@@ -117,12 +128,13 @@ export class KaosCache implements ObjectLookup {
   }
 
   /** The reflectors of a KAOS kind. */
-  reflector(kind: KaosKind): ReflectorGroup {
-    switch (kind) {
-      case 'Agent': return this.agents;
-      case 'ModelAPI': return this.modelAPIs;
-      case 'MCPServer': return this.mcpServers;
-    }
+  reflector<K extends KaosKind>(kind: K): KaosReflectors[K] {
+    return this.#kinds[kind];
+  }
+
+  /** A cached object of a KAOS kind, typed as its kind's schema type; undefined when the cache has none. */
+  cached<K extends KaosKind>(kind: K, namespace: string, name: string): KaosObjects[K] | undefined {
+    return this.reflector(kind).getByName(namespace, name);
   }
 
   start(): void {

@@ -74,6 +74,6 @@ export function kaosPath(kind: KaosKind, parts: PathParts = {}): string {
 }
 
 /** `namespace/name` (or `name` for cluster-scoped objects): the key of the cache's stores. */
-export function objectKey(namespace: string | undefined, name: string): string {
+export function storeKey(namespace: string | undefined, name: string): string {
   return namespace === undefined || namespace === '' ? name : `${namespace}/${name}`;
 }

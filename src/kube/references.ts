@@ -3,6 +3,7 @@
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../api/lookup.ts';
 import { referencedNames } from '../api/agent-references.ts';
+import { refKey } from '../cluster/object-ref.ts';
 
 /** An object an Agent refers to: always in the Agent's own namespace (api.md). */
 export interface Reference {
@@ -25,7 +26,7 @@ export function agentReferences(agent: KubeObject): Reference[] {
 }
 
 export class ReferenceIndex {
-  /** target id (`kind/namespace/name`) → names of the Agents (same namespace) that reference it. */
+  /** target (its refKey, `Kind/namespace/name`) → names of the Agents (same namespace) that reference it. */
   readonly #byTarget = new Map<string, Set<string>>();
   /** Agent `namespace/name` → the target ids it currently contributes, to undo them on change. */
   readonly #byAgent = new Map<string, string[]>();
@@ -35,7 +36,7 @@ export class ReferenceIndex {
     const namespace = agent.metadata?.namespace ?? '';
     const name = agent.metadata?.name;
     if (name === undefined || name === '') return;
-    const targets = agentReferences(agent).map((ref) => targetId(ref.kind, namespace, ref.name));
+    const targets = agentReferences(agent).map((ref) => refKey(ref.kind, namespace, ref.name));
     this.#forget(namespace, name);
     if (targets.length === 0) return;
     this.#byAgent.set(`${namespace}/${name}`, targets);
@@ -57,7 +58,7 @@ export class ReferenceIndex {
 
   /** Sorted names of the Agents in `namespace` that reference the named object. */
   referencedBy(kind: KaosKind, namespace: string, name: string): string[] {
-    const agents = this.#byTarget.get(targetId(kind, namespace, name));
+    const agents = this.#byTarget.get(refKey(kind, namespace, name));
     return agents === undefined ? [] : [...agents].sort();
   }
 
@@ -83,9 +84,4 @@ export class ReferenceIndex {
       if (agents.size === 0) this.#byTarget.delete(target);
     }
   }
-}
-
-function targetId(kind: KaosKind, namespace: string, name: string): string {
-  // '/' cannot occur in a kind, a namespace or an object name, so ids cannot collide.
-  return `${kind}/${namespace}/${name}`;
 }

@@ -29,6 +29,8 @@
 // CREATE_IN_FLIGHT (16), SETTLE_SECONDS (5), IDLE_SECONDS (60), BENCH_LOG_LEVEL (info: the
 // operator's default), BENCH_CPU_PROF (a directory: run the operator with --cpu-prof there),
 // BENCH_OPERATOR_NODE_OPTIONS (e.g. --max-old-space-size=128).
+import type { KaosKind } from '../../src/api/kinds.ts';
+import type { KaosObjects } from '../../src/api/schema/index.ts';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -567,7 +569,7 @@ async function runFloor(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
   // are what the operator rendered into its Agents, so the floor's children are byte for byte
   // the same apart from their own namespace and owner.
   const reads: ReconcileReads = {
-    kaos: (kind, _namespace, name) => deps[kind].get(name),
+    kaos: <K extends KaosKind>(kind: K, _namespace: string, name: string) => deps[kind].get(name) as KaosObjects[K] | undefined,
     child: () => undefined,
     secretResourceVersion: () => undefined,
     httpRoutesServed: () => false,

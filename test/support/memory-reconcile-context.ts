@@ -14,6 +14,7 @@
 import { cloneJson } from '../../src/api/json.ts';
 import type { KaosKind } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
+import type { KaosObjects } from '../../src/api/schema/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { ChildKind, ReconcileContext, ReconcileReads, ReconcileWrites } from '../../src/controller/reconcile/context.ts';
 import type { KaosStatus } from '../../src/controller/status.ts';
@@ -99,7 +100,8 @@ export class MemoryReconcileContext implements ReconcileContext {
   };
 
   readonly reads: ReconcileReads = {
-    kaos: (kind, namespace, name) => this.#kaos.get(id(kind, namespace, name)),
+    // Tests seed any object, as the API server would have admitted it: read as its kind's type.
+    kaos: <K extends KaosKind>(kind: K, namespace: string, name: string) => this.#kaos.get(id(kind, namespace, name)) as KaosObjects[K] | undefined,
     child: (kind, namespace, name) => (kind === 'HTTPRoute' && !this.routesCrdServed ? undefined : this.#children.get(id(kind, namespace, name))),
     secretResourceVersion: (namespace, name) => this.#secrets.get(`${namespace}/${name}`),
     httpRoutesServed: () => this.routesCrdServed && this.config.gateway.enabled,

@@ -1,6 +1,7 @@
 import t from 'tap';
 import type { KubeObject } from '../../../src/api/lookup.ts';
-import { controllerOwnerKey, keysForChildEvent, keysForKaosEvent, makeKey, parseKey, type ReferenceLookup } from '../../../src/controller/triggers.ts';
+import { parseRefKey as parseKey, refKey as makeKey } from '../../../src/cluster/object-ref.ts';
+import { controllerOwnerKey, keysForChildEvent, keysForKaosEvent, type ReferenceLookup } from '../../../src/controller/triggers.ts';
 import { ReferenceIndex } from '../../../src/kube/references.ts';
 
 const agent = (name: string, spec: Record<string, unknown>, namespace = 'ns'): KubeObject => ({ kind: 'Agent', metadata: { name, namespace }, spec });
