@@ -11,8 +11,11 @@ export interface ObjectRef<K extends KaosKind = KaosKind> {
   readonly name: string;
 }
 
-/** The string form of a reference: `Kind/namespace/name`. */
-export function refKey(kind: KaosKind, namespace: string, name: string): string {
+/**
+ * The string form of a reference: `Kind/namespace/name`. Also names the objects of other kinds
+ * KAOS objects depend on (`Secret/namespace/name`, dependency-index.ts), never parsed back.
+ */
+export function refKey(kind: KaosKind | string, namespace: string, name: string): string {
   return `${kind}/${namespace}/${name}`;
 }
 

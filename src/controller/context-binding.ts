@@ -7,7 +7,7 @@ import { ensureChild, FIELD_MANAGER, pruneOwned, type ObjectLike } from '../kube
 import type { KubeClient } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
 import type { EventInput } from '../kube/events.ts';
-import { kaosPath } from '../kube/paths.ts';
+import { kaosPath } from '../cluster/kaos-resources.ts';
 import type { ReflectorGroup } from '../kube/reflector-group.ts';
 import type { Logger } from '../logger.ts';
 import type { RenderConfig } from '../render/index.ts';

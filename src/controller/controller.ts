@@ -7,7 +7,7 @@ import type { Registry } from 'prom-client';
 import { KINDS, type KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../api/lookup.ts';
 import type { Config } from '../config.ts';
-import type { KaosCache } from '../kube/cache.ts';
+import type { KaosCache } from '../cluster/cache.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { EventRecorder } from '../kube/events.ts';
 import {

@@ -10,7 +10,7 @@ import type { ReflectorEvent } from '../kube/reflector.ts';
 import { jsonEqual } from '../api/json.ts';
 import { refKey } from '../cluster/object-ref.ts';
 
-/** "Who references X": the Agents of `namespace` that name the object (src/kube/references.ts). */
+/** "Who references X": the Agents of `namespace` that name the object (src/cluster/dependency-index.ts). */
 export interface ReferenceLookup {
   referencedBy(kind: KaosKind, namespace: string, name: string): string[];
 }

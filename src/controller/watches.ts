@@ -4,7 +4,7 @@
 // hash. Registered before the cache starts, so /readyz waits for every one of them to sync.
 import type { KubeObject } from '../api/lookup.ts';
 import type { Config } from '../config.ts';
-import type { KaosCache } from '../kube/cache.ts';
+import type { KaosCache } from '../cluster/cache.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isServed } from '../kube/discovery.ts';
 import { CONFIG_MAP, DEPLOYMENT, HTTP_ROUTE, SECRET, SERVICE } from '../kube/paths.ts';

@@ -2,7 +2,7 @@ import t from 'tap';
 import type { KubeObject } from '../../../src/api/lookup.ts';
 import { parseRefKey as parseKey, refKey as makeKey } from '../../../src/cluster/object-ref.ts';
 import { controllerOwnerKey, keysForChildEvent, keysForKaosEvent, type ReferenceLookup } from '../../../src/controller/triggers.ts';
-import { ReferenceIndex } from '../../../src/kube/references.ts';
+import { ReferenceIndex } from '../../../src/cluster/references.ts';
 
 const agent = (name: string, spec: Record<string, unknown>, namespace = 'ns'): KubeObject => ({ kind: 'Agent', metadata: { name, namespace }, spec });
 const obj = (kind: string, name: string, extra: Partial<KubeObject> = {}, namespace = 'ns'): KubeObject => ({ kind, metadata: { name, namespace }, ...extra });

@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { KubeObject } from '../../../src/api/lookup.ts';
-import { ReferenceIndex, agentReferences } from '../../../src/kube/references.ts';
+import { ReferenceIndex, agentReferences } from '../../../src/cluster/references.ts';
 
 function agent(name: string, spec: unknown, namespace = 'ns'): KubeObject {
   return { apiVersion: 'kaos.tools/v1alpha1', kind: 'Agent', metadata: { name, namespace }, spec };

@@ -7,13 +7,14 @@ import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
 import type { Agent, KaosObjects, MCPServer, ModelAPI } from '../api/schema/index.ts';
 import { LookupNotMade, type LookupBudget } from '../api/lookup-budget.ts';
-import type { KubeClient } from './client.ts';
-import { isNotFound } from './errors.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { isNotFound } from '../kube/errors.ts';
 import { silentLogger, type Logger } from '../logger.ts';
-import { KAOS_TYPES, NAMESPACE, kaosPath, resourcePath, type ResourceType } from './paths.ts';
+import { NAMESPACE, resourcePath, type ResourceType } from '../kube/paths.ts';
+import { KAOS_TYPES, kaosPath } from './kaos-resources.ts';
 import { ReferenceIndex } from './references.ts';
-import { Reflector, type ReflectorOptions } from './reflector.ts';
-import { ReflectorGroup } from './reflector-group.ts';
+import { Reflector, type ReflectorOptions } from '../kube/reflector.ts';
+import { ReflectorGroup } from '../kube/reflector-group.ts';
 
 export type CacheClient = Pick<KubeClient, 'list' | 'watch' | 'get'>;
 
