@@ -1,9 +1,9 @@
 // The operator's one cache: a reflector per watched type (the three KAOS kinds and Namespaces;
-// the controller registers the children it owns and Secrets' metadata), the "who references X"
-// index, and the ObjectLookup that admission reads through. With `namespaces` (WATCH_NAMESPACES)
+// the controller registers the children it owns and Secrets' metadata), the "who depends on X"
+// index of the kind table's dependencies, and the ObjectLookup that admission reads through. With `namespaces` (WATCH_NAMESPACES)
 // every namespaced type gets one reflector per namespace; Namespaces are always watched whole
 // (admission reads any namespace's labels).
-import type { KaosKind } from '../api/kinds.ts';
+import { KINDS, type KaosKind } from '../api/kinds.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
 import type { Agent, KaosObjects, MCPServer, ModelAPI } from '../api/schema/index.ts';
 import { LookupNotMade, type LookupBudget } from '../api/lookup-budget.ts';
@@ -12,7 +12,7 @@ import { isNotFound } from '../kube/errors.ts';
 import { silentLogger, type Logger } from '../logger.ts';
 import { NAMESPACE, resourcePath, type ResourceType } from '../kube/paths.ts';
 import { KAOS_TYPES, kaosPath } from './kaos-resources.ts';
-import { ReferenceIndex } from './references.ts';
+import { DependencyIndex } from './dependency-index.ts';
 import { Reflector, type ReflectorOptions } from '../kube/reflector.ts';
 import { ReflectorGroup } from '../kube/reflector-group.ts';
 
@@ -57,7 +57,8 @@ export class KaosCache implements ObjectLookup {
   readonly modelAPIs: ReflectorGroup<ModelAPI>;
   readonly mcpServers: ReflectorGroup<MCPServer>;
   readonly namespaces: Reflector;
-  readonly references = new ReferenceIndex();
+  /** Who depends on what (the kind table's dependencies), for the triggers and referencedBy. */
+  readonly dependencies = new DependencyIndex();
   readonly #client: CacheClient;
   readonly #log: Logger;
   readonly #liveReadTimeoutMs: number;
@@ -84,10 +85,12 @@ export class KaosCache implements ObjectLookup {
     this.namespaces = this.register(NAMESPACE);
     // Registered before start(), so the index sees every event from the first list on,
     // including the deletes and updates a relist produces.
-    this.agents.on((event) => {
-      if (event.type === 'delete') this.references.remove(event.object);
-      else this.references.upsert(event.object);
-    });
+    for (const kind of KINDS) {
+      this.reflector(kind).on((event) => {
+        if (event.type === 'delete') this.dependencies.remove(kind, event.object);
+        else this.dependencies.upsert(kind, event.object);
+      });
+    }
   }
 
   /**
@@ -181,7 +184,7 @@ export class KaosCache implements ObjectLookup {
   }
 
   referencedBy(kind: KaosKind, namespace: string, name: string): string[] {
-    return this.references.referencedBy(kind, namespace, name);
+    return this.dependencies.referencedBy(kind, namespace, name);
   }
 
   async namespaceLabels(namespace: string, budget?: LookupBudget): Promise<Record<string, string> | undefined> {

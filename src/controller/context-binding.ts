@@ -11,7 +11,8 @@ import { kaosPath } from '../cluster/kaos-resources.ts';
 import type { ReflectorGroup } from '../kube/reflector-group.ts';
 import type { Logger } from '../logger.ts';
 import type { RenderConfig } from '../render/index.ts';
-import type { ChildKind, ReconcileContext, ReconcileReads, ReconcileWrites } from './reconcile/context.ts';
+import type { ChildKind } from '../cluster/kind-table.ts';
+import type { ReconcileContext, ReconcileReads, ReconcileWrites } from './reconcile/context.ts';
 import type { KaosStatus } from './status.ts';
 
 /** The requests the writes make. */

@@ -23,9 +23,8 @@ import { createControllerMetrics, type ControllerMetrics } from './metrics.ts';
 import { WorkQueue } from './queue.ts';
 import type { KindReconciler, ReconcileContext } from './reconcile/context.ts';
 import { RECONCILERS } from './reconcile/index.ts';
-import { SecretIndex } from './secret-index.ts';
 import { parseRefKey, refKey } from '../cluster/object-ref.ts';
-import { keysForChildEvent, keysForKaosEvent } from './triggers.ts';
+import { keysForChildEvent, keysForDependencyEvent, keysForKaosEvent } from './triggers.ts';
 import type { ControllerWatches } from './watches.ts';
 
 /** controller-runtime's controller names: the `controller` label of every metric. */
@@ -54,7 +53,6 @@ export class Controller {
   readonly #reconcilers: Readonly<Record<KaosKind, KindReconciler>>;
   readonly #context: ReconcileContext;
   readonly #metrics: Record<KaosKind, ControllerMetrics>;
-  readonly #secrets = new SecretIndex();
   readonly #elector: LeaderElector | undefined;
   /** Without leader election: the one term, aborted by stop(). */
   readonly #ownTerm = new AbortController();
@@ -80,7 +78,7 @@ export class Controller {
     this.#context = bindReconcileContext({
       cache,
       children: watches.children,
-      secrets: watches.secrets,
+      secrets: watches.dependencies.Secret,
       httpRoutesServed: watches.httpRoutesServed,
       client,
       events,
@@ -129,21 +127,15 @@ export class Controller {
   /** Listeners live as long as the cache; keys go to the queues of the current term, if any. */
   #subscribe(watches: ControllerWatches): void {
     for (const kind of KINDS) {
-      this.#cache.reflector(kind).on((event) => {
-        if (kind !== 'Agent') {
-          if (event.type === 'delete') this.#secrets.remove(kind, event.object);
-          else this.#secrets.upsert(kind, event.object);
-        }
-        this.#enqueue(keysForKaosEvent(kind, event, this.#cache.references));
-      });
+      // The cache updates its dependency index first (its listener was registered before ours).
+      this.#cache.reflector(kind).on((event) => this.#enqueue(keysForKaosEvent(kind, event, this.#cache.dependencies)));
     }
     for (const group of Object.values(watches.children)) {
       group.on((event) => this.#enqueue(keysForChildEvent(event)));
     }
-    watches.secrets.on((event: ReflectorEvent<KubeObject>) => {
-      const { namespace, name } = event.object.metadata ?? {};
-      if (namespace !== undefined && name !== undefined) this.#enqueue(this.#secrets.keysFor(namespace, name));
-    });
+    for (const [kind, group] of Object.entries(watches.dependencies)) {
+      group.on((event: ReflectorEvent<KubeObject>) => this.#enqueue(keysForDependencyEvent(kind, event, this.#cache.dependencies)));
+    }
   }
 
   #enqueue(keys: readonly string[]): void {

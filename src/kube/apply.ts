@@ -9,7 +9,8 @@
 import { isRecord, jsonEqual } from '../api/json.ts';
 import type { KubeClient } from './client.ts';
 import { isConflict, isNotFound } from './errors.ts';
-import { CONFIG_MAP, DEPLOYMENT, HTTP_ROUTE, SERVICE, resourcePath, type ResourceType } from './paths.ts';
+import { KIND_TABLE, childTypes } from '../cluster/kind-table.ts';
+import { resourcePath, type ResourceType } from './paths.ts';
 
 /** The one field manager of every write the controller makes. */
 export const FIELD_MANAGER = 'kaos-operator';
@@ -52,12 +53,7 @@ export interface ManagedFieldsEntry {
 }
 
 /** The child kinds the operator owns, by kind. */
-export const CHILD_TYPES: Readonly<Record<string, ResourceType>> = {
-  Deployment: DEPLOYMENT,
-  Service: SERVICE,
-  ConfigMap: CONFIG_MAP,
-  HTTPRoute: HTTP_ROUTE,
-};
+export const CHILD_TYPES: Readonly<Record<string, ResourceType>> = childTypes(KIND_TABLE);
 
 /** The URL of a child from its kind, namespace and name; a clear error for anything else. */
 export function childPath(object: ObjectLike): string {

@@ -11,10 +11,9 @@ import type { Logger } from '../../logger.ts';
 import type { Child, RenderConfig } from '../../render/index.ts';
 import type { ReconcileResult } from '../queue.ts';
 import type { KaosStatus } from '../status.ts';
+import type { ChildKind } from '../../cluster/kind-table.ts';
 import type { ObjectRef } from '../../cluster/object-ref.ts';
 
-/** The kinds of children the operator owns. */
-export type ChildKind = 'Deployment' | 'Service' | 'ConfigMap' | 'HTTPRoute';
 
 /** Reads, all from the shared cache: a reconcile never reads the API server. */
 export interface ReconcileReads {

@@ -1,6 +1,5 @@
 // MCPServer (api.md §4): no dependencies to resolve. Render (Deployment + Service, HTTPRoute
 // with the gateway), apply, prune, and report the Deployment's progress.
-import { getIn } from '../../api/json.ts';
 import { renderMCPServer } from '../../render/index.ts';
 import { converge } from './children.ts';
 import { configSourceDeps } from './config-source.ts';
@@ -8,9 +7,9 @@ import type { KindReconciler } from './context.ts';
 import { reconciler } from './frame.ts';
 
 export const reconcileMCPServer: KindReconciler = reconciler('MCPServer', async (run) => {
-  const { ctx, key } = run;
+  const { ctx } = run;
   const mcp = run.parent;
-  const deps = configSourceDeps(ctx.reads, key.namespace, getIn(mcp.spec, 'config', 'tools', 'fromSecretKeyRef'));
+  const deps = configSourceDeps(ctx.reads, 'MCPServer', mcp);
   const rendered = renderMCPServer(mcp, ctx.config, deps);
   await converge(run, rendered);
 });

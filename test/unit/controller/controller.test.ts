@@ -53,7 +53,7 @@ t.test('cache events wake the right keys; the first list enqueues everything; st
   t.ok(fake.listRequests(SECRET).every((r) => r.headers.accept === METADATA_LIST_ACCEPT), 'Secrets listed as PartialObjectMetadataList');
   t.ok(fake.watchRequests(SECRET).every((r) => r.headers.accept === METADATA_WATCH_ACCEPT), 'and watched as PartialObjectMetadata');
   t.ok(fake.listRequests(DEPLOYMENT).every((r) => r.query.get('labelSelector') === 'app.kubernetes.io/managed-by=kaos-operator'), 'children selected by the managed-by label');
-  const cachedSecret = watches.secrets.getByName('ns', 's');
+  const cachedSecret = watches.dependencies.Secret.getByName('ns', 's');
   t.same(Object.keys(cachedSecret ?? {}).sort(), ['apiVersion', 'kind', 'metadata'], 'no data kept');
   t.same(Object.keys(cachedSecret?.metadata ?? {}).sort(), ['name', 'namespace', 'resourceVersion'], 'no annotations (they can carry the data)');
 
@@ -105,7 +105,7 @@ t.test('WATCH_NAMESPACES: one reflector per namespace and type; lookups elsewher
   }
   t.notOk(listed.has('/apis/kaos.tools/v1alpha1/agents'), 'never all namespaces');
   t.ok(listed.has('/api/v1/namespaces'), 'Namespaces are watched whole');
-  t.equal(watches.secrets.covers('c'), false);
+  t.equal(watches.dependencies.Secret.covers('c'), false);
   t.equal((await cache.get('ModelAPI', 'elsewhere', 'gpt'))?.metadata?.name, 'gpt', 'an unwatched namespace: read live');
   t.equal(cache.liveReads, 1);
 });
