@@ -4,7 +4,7 @@
 // query never scans. Answers the controller's triggers (a dependency's change wakes its
 // dependents) and admission's "which Agents reference this object" (referencedBy).
 import type { KaosKind } from '../api/kinds.ts';
-import type { KubeObject } from '../api/meta.ts';
+import type { KubeObject } from '../kube/meta.ts';
 import { KIND_TABLE, dependenciesOf, type KindTable } from './kind-table.ts';
 import { parseRefKey, refOf, refKey } from './object-ref.ts';
 

@@ -13,7 +13,7 @@
 //   the one answer to "which Secret does this object read" (dependencyNames).
 import { referencedNames } from '../api/agent-references.ts';
 import { KINDS, type KaosKind } from '../api/kinds.ts';
-import type { KubeObject } from '../api/meta.ts';
+import type { KubeObject } from '../kube/meta.ts';
 import type { MCPServerSpec, ModelAPISpec } from '../api/schema/index.ts';
 import { CONFIG_MAP, DEPLOYMENT, HTTP_ROUTE, SECRET, SERVICE, type ResourceType } from '../kube/paths.ts';
 import { configMapName, routeName, workloadName } from '../render/names.ts';

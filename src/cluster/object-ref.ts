@@ -2,7 +2,7 @@
 // — the controller's queue keys and the ids of the reference indexes. '/' occurs in none of a
 // kind, a namespace or an object name, so the string splits back unambiguously.
 import { isKaosKind, type KaosKind } from '../api/kinds.ts';
-import type { KubeObject } from '../api/meta.ts';
+import type { KubeObject } from '../kube/meta.ts';
 
 /** An object of a KAOS kind: what a queue key and an index id stand for. */
 export interface ObjectRef<K extends KaosKind = KaosKind> {

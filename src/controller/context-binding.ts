@@ -3,7 +3,8 @@
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../api/meta.ts';
 import type { KaosObjects } from '../api/schema/index.ts';
-import { ensureChild, FIELD_MANAGER, pruneOwned, type ObjectLike } from '../kube/apply.ts';
+import { type ObjectLike } from '../kube/apply.ts';
+import { ensureChild, FIELD_MANAGER, pruneOwned } from '../cluster/child-apply.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
 import type { EventInput } from '../kube/events.ts';

@@ -9,7 +9,7 @@
 //     any other error                     ──▶ wait (jittered exponential backoff) ──▶ WATCH
 //                                             (or LIST again if the list itself failed)
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { KubeObject } from '../api/lookup.ts';
+import type { KubeObject } from './meta.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import type { KubeClient, WatchEvent } from './client.ts';
 import { ApiError, isGone } from './errors.ts';

@@ -1,6 +1,6 @@
 // The ClusterRole lets the controller do what its writes need.
 import t from 'tap';
-import { CHILD_TYPES } from '../../../src/kube/apply.ts';
+import { CHILD_TYPES } from '../../../src/cluster/child-apply.ts';
 import { OPERATOR_RULES } from '../../../src/cluster/rbac.ts';
 
 function allowed(group: string, resource: string, verb: string): boolean {
