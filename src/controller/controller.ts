@@ -33,6 +33,14 @@ export const CONTROLLER_NAMES: Readonly<Record<KaosKind, string>> = { Agent: 'ag
 /** The leader-election Lease (in LEADER_ELECTION_NAMESPACE). */
 export const LEASE_NAME = 'kaos-operator';
 
+/**
+ * Pure: the wait before the next periodic resync, `periodMs` ± 10 % (`random` in [0, 1)), so that
+ * replicas and restarts do not resync in step.
+ */
+export function resyncDelay(periodMs: number, random: number): number {
+  return Math.round(periodMs * (0.9 + 0.2 * random));
+}
+
 export interface ControllerOptions {
   cache: KaosCache;
   watches: ControllerWatches;
@@ -176,6 +184,15 @@ export class Controller {
       return stopped; // the term ended (or the cache stopped) before the cache synced
     }
     if (signal.aborted) return stopped;
+    const keys = this.#enqueueAll(queues);
+    for (const queue of queues.values()) queue.start();
+    this.#log.info({ keys, leaderElection: this.#elector !== undefined }, 'controller started');
+    this.#resyncEvery(this.#config.controller.resyncPeriodSeconds * 1000, queues, signal);
+    return stopped;
+  }
+
+  /** Every cached object's key into its kind's queue; how many. */
+  #enqueueAll(queues: ReadonlyMap<KaosKind, WorkQueue>): number {
     let keys = 0;
     for (const kind of KINDS) {
       const queue = queues.get(kind);
@@ -186,9 +203,29 @@ export class Controller {
         keys++;
       }
     }
-    for (const queue of queues.values()) queue.start();
-    this.#log.info({ keys, leaderElection: this.#elector !== undefined }, 'controller started');
-    return stopped;
+    return keys;
+  }
+
+  /**
+   * The periodic resync (controller-runtime's SyncPeriod, kube-rs's reconcile_all_on): every
+   * cached object enqueued again each `periodMs` ± 10 % while the term lasts — a safety net
+   * against a missed event, not a source of writes (a converged object's reconcile writes
+   * nothing). A key already waiting merges. 0 = off.
+   */
+  #resyncEvery(periodMs: number, queues: ReadonlyMap<KaosKind, WorkQueue>, signal: AbortSignal): void {
+    if (!(periodMs > 0) || signal.aborted) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const arm = (): void => {
+      timer = setTimeout(() => {
+        if (signal.aborted) return;
+        this.#log.debug({ keys: this.#enqueueAll(queues) }, 'periodic resync');
+        arm();
+      }, resyncDelay(periodMs, Math.random()));
+      // The term's end clears it; it must not keep the process alive on its own either.
+      timer.unref();
+    };
+    arm();
+    signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
   }
 
   /** The kind's reconciler (which logs one line when it changed something: reconcile/frame.ts). */
