@@ -58,6 +58,7 @@ export const CONFIG_ENV: readonly { value: string; env: string; type: 'string' |
   { value: 'defaultAffinity', env: 'DEFAULT_AFFINITY', type: 'json' },
   { value: 'podSecurityContext', env: 'POD_SECURITY_CONTEXT', type: 'string' },
   { value: 'maxConcurrentReconciles', env: 'MAX_CONCURRENT_RECONCILES', type: 'string' },
+  { value: 'resyncPeriodSeconds', env: 'RESYNC_PERIOD_SECONDS', type: 'string' },
   { value: 'controllerEnabled', env: 'CONTROLLER_ENABLED', type: 'string' },
 ];
 
