@@ -1,5 +1,5 @@
 // The identity of a KAOS object: one reference type and its one string form `Kind/namespace/name`
-// — the controller's queue keys and the ids of the reference indexes. '/' occurs in none of a
+// — the controller's queue keys and the ids of the dependency index. '/' occurs in none of a
 // kind, a namespace or an object name, so the string splits back unambiguously.
 import { isKaosKind, type KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../kube/meta.ts';
