@@ -12,7 +12,7 @@
 // - the triggers: which objects a change wakes (dependency-index.ts, controller/triggers.ts), and
 //   the one answer to "which Secret does this object read" (dependencyNames).
 import { referencedNames } from '../api/agent-references.ts';
-import { KINDS, type KaosKind } from '../api/kinds.ts';
+import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../kube/meta.ts';
 import type { MCPServerSpec, ModelAPISpec } from '../api/schema/index.ts';
 import { CONFIG_MAP, DEPLOYMENT, HTTP_ROUTE, SECRET, SERVICE, type ResourceType } from '../kube/paths.ts';
@@ -189,9 +189,4 @@ export function dependenciesOf<D extends string>(kind: KaosKind, object: KubeObj
 /** Pure: the names `object` depends on in one role (e.g. a ModelAPI's `configSecret`). */
 export function dependencyNames(kind: KaosKind, role: string, object: KubeObject, table: KindTable = KIND_TABLE): readonly string[] {
   return table.kinds[kind].dependsOn[role]?.names(object) ?? [];
-}
-
-/** Pure: the KAOS kinds that depend on objects of `kind` (a KAOS kind or a dependency type). */
-export function dependentKinds(kind: string, table: KindTable = KIND_TABLE): KaosKind[] {
-  return KINDS.filter((k) => Object.values(table.kinds[k].dependsOn).some((entry) => entry.kind === kind));
 }
