@@ -10,7 +10,7 @@ import { parseRefKey, refOf, refKey } from './object-ref.ts';
 
 export class DependencyIndex {
   readonly #table: KindTable;
-  /** target (its refKey: a KAOS object, or a Secret as `Secret/namespace/name`) → refKeys of the objects (same namespace) that depend on it. */
+  /** target (its refKey: a KAOS object, or a Secret as `Secret/namespace/name`) → refKeys of the objects that depend on it. */
   readonly #byTarget = new Map<string, Set<string>>();
   /** refKey of a dependent → the targets it currently contributes, to undo them on change. */
   readonly #byDependent = new Map<string, string[]>();
@@ -24,7 +24,7 @@ export class DependencyIndex {
     const ref = refOf(kind, object);
     if (ref === undefined) return;
     const key = refKey(kind, ref.namespace, ref.name);
-    const targets = [...new Set(dependenciesOf(kind, object, this.#table).map((d) => refKey(d.kind, ref.namespace, d.name)))];
+    const targets = [...new Set(dependenciesOf(kind, object, this.#table).map((d) => refKey(d.kind, d.namespace ?? ref.namespace, d.name)))];
     this.#forget(key);
     if (targets.length === 0) return;
     this.#byDependent.set(key, targets);
@@ -43,7 +43,7 @@ export class DependencyIndex {
     if (ref !== undefined) this.#forget(refKey(kind, ref.namespace, ref.name));
   }
 
-  /** Sorted refKeys of the objects in `namespace` that depend on the named object of `kind`. */
+  /** Sorted refKeys of the objects that depend on the named object of `kind`. */
   dependents(kind: string, namespace: string, name: string): string[] {
     const keys = this.#byTarget.get(refKey(kind, namespace, name));
     return keys === undefined ? [] : [...keys].sort();

@@ -49,15 +49,21 @@ export interface ChildEntry<C extends string = string> {
   readonly when?: string;
 }
 
+/** An object in another namespace than the parent's (e.g. one in the operator's namespace). */
+export interface NamespacedName {
+  readonly namespace: string;
+  readonly name: string;
+}
+
 /** Objects a parent depends on: a change of any of them wakes the parent. */
 export interface DependencyEntry<D extends string = string> {
   /** A KAOS kind, or a key of the table's `dependencyTypes`. */
   readonly kind: KaosKind | D;
   /**
-   * The names, in the parent's namespace, the parent depends on now: exactly those render reads.
-   * Reads any object (a malformed spec gives no names).
+   * What the parent depends on now, exactly what render reads: names in the parent's namespace,
+   * or a NamespacedName elsewhere. Reads any object (a malformed spec gives nothing).
    */
-  readonly names: (object: KubeObject) => readonly string[];
+  readonly names: (object: KubeObject) => readonly (string | NamespacedName)[];
 }
 
 export interface KindEntry<C extends string = string, D extends string = string> {
@@ -170,23 +176,26 @@ export function possibleChildren<C extends string>(kind: KaosKind, name: string,
   return table.kinds[kind].children.map((child) => ({ kind: child.kind, name: child.name(name) }));
 }
 
-/** One object a KAOS object depends on. */
+/** One object a KAOS object depends on; `namespace` only when not the object's own. */
 export interface Dependency<D extends string = string> {
   readonly role: string;
   readonly kind: KaosKind | D;
   readonly name: string;
+  readonly namespace?: string;
 }
 
-/** Pure: what `object` (of `kind`) depends on now, in table order (in its own namespace). */
+/** Pure: what `object` (of `kind`) depends on now, in table order. */
 export function dependenciesOf<D extends string>(kind: KaosKind, object: KubeObject, table: KindTable<string, D>): Dependency<D>[] {
   const out: Dependency<D>[] = [];
   for (const [role, entry] of Object.entries(table.kinds[kind].dependsOn)) {
-    for (const name of entry.names(object)) out.push({ role, kind: entry.kind, name });
+    for (const target of entry.names(object)) {
+      out.push(typeof target === 'string' ? { role, kind: entry.kind, name: target } : { role, kind: entry.kind, ...target });
+    }
   }
   return out;
 }
 
-/** Pure: the names `object` depends on in one role (e.g. a ModelAPI's `configSecret`). */
-export function dependencyNames(kind: KaosKind, role: string, object: KubeObject, table: KindTable = KIND_TABLE): readonly string[] {
-  return table.kinds[kind].dependsOn[role]?.names(object) ?? [];
+/** Pure: the names `object` depends on in one role, in its own namespace (e.g. a ModelAPI's `configSecret`). */
+export function dependencyNames(kind: KaosKind, role: string, object: KubeObject, table: KindTable = KIND_TABLE): string[] {
+  return (table.kinds[kind].dependsOn[role]?.names(object) ?? []).filter((target): target is string => typeof target === 'string');
 }

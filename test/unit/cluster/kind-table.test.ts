@@ -113,5 +113,11 @@ t.test('a dependency added to the table: a metadata-only reflector, list+watch, 
   index.upsert('MCPServer', { metadata: { name: 'tools', namespace: 'ns' }, spec: { type: 'python-runtime', registry: 'runtimes' } });
   t.same(index.dependents('ConfigMap', 'ns', 'runtimes'), ['MCPServer/ns/tools']);
   t.same(index.dependents('ConfigMap', 'other', 'runtimes'), []);
+  const elsewhere = new DependencyIndex({
+    ...extended,
+    kinds: { ...extended.kinds, MCPServer: { ...extended.kinds.MCPServer, dependsOn: { registry: { kind: 'ConfigMap', names: () => [{ namespace: 'kaos-system', name: 'kaos-mcp-runtimes' }] } } } },
+  });
+  elsewhere.upsert('MCPServer', { metadata: { name: 'tools', namespace: 'ns' }, spec: {} });
+  t.same(elsewhere.dependents('ConfigMap', 'kaos-system', 'kaos-mcp-runtimes'), ['MCPServer/ns/tools'], 'a dependency in another namespace (the operator\'s)');
   t.ok(grants(operatorRules(extended), '', 'configmaps', 'list'));
 });
