@@ -12,6 +12,7 @@
 // - the triggers: which objects a change wakes (dependency-index.ts, controller/triggers.ts), and
 //   the one answer to "which Secret does this object read" (dependencyNames).
 import { referencedNames } from '../api/agent-references.ts';
+import { asRecord } from '../kube/json.ts';
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../kube/meta.ts';
 import type { MCPServerSpec, ModelAPISpec } from '../api/schema/index.ts';
@@ -110,39 +111,37 @@ export type ChildKind = keyof typeof OWNED;
 export type DependencyTypeKind = keyof typeof DEPENDENCY_TYPES;
 
 const one = (name: unknown): string[] => (typeof name === 'string' && name !== '' ? [name] : []);
-const specOf = (object: KubeObject): Record<string, unknown> | undefined =>
-  typeof object.spec === 'object' && object.spec !== null && !Array.isArray(object.spec) ? (object.spec as Record<string, unknown>) : undefined;
 
 /**
  * The Secret behind a Proxy ModelAPI's `proxyConfig.configYaml.fromSecretKeyRef`, exactly when
  * render uses it (the same source selection): its resourceVersion enters the config hash.
  */
 function modelAPIConfigSecret(object: KubeObject): string[] {
-  const spec = specOf(object) as ModelAPISpec | undefined;
+  const spec = asRecord(object.spec) as ModelAPISpec | undefined;
   if (spec === undefined || spec.mode !== 'Proxy' || liteLLMConfigSource(spec) !== 'fromSecretKeyRef') return [];
   return one(spec.proxyConfig?.configYaml?.fromSecretKeyRef?.name);
 }
 
 /** The Secret behind an MCPServer's `config.tools.fromSecretKeyRef`, exactly when render uses it. */
 function mcpServerToolsSecret(object: KubeObject): string[] {
-  const spec = specOf(object) as MCPServerSpec | undefined;
+  const spec = asRecord(object.spec) as MCPServerSpec | undefined;
   if (spec === undefined || mcpToolsSource(spec) !== 'fromSecretKeyRef') return [];
   return one(spec.config?.tools?.fromSecretKeyRef?.name);
 }
 
-const workload = (kind: KaosKind) => [
-  { kind: 'Deployment', name: (parent: string) => workloadName(kind, parent) },
-  { kind: 'Service', name: (parent: string) => workloadName(kind, parent) },
-  { kind: 'HTTPRoute', name: (parent: string) => routeName(kind, parent), when: 'the gateway is enabled and the Service exists' },
-] as const satisfies readonly ChildEntry<ChildKind>[];
+/** The Deployment, the Service (always, unless `serviceWhen` says when) and the HTTPRoute of a kind. */
+const workload = (kind: KaosKind, serviceWhen?: string): ChildEntry<ChildKind>[] => [
+  { kind: 'Deployment', name: (parent) => workloadName(kind, parent) },
+  { kind: 'Service', name: (parent) => workloadName(kind, parent), ...(serviceWhen === undefined ? {} : { when: serviceWhen }) },
+  { kind: 'HTTPRoute', name: (parent) => routeName(kind, parent), when: 'the gateway is enabled (GATEWAY_API_ENABLED, the Gateway API served) and the Service exists' },
+];
 
 export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {
   owned: OWNED,
   dependencyTypes: DEPENDENCY_TYPES,
   kinds: {
     Agent: {
-      // The Service (and so the HTTPRoute) only while agentNetwork.expose is not false.
-      children: workload('Agent'),
+      children: workload('Agent', 'agentNetwork.expose is not false'),
       dependsOn: {
         modelAPI: { kind: 'ModelAPI', names: (o) => referencedNames(o.spec).modelAPIs },
         mcpServers: { kind: 'MCPServer', names: (o) => referencedNames(o.spec).mcpServers },
