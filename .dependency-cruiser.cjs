@@ -1,7 +1,10 @@
 // The import directions of src/ (docs/architecture.md), checked by `npm run lint:deps` in `npm test`.
-// Bottom to top: api/ (the API: schemas, defaulting, validation, metav1 shapes) → render/ (pure
-// desired state) → admission/ (the AdmissionReview protocol and rules) and kube/ (API I/O) →
-// server/ (HTTP around admission) and controller/ → main.ts (wiring). config.ts, logger.ts,
+// kube/ is a generic Kubernetes runtime (client, reflectors, server-side apply, events, leader
+// election, metav1 shapes, JSON reading): it imports nothing of KAOS, so it could be lifted into
+// another operator. Above it, bottom to top: api/ (the API: schemas, defaulting, validation) →
+// render/ (pure desired state) → admission/ (the AdmissionReview protocol and rules) and cluster/
+// (the KAOS cluster state: the kind table, the cache of the three kinds, who depends on what, the
+// RBAC rules) → server/ (HTTP around admission) and controller/ → main.ts (wiring). config.ts, logger.ts,
 // error-message.ts, meta-time.ts and prometheus.ts are shared leaves. Type-only imports count: a type is a dependency too.
 /** @type {import('dependency-cruiser').IConfiguration} */
 const IO = '^(node:)?(fs|fs/promises|net|http|https|http2|tls|dgram|child_process|cluster|worker_threads)$';
@@ -18,9 +21,9 @@ module.exports = {
     {
       name: 'api-imports-only-config',
       severity: 'error',
-      comment: 'api/ is the bottom layer: of ours it may import only itself and config types.',
+      comment: 'api/ is the bottom of KAOS: of ours it may import only itself, config types and the runtime\'s two pure leaves (metav1 shapes, JSON reading).',
       from: { path: '^src/api/' },
-      to: { path: '^src/', pathNot: ['^src/api/', '^src/config\\.ts$', '^src/error-message\\.ts$'] },
+      to: { path: '^src/', pathNot: ['^src/api/', '^src/config\\.ts$', '^src/error-message\\.ts$', '^src/kube/(meta|json)\\.ts$'] },
     },
     {
       name: 'render-imports-only-api-and-config',
@@ -41,7 +44,7 @@ module.exports = {
       severity: 'error',
       comment: 'The server wraps admission; admission reaches the API server only through functions it is given.',
       from: { path: '^src/admission/' },
-      to: { path: '^src/(server|kube|controller)/' },
+      to: { path: '^src/(server|kube|cluster|controller)/' },
     },
     {
       name: 'controller-knows-no-admission',
@@ -50,18 +53,25 @@ module.exports = {
       to: { path: '^src/(admission|server)/' },
     },
     {
-      name: 'kube-knows-no-reconciler',
+      name: 'kube-is-a-generic-runtime',
       severity: 'error',
-      comment: 'kube/ is API I/O: it serves admission and the controller and knows neither.',
+      comment: 'kube/ is a generic Kubernetes runtime: of ours it imports only itself and the generic leaves (logger, error message, metav1 time, Prometheus helpers) — nothing of api/, render/, admission/, cluster/, controller/, server/ or the config.',
       from: { path: '^src/kube/' },
-      to: { path: '^src/(controller|admission|server|render)/' },
+      to: { path: '^src/', pathNot: ['^src/kube/', '^src/(logger|error-message|meta-time|prometheus)\\.ts$'] },
+    },
+    {
+      name: 'cluster-knows-no-admission-server-or-controller',
+      severity: 'error',
+      comment: 'cluster/ is the KAOS cluster state (kind table, cache, indexes, RBAC): the controller and main use it; it knows neither them nor admission or the server.',
+      from: { path: '^src/cluster/' },
+      to: { path: '^src/(admission|server|controller|cli)/' },
     },
     {
       name: 'server-knows-no-rule',
       severity: 'error',
       comment: 'The server carries HTTP around admission; the rules (defaulting, validation, render) are not its business.',
       from: { path: '^src/server/' },
-      to: { path: '^src/(api/(defaulting|validation|schema)|render|kube|controller)/' },
+      to: { path: '^src/(api/(defaulting|validation|schema)|render|kube|cluster|controller)/' },
     },
     {
       name: 'server-enters-admission-through-admit',
@@ -73,9 +83,9 @@ module.exports = {
     {
       name: 'cli-imports-only-what-it-runs',
       severity: 'error',
-      comment: 'cli/ (kaos-operator lint/default) runs the webhooks\' handlers offline: api, render, admission, kube (for --cluster), config.',
+      comment: 'cli/ (kaos-operator lint/default) runs the webhooks\' handlers offline: api, render, admission, kube and cluster (for --cluster), config.',
       from: { path: '^src/cli/' },
-      to: { path: '^src/', pathNot: ['^src/(cli|api|render|admission|kube)/', '^src/(config(-workload)?|error-message)\\.ts$'] },
+      to: { path: '^src/', pathNot: ['^src/(cli|api|render|admission|kube|cluster)/', '^src/(config(-workload)?|error-message)\\.ts$'] },
     },
     {
       name: 'nothing-imports-the-cli',

@@ -13,7 +13,7 @@ import { parse, parseAllDocuments, stringify } from 'yaml';
 import type { KubeObject } from '../src/api/lookup.ts';
 import { KubeClient } from '../src/kube/client.ts';
 import { ApiError } from '../src/kube/errors.ts';
-import { OPERATOR_IDENTITY, renderRbac, serviceAccountUser } from '../src/kube/rbac.ts';
+import { OPERATOR_IDENTITY, renderRbac, serviceAccountUser } from '../src/cluster/rbac.ts';
 import { freePorts, startControlPlane, type ControlPlane, type ControlPlaneOptions } from '../test/cluster/control-plane.ts';
 import { makeDevCerts } from '../certs/make-dev-certs.ts';
 import { renderWebhookConfigurations } from '../src/admission/webhook-configs.ts';
@@ -252,7 +252,7 @@ export interface LocalStackOptions {
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  // The operator runs as its ServiceAccount, bound to the ClusterRole of src/kube/rbac.ts and
+  // The operator runs as its ServiceAccount, bound to the ClusterRole of src/cluster/rbac.ts and
   // nothing else, so every test through this stack also proves that role is enough.
   const identity = {
     token: randomBytes(24).toString('hex'),

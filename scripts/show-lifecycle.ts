@@ -12,7 +12,7 @@
 import { stringify } from 'yaml';
 import type { KaosKind } from '../src/api/kinds.ts';
 import type { KubeObject } from '../src/api/lookup.ts';
-import { kaosPath } from '../src/kube/paths.ts';
+import { kaosPath } from '../src/cluster/kaos-resources.ts';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../src/render/index.ts';
 import { eventually } from '../test/support/poll.ts';
 import { startLocalStack, tail, type LocalStack } from './local-stack.ts';

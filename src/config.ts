@@ -40,6 +40,11 @@ export interface ControllerConfig {
   enabled: boolean;
   /** Keys reconciled at once (MAX_CONCURRENT_RECONCILES). */
   maxConcurrentReconciles: number;
+  /**
+   * Every cached object is reconciled again about this often, ±10 % (RESYNC_PERIOD_SECONDS): a
+   * safety net against a missed event. 0 = never. A converged object costs no write.
+   */
+  resyncPeriodSeconds: number;
   /** Namespaces the controller's reflectors watch; empty = all namespaces. */
   watchNamespaces: string[];
   /** Run the controller only while holding the leader-election Lease. */
@@ -204,6 +209,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     controller: {
       enabled: bool('CONTROLLER_ENABLED', true),
       maxConcurrentReconciles: integer('MAX_CONCURRENT_RECONCILES', 4, 1, 64),
+      // At most 14 days: with the jitter, within Node's timer range (24.8 days).
+      resyncPeriodSeconds: integer('RESYNC_PERIOD_SECONDS', 36_000, 0, 1_209_600),
       watchNamespaces: parseNameList('WATCH_NAMESPACES', str('WATCH_NAMESPACES', ''), problems, dns1123LabelProblems),
       leaderElect: bool('LEADER_ELECT', true),
       podName: str('POD_NAME', ''),

@@ -8,7 +8,7 @@ import { createValidatingHandler } from './admission/validate.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { Controller } from './controller/controller.ts';
 import { httpRoutesWanted, registerControllerWatches } from './controller/watches.ts';
-import { KaosCache } from './kube/cache.ts';
+import { KaosCache } from './cluster/cache.ts';
 import { KubeClient } from './kube/client.ts';
 import { deploymentDryRun } from './kube/dry-run.ts';
 import { allReady, startHealthServer } from './server/health-server.ts';

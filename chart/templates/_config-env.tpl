@@ -122,6 +122,10 @@
 - name: MAX_CONCURRENT_RECONCILES
   value: {{ $c.maxConcurrentReconciles | toString | quote }}
 {{- end }}
+{{- if and (hasKey $c "resyncPeriodSeconds") (ne (toString $c.resyncPeriodSeconds) "") }}
+- name: RESYNC_PERIOD_SECONDS
+  value: {{ $c.resyncPeriodSeconds | toString | quote }}
+{{- end }}
 {{- if and (hasKey $c "controllerEnabled") (ne (toString $c.controllerEnabled) "") }}
 - name: CONTROLLER_ENABLED
   value: {{ $c.controllerEnabled | toString | quote }}

@@ -7,7 +7,8 @@ import { KINDS } from '../api/kinds.ts';
 import type { KubeObject } from '../api/lookup.ts';
 import { KubeClient } from '../kube/client.ts';
 import { ApiError } from '../kube/errors.ts';
-import { NAMESPACE, kaosPath, resourcePath } from '../kube/paths.ts';
+import { NAMESPACE, resourcePath } from '../kube/paths.ts';
+import { kaosPath } from '../cluster/kaos-resources.ts';
 import { API_VERSION } from '../api/kinds.ts';
 import { errorMessage } from '../error-message.ts';
 

@@ -13,7 +13,8 @@ import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject, StatusCause } from '../api/meta.ts';
 import { podSpecErrors, unbuildable } from '../admission/pod-spec-check.ts';
 import type { PodSpecCheck } from '../admission/validate.ts';
-import { renderPodSpec, type AgentInput, type MCPServerInput, type ModelAPIInput } from '../render/index.ts';
+import type { KaosObject } from '../api/schema/index.ts';
+import { renderPodSpec } from '../render/index.ts';
 import schema from './pod-spec.schema.json' with { type: 'json' };
 
 const TEMPLATE_SPEC = 'spec.template.spec';
@@ -30,7 +31,7 @@ export function createStructuralPodSpecCheck(config: Config): PodSpecCheck {
     const fragment = isRecord(object.spec) ? object.spec.podSpec : undefined;
     let podSpec: unknown;
     try {
-      podSpec = renderPodSpec(kind, object as unknown as AgentInput & ModelAPIInput & MCPServerInput, config).podSpec;
+      podSpec = renderPodSpec(kind, object as KaosObject, config).podSpec;
     } catch (err) {
       return [unbuildable(fragment, err)];
     }

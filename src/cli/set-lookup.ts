@@ -3,10 +3,9 @@
 // object of the set hides the cluster's copy, since applying the set replaces it. Nothing here
 // reads live, so no lookup ever claims from a request's budget.
 import { referencedNames } from '../api/agent-references.ts';
-import type { KaosKind } from '../api/kinds.ts';
+import { isKaosKind, type KaosKind } from '../api/kinds.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
-
-const keyOf = (kind: string, namespace: string, name: string): string => `${kind}/${namespace}/${name}`;
+import { refKey } from '../cluster/object-ref.ts';
 
 export class SetLookup implements ObjectLookup {
   readonly #objects = new Map<string, KubeObject>();
@@ -14,7 +13,8 @@ export class SetLookup implements ObjectLookup {
 
   /** Adds KAOS objects (each with its namespace filled in); a later one replaces an earlier one. */
   addObjects(objects: Iterable<KubeObject>): this {
-    for (const o of objects) this.#objects.set(keyOf(o.kind ?? '', o.metadata?.namespace ?? '', o.metadata?.name ?? ''), o);
+    // Only KAOS kinds can be looked up (ObjectLookup.get takes a KaosKind): anything else is not kept.
+    for (const o of objects) if (isKaosKind(o.kind)) this.#objects.set(refKey(o.kind, o.metadata?.namespace ?? '', o.metadata?.name ?? ''), o);
     return this;
   }
 
@@ -25,11 +25,11 @@ export class SetLookup implements ObjectLookup {
   }
 
   async get(kind: KaosKind, namespace: string, name: string): Promise<KubeObject | undefined> {
-    return this.#objects.get(keyOf(kind, namespace, name));
+    return this.#objects.get(refKey(kind, namespace, name));
   }
 
   async exists(kind: KaosKind, namespace: string, name: string): Promise<boolean> {
-    return this.#objects.has(keyOf(kind, namespace, name));
+    return this.#objects.has(refKey(kind, namespace, name));
   }
 
   referencedBy(kind: KaosKind, namespace: string, name: string): string[] {

@@ -6,6 +6,7 @@ import { isRecord } from '../api/json.ts';
 import type { KubeObject } from '../api/lookup.ts';
 import { kubeObjectProblem } from '../api/object-meta.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../admission/json-depth.ts';
+import { refKey } from '../cluster/object-ref.ts';
 import type { Manifest, Origin } from './manifests.ts';
 
 export interface Identity {
@@ -88,7 +89,7 @@ export function prepareSet(manifests: readonly Manifest[], defaultNamespace: str
     }
     const namespace = object.metadata?.namespace ?? defaultNamespace;
     const identity: Identity = { kind, namespace, name };
-    const key = `${kind}/${namespace}/${name}`;
+    const key = refKey(kind, namespace, name);
     const earlier = name === '' ? undefined : seen.get(key);
     if (earlier !== undefined) {
       set.findings.push({ origin, object: identity, severity: 'warning', message: `also defined at ${locate(earlier)}: applying the set leaves this later one` });

@@ -2,15 +2,18 @@
 // writes through the API client, Events through the recorder.
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../api/meta.ts';
-import { ensureChild, FIELD_MANAGER, pruneOwned, type ObjectLike } from '../kube/apply.ts';
+import type { KaosObjects } from '../api/schema/index.ts';
+import { type ObjectLike } from '../kube/apply.ts';
+import { ensureChild, FIELD_MANAGER, pruneOwned } from '../cluster/child-apply.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
 import type { EventInput } from '../kube/events.ts';
-import { kaosPath } from '../kube/paths.ts';
+import { kaosPath } from '../cluster/kaos-resources.ts';
 import type { ReflectorGroup } from '../kube/reflector-group.ts';
 import type { Logger } from '../logger.ts';
 import type { RenderConfig } from '../render/index.ts';
-import type { ChildKind, ReconcileContext, ReconcileReads, ReconcileWrites } from './reconcile/context.ts';
+import type { ChildKind } from '../cluster/kind-table.ts';
+import type { ReconcileContext, ReconcileReads, ReconcileWrites } from './reconcile/context.ts';
 import type { KaosStatus } from './status.ts';
 
 /** The requests the writes make. */
@@ -18,7 +21,7 @@ export type WriteClient = Pick<KubeClient, 'apply' | 'delete' | 'replace' | 'pat
 
 /** The cache as the reads see it. */
 export interface CacheReads {
-  reflector(kind: KaosKind): Pick<ReflectorGroup, 'getByName'>;
+  cached<K extends KaosKind>(kind: K, namespace: string, name: string): KaosObjects[K] | undefined;
 }
 
 export interface ContextBindingOptions {
@@ -36,7 +39,7 @@ export interface ContextBindingOptions {
 export function bindReads(options: Pick<ContextBindingOptions, 'cache' | 'children' | 'secrets' | 'httpRoutesServed'>): ReconcileReads {
   const { cache, children, secrets, httpRoutesServed } = options;
   return {
-    kaos: (kind, namespace, name) => cache.reflector(kind).getByName(namespace, name),
+    kaos: (kind, namespace, name) => cache.cached(kind, namespace, name),
     child: (kind, namespace, name) => children[kind]?.getByName(namespace, name) as ObjectLike | undefined,
     secretResourceVersion: (namespace, name) => secrets.getByName(namespace, name)?.metadata?.resourceVersion,
     httpRoutesServed: () => httpRoutesServed,

@@ -7,7 +7,7 @@ import type { Registry } from 'prom-client';
 import { KINDS, type KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../api/lookup.ts';
 import type { Config } from '../config.ts';
-import type { KaosCache } from '../kube/cache.ts';
+import type { KaosCache } from '../cluster/cache.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { EventRecorder } from '../kube/events.ts';
 import {
@@ -23,8 +23,8 @@ import { createControllerMetrics, type ControllerMetrics } from './metrics.ts';
 import { WorkQueue } from './queue.ts';
 import type { KindReconciler, ReconcileContext } from './reconcile/context.ts';
 import { RECONCILERS } from './reconcile/index.ts';
-import { SecretIndex } from './secret-index.ts';
-import { keysForChildEvent, keysForKaosEvent, makeKey, parseKey } from './triggers.ts';
+import { parseRefKey, refKey } from '../cluster/object-ref.ts';
+import { keysForChildEvent, keysForDependencyEvent, keysForKaosEvent } from './triggers.ts';
 import type { ControllerWatches } from './watches.ts';
 
 /** controller-runtime's controller names: the `controller` label of every metric. */
@@ -32,6 +32,14 @@ export const CONTROLLER_NAMES: Readonly<Record<KaosKind, string>> = { Agent: 'ag
 
 /** The leader-election Lease (in LEADER_ELECTION_NAMESPACE). */
 export const LEASE_NAME = 'kaos-operator';
+
+/**
+ * Pure: the wait before the next periodic resync, `periodMs` ± 10 % (`random` in [0, 1)), so that
+ * replicas and restarts do not resync in step.
+ */
+export function resyncDelay(periodMs: number, random: number): number {
+  return Math.round(periodMs * (0.9 + 0.2 * random));
+}
 
 export interface ControllerOptions {
   cache: KaosCache;
@@ -53,7 +61,6 @@ export class Controller {
   readonly #reconcilers: Readonly<Record<KaosKind, KindReconciler>>;
   readonly #context: ReconcileContext;
   readonly #metrics: Record<KaosKind, ControllerMetrics>;
-  readonly #secrets = new SecretIndex();
   readonly #elector: LeaderElector | undefined;
   /** Without leader election: the one term, aborted by stop(). */
   readonly #ownTerm = new AbortController();
@@ -79,7 +86,7 @@ export class Controller {
     this.#context = bindReconcileContext({
       cache,
       children: watches.children,
-      secrets: watches.secrets,
+      secrets: watches.dependencies.Secret,
       httpRoutesServed: watches.httpRoutesServed,
       client,
       events,
@@ -128,27 +135,21 @@ export class Controller {
   /** Listeners live as long as the cache; keys go to the queues of the current term, if any. */
   #subscribe(watches: ControllerWatches): void {
     for (const kind of KINDS) {
-      this.#cache.reflector(kind).on((event) => {
-        if (kind !== 'Agent') {
-          if (event.type === 'delete') this.#secrets.remove(kind, event.object);
-          else this.#secrets.upsert(kind, event.object);
-        }
-        this.#enqueue(keysForKaosEvent(kind, event, this.#cache.references));
-      });
+      // The cache updates its dependency index first (its listener was registered before ours).
+      this.#cache.reflector(kind).on((event) => this.#enqueue(keysForKaosEvent(kind, event, this.#cache.dependencies)));
     }
     for (const group of Object.values(watches.children)) {
       group.on((event) => this.#enqueue(keysForChildEvent(event)));
     }
-    watches.secrets.on((event: ReflectorEvent<KubeObject>) => {
-      const { namespace, name } = event.object.metadata ?? {};
-      if (namespace !== undefined && name !== undefined) this.#enqueue(this.#secrets.keysFor(namespace, name));
-    });
+    for (const [kind, group] of Object.entries(watches.dependencies)) {
+      group.on((event: ReflectorEvent<KubeObject>) => this.#enqueue(keysForDependencyEvent(kind, event, this.#cache.dependencies)));
+    }
   }
 
   #enqueue(keys: readonly string[]): void {
     const queues = this.#queues;
     if (queues === undefined) return;
-    for (const key of keys) queues.get(parseKey(key).kind)?.add(key);
+    for (const key of keys) queues.get(parseRefKey(key).kind)?.add(key);
   }
 
   /**
@@ -183,24 +184,53 @@ export class Controller {
       return stopped; // the term ended (or the cache stopped) before the cache synced
     }
     if (signal.aborted) return stopped;
+    const keys = this.#enqueueAll(queues);
+    for (const queue of queues.values()) queue.start();
+    this.#log.info({ keys, leaderElection: this.#elector !== undefined }, 'controller started');
+    this.#resyncEvery(this.#config.controller.resyncPeriodSeconds * 1000, queues, signal);
+    return stopped;
+  }
+
+  /** Every cached object's key into its kind's queue; how many. */
+  #enqueueAll(queues: ReadonlyMap<KaosKind, WorkQueue>): number {
     let keys = 0;
     for (const kind of KINDS) {
       const queue = queues.get(kind);
       for (const object of this.#cache.reflector(kind).list()) {
         const { namespace, name } = object.metadata ?? {};
         if (namespace === undefined || name === undefined) continue;
-        queue?.add(makeKey(kind, namespace, name));
+        queue?.add(refKey(kind, namespace, name));
         keys++;
       }
     }
-    for (const queue of queues.values()) queue.start();
-    this.#log.info({ keys, leaderElection: this.#elector !== undefined }, 'controller started');
-    return stopped;
+    return keys;
+  }
+
+  /**
+   * The periodic resync (controller-runtime's SyncPeriod, kube-rs's reconcile_all_on): every
+   * cached object enqueued again each `periodMs` ± 10 % while the term lasts — a safety net
+   * against a missed event, not a source of writes (a converged object's reconcile writes
+   * nothing). A key already waiting merges. 0 = off.
+   */
+  #resyncEvery(periodMs: number, queues: ReadonlyMap<KaosKind, WorkQueue>, signal: AbortSignal): void {
+    if (!(periodMs > 0) || signal.aborted) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const arm = (): void => {
+      timer = setTimeout(() => {
+        if (signal.aborted) return;
+        this.#log.debug({ keys: this.#enqueueAll(queues) }, 'periodic resync');
+        arm();
+      }, resyncDelay(periodMs, Math.random()));
+      // The term's end clears it; it must not keep the process alive on its own either.
+      timer.unref();
+    };
+    arm();
+    signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
   }
 
   /** The kind's reconciler (which logs one line when it changed something: reconcile/frame.ts). */
   async #reconcile(kind: KaosKind, key: string, signal: AbortSignal): Promise<Awaited<ReturnType<KindReconciler>>> {
-    return this.#reconcilers[kind](this.#context, parseKey(key), signal);
+    return this.#reconcilers[kind](this.#context, parseRefKey(key), signal);
   }
 }
 

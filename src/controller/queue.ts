@@ -5,6 +5,7 @@
 // - a failure puts the key back after a per-key exponential backoff, reset by a success;
 // - `{ requeueAfter }` puts it back after that delay, `{ requeue: true }` with backoff.
 // A reconciler that throws (or rejects) is a retry; nothing escapes as an unhandled rejection.
+import { Backoff, type BackoffOptions } from '../kube/backoff.ts';
 import { errorFields, silentLogger, type Logger } from '../logger.ts';
 import { noControllerMetrics, type ControllerMetrics, type ReconcileResultLabel } from './metrics.ts';
 
@@ -44,31 +45,34 @@ export interface RateLimiter {
  * making 1,000 keys fail) the bucket would hold the last retries back by 100 s for no gain.
  */
 export class ExponentialRateLimiter implements RateLimiter {
-  readonly #baseMs: number;
-  readonly #maxMs: number;
-  readonly #failures = new Map<string, number>();
+  readonly #options: BackoffOptions;
+  /** One backoff (kube/backoff.ts, without jitter) per failing key. */
+  readonly #byKey = new Map<string, Backoff>();
 
   constructor(options: { baseMs?: number; maxMs?: number } = {}) {
-    this.#baseMs = options.baseMs ?? 5;
-    this.#maxMs = options.maxMs ?? 1_000_000;
-    if (!(this.#baseMs > 0) || !(this.#maxMs >= this.#baseMs)) {
-      throw new RangeError(`rate limiter: need 0 < baseMs <= maxMs, got baseMs ${this.#baseMs}, maxMs ${this.#maxMs}`);
+    const baseMs = options.baseMs ?? 5;
+    const maxMs = options.maxMs ?? 1_000_000;
+    if (!(baseMs > 0) || !(maxMs >= baseMs)) {
+      throw new RangeError(`rate limiter: need 0 < baseMs <= maxMs, got baseMs ${baseMs}, maxMs ${maxMs}`);
     }
+    this.#options = { initialMs: baseMs, maxMs, jitter: 'none' };
   }
 
   when(key: string): number {
-    const failures = this.#failures.get(key) ?? 0;
-    this.#failures.set(key, failures + 1);
-    // 2^60 · 5 ms is beyond any cap; the bound keeps the arithmetic finite.
-    return Math.min(this.#maxMs, this.#baseMs * 2 ** Math.min(failures, 60));
+    let backoff = this.#byKey.get(key);
+    if (backoff === undefined) {
+      backoff = new Backoff(this.#options);
+      this.#byKey.set(key, backoff);
+    }
+    return backoff.next();
   }
 
   forget(key: string): void {
-    this.#failures.delete(key);
+    this.#byKey.delete(key);
   }
 
   failures(key: string): number {
-    return this.#failures.get(key) ?? 0;
+    return this.#byKey.get(key)?.attempts ?? 0;
   }
 }
 

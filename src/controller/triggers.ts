@@ -1,55 +1,46 @@
-// Pure: which queue keys a cache event wakes, and the key format. A key is `Kind/namespace/name`
-// ('/' occurs in none of the three, so a key splits back unambiguously).
-// - A KAOS object's change wakes itself, and, as a dependency, the Agents that use it: a ModelAPI
+// Pure: which queue keys a cache event wakes. A key is an object reference's string form,
+// `Kind/namespace/name` (src/cluster/object-ref.ts).
+// - A KAOS object's change wakes itself, and, as a dependency, the objects that use it: a ModelAPI
 //   or MCPServer the Agents naming it, an Agent the Agents whose `access` lists it — answered by
-//   the reference index ("who references X"), never by scanning.
+//   the dependency index ("who depends on X", the kind table's dependsOn), never by scanning.
+// - A dependency type's change (a Secret) wakes the objects that read it, from the same index.
 // - An owned child's change wakes its parent, found through its controller ownerReference.
 import type { KubeObject } from '../api/lookup.ts';
 import { GROUP, isKaosKind, type KaosKind } from '../api/kinds.ts';
 import type { ReflectorEvent } from '../kube/reflector.ts';
 import { jsonEqual } from '../api/json.ts';
+import { refKey } from '../cluster/object-ref.ts';
 
-export interface ObjectKey {
-  kind: KaosKind;
-  namespace: string;
-  name: string;
-}
-
-export function makeKey(kind: KaosKind, namespace: string, name: string): string {
-  return `${kind}/${namespace}/${name}`;
-}
-
-/** The parts of a key; a clear error for anything makeKey() cannot have produced. */
-export function parseKey(key: string): ObjectKey {
-  const parts = key.split('/');
-  const [kind, namespace, name] = parts;
-  if (parts.length !== 3 || !isKaosKind(kind) || namespace === undefined || namespace === '' || name === undefined || name === '') {
-    throw new TypeError(`invalid queue key ${JSON.stringify(key)}: expected "<Agent|ModelAPI|MCPServer>/<namespace>/<name>"`);
-  }
-  return { kind, namespace, name };
-}
-
-/** "Who references X": the Agents of `namespace` that name the object (src/kube/references.ts). */
-export interface ReferenceLookup {
-  referencedBy(kind: KaosKind, namespace: string, name: string): string[];
+/** "Who depends on X": the refKeys of the objects of `namespace` that name it (src/cluster/dependency-index.ts). */
+export interface DependentsLookup {
+  dependents(kind: string, namespace: string, name: string): string[];
 }
 
 /**
- * The keys a change of a KAOS object wakes: its own, then (sorted) the Agents that depend on it.
+ * The keys a change of a KAOS object wakes: its own, then (sorted) the objects that depend on it.
  * Dependents are woken on create, delete, and a change of spec, status or deletion — what an
  * Agent's reconcile reads of them — but not on a change of labels, annotations or
  * resourceVersion alone, so that a ModelAPI used by 1,000 Agents does not wake them for nothing.
  */
-export function keysForKaosEvent(kind: KaosKind, event: ReflectorEvent<KubeObject>, references: ReferenceLookup): string[] {
+export function keysForKaosEvent(kind: KaosKind, event: ReflectorEvent<KubeObject>, index: DependentsLookup): string[] {
   const { namespace, name } = identity(event.object);
   if (name === '' || namespace === '') return [];
-  const keys = [makeKey(kind, namespace, name)];
+  const keys = [refKey(kind, namespace, name)];
   if (event.type === 'update' && !dependentsCare(event.old, event.object)) return keys;
-  for (const agent of references.referencedBy(kind, namespace, name)) {
-    const key = makeKey('Agent', namespace, agent);
+  for (const key of index.dependents(kind, namespace, name)) {
     if (key !== keys[0]) keys.push(key);
   }
   return keys;
+}
+
+/**
+ * The keys a change of a dependency type's object (a Secret, kind-table.ts) wakes: the objects
+ * that read it. Any change counts: its resourceVersion enters their config hash.
+ */
+export function keysForDependencyEvent(kind: string, event: ReflectorEvent<KubeObject>, index: DependentsLookup): string[] {
+  const { namespace, name } = identity(event.object);
+  if (name === '' || namespace === '') return [];
+  return index.dependents(kind, namespace, name);
 }
 
 function dependentsCare(old: KubeObject, object: KubeObject): boolean {
@@ -81,7 +72,7 @@ export function controllerOwnerKey(object: KubeObject): string | undefined {
     const { controller, apiVersion, kind, name: owner } = ref as Record<string, unknown>;
     if (controller !== true || typeof apiVersion !== 'string' || !apiVersion.startsWith(`${GROUP}/`)) continue;
     // Owners are always in the child's namespace: Kubernetes forbids cross-namespace owners.
-    if (isKaosKind(kind) && typeof owner === 'string' && owner !== '') return makeKey(kind, namespace, owner);
+    if (isKaosKind(kind) && typeof owner === 'string' && owner !== '') return refKey(kind, namespace, owner);
   }
   return undefined;
 }

@@ -1,39 +1,30 @@
-// What the controller adds to the shared cache: its owned children, selected by
-// the managed-by label so that unrelated Deployments cost nothing, HTTPRoutes only when the
-// Gateway API is enabled and served, and Secrets' metadata — never their data — for the config
-// hash. Registered before the cache starts, so /readyz waits for every one of them to sync.
-import type { KubeObject } from '../api/lookup.ts';
+// What the controller adds to the shared cache, derived from the kind table (cluster/kind-table.ts):
+// a reflector per owned type, selected by the managed-by label so that unrelated Deployments cost
+// nothing (a type that needs an optional API — HTTPRoutes, the Gateway API — only when it is
+// enabled and served), and a reflector per dependency type, metadata only — never a Secret's
+// data. Registered before the cache starts, so /readyz waits for every one of them to sync.
 import type { Config } from '../config.ts';
-import type { KaosCache } from '../kube/cache.ts';
+import type { RegisterOptions } from '../cluster/cache.ts';
+import { HTTP_ROUTE, type ResourceType } from '../kube/paths.ts';
+import { KIND_TABLE, type ChildKind, type DependencyTypeKind, type KindTable, type OptionalAPI } from '../cluster/kind-table.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isServed } from '../kube/discovery.ts';
-import { CONFIG_MAP, DEPLOYMENT, HTTP_ROUTE, SECRET, SERVICE } from '../kube/paths.ts';
 import type { ReflectorGroup } from '../kube/reflector-group.ts';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../render/index.ts';
-import type { ChildKind } from './reconcile/context.ts';
+
+/** Where the reflectors are registered: the cache (KaosCache.registerGroup). */
+export interface WatchRegistry {
+  registerGroup(type: ResourceType, options: Omit<RegisterOptions, 'namespace'>): ReflectorGroup;
+}
 
 export const OWNED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
 
-export interface ControllerWatches {
-  /** The owned children by kind; HTTPRoute absent when the Gateway API is not watched. */
-  readonly children: Readonly<Partial<Record<ChildKind, ReflectorGroup>>>;
-  /** Secrets as metadata only (see secretMetadata). */
-  readonly secrets: ReflectorGroup;
+export interface ControllerWatches<C extends string = ChildKind, D extends string = DependencyTypeKind> {
+  /** The owned children by kind; a kind whose optional API is not available is absent (HTTPRoute). */
+  readonly children: Readonly<Partial<Record<C, ReflectorGroup>>>;
+  /** The dependency types by kind (Secrets), as metadata only. */
+  readonly dependencies: Readonly<Record<D, ReflectorGroup>>;
   readonly httpRoutesServed: boolean;
-}
-
-/**
- * Pure: what the cache keeps of a Secret — its identity and resourceVersion. A metadata-only
- * watch already leaves out `data`, but annotations can carry the whole Secret (kubectl apply's
- * last-applied-configuration), so they go too, with labels and managedFields.
- */
-export function secretMetadata(object: KubeObject): KubeObject {
-  const m = object.metadata ?? {};
-  const metadata: Record<string, unknown> = {};
-  for (const field of ['name', 'namespace', 'uid', 'resourceVersion', 'deletionTimestamp'] as const) {
-    if (m[field] !== undefined) metadata[field] = m[field];
-  }
-  return { apiVersion: 'v1', kind: 'Secret', metadata } as KubeObject;
 }
 
 /**
@@ -44,15 +35,27 @@ export async function httpRoutesWanted(client: Pick<KubeClient, 'get'>, config: 
   return config.gateway.enabled && (await isServed(client, HTTP_ROUTE));
 }
 
-/** Registers the controller's reflectors on `cache` (before cache.start()). */
-export function registerControllerWatches(cache: KaosCache, options: { httpRoutes: boolean }): ControllerWatches {
-  const owned = { labelSelector: OWNED_SELECTOR };
-  const children: Partial<Record<ChildKind, ReflectorGroup>> = {
-    Deployment: cache.registerGroup(DEPLOYMENT, owned),
-    Service: cache.registerGroup(SERVICE, owned),
-    ConfigMap: cache.registerGroup(CONFIG_MAP, owned),
-  };
-  if (options.httpRoutes) children.HTTPRoute = cache.registerGroup(HTTP_ROUTE, owned);
-  const secrets = cache.registerGroup(SECRET, { metadataOnly: true, transform: secretMetadata });
-  return { children, secrets, httpRoutesServed: options.httpRoutes };
+/** Registers the controller's reflectors on `cache` (before cache.start()), one per type of `table`. */
+export function registerControllerWatches(cache: WatchRegistry, options: { httpRoutes: boolean }): ControllerWatches;
+export function registerControllerWatches<C extends string, D extends string>(
+  cache: WatchRegistry,
+  options: { httpRoutes: boolean },
+  table: KindTable<C, D>,
+): ControllerWatches<C, D>;
+export function registerControllerWatches(
+  cache: WatchRegistry,
+  options: { httpRoutes: boolean },
+  table: KindTable = KIND_TABLE,
+): ControllerWatches<string, string> {
+  const available: Readonly<Record<OptionalAPI, boolean>> = { gatewayAPI: options.httpRoutes };
+  const children: Partial<Record<string, ReflectorGroup>> = {};
+  for (const [kind, owned] of Object.entries(table.owned)) {
+    if (owned.requires !== undefined && !available[owned.requires]) continue;
+    children[kind] = cache.registerGroup(owned.type, { labelSelector: OWNED_SELECTOR });
+  }
+  const dependencies: Record<string, ReflectorGroup> = {};
+  for (const [kind, { type, transform }] of Object.entries(table.dependencyTypes)) {
+    dependencies[kind] = cache.registerGroup(type, { metadataOnly: true, ...(transform === undefined ? {} : { transform }) });
+  }
+  return { children, dependencies, httpRoutesServed: options.httpRoutes };
 }

@@ -1,18 +1,22 @@
-// Server-side apply of the operator's children, the decision whether an apply would change
+// Server-side apply of an operator's children, the decision whether an apply would change
 // anything (so an idle controller sends no write at all), and pruning of owned children that are
-// no longer desired.
+// no longer desired. Generic: which kinds are children and the field manager come in an
+// ApplyScheme (the KAOS one is cluster/child-apply.ts).
 //
 // holdsAppliedFields is the heart of "zero idle writes". Applying `desired` with force changes
 // nothing when (a) every field of `desired` already has that value in the live object, and (b)
 // our field manager owns no field that `desired` leaves out (server-side apply would remove it).
 // (a) is "desired ⊆ live" with the API server's list semantics; (b) reads metadata.managedFields.
-import { isRecord, jsonEqual } from '../api/json.ts';
 import type { KubeClient } from './client.ts';
 import { isConflict, isNotFound } from './errors.ts';
-import { CONFIG_MAP, DEPLOYMENT, HTTP_ROUTE, SERVICE, resourcePath, type ResourceType } from './paths.ts';
+import { isRecord, jsonEqual } from './json.ts';
+import { resourcePath, type ResourceType } from './paths.ts';
 
-/** The one field manager of every write the controller makes. */
-export const FIELD_MANAGER = 'kaos-operator';
+/** What an operator applies: the types of its children (by kind) and its field manager. */
+export interface ApplyScheme {
+  readonly types: Readonly<Record<string, ResourceType>>;
+  readonly fieldManager: string;
+}
 
 /** What this module reads of any object (children from render, the cache or the API server). */
 export interface ObjectLike {
@@ -51,17 +55,9 @@ export interface ManagedFieldsEntry {
   fieldsV1?: unknown;
 }
 
-/** The child kinds the operator owns, by kind. */
-export const CHILD_TYPES: Readonly<Record<string, ResourceType>> = {
-  Deployment: DEPLOYMENT,
-  Service: SERVICE,
-  ConfigMap: CONFIG_MAP,
-  HTTPRoute: HTTP_ROUTE,
-};
-
-/** The URL of a child from its kind, namespace and name; a clear error for anything else. */
-export function childPath(object: ObjectLike): string {
-  const type = object.kind === undefined ? undefined : CHILD_TYPES[object.kind];
+/** The URL of a child from its kind (one of `types`), namespace and name; a clear error for anything else. */
+export function childPathIn(types: ApplyScheme['types'], object: ObjectLike): string {
+  const type = object.kind === undefined ? undefined : types[object.kind];
   if (type === undefined) throw new Error(`not a child kind the operator owns: ${String(object.kind)}`);
   const name = object.metadata?.name;
   const namespace = object.metadata?.namespace;
@@ -110,7 +106,7 @@ export function applyIntent<T extends ObjectLike>(desired: T, exists: boolean): 
  *   write: an apply would only add us as a co-owner. Should anyone change its value, the first
  *   rule sees it and the next apply (with force) takes it back.
  */
-export function holdsAppliedFields(live: ObjectLike | undefined, desired: ObjectLike, manager: string = FIELD_MANAGER): boolean {
+export function holdsAppliedFields(live: ObjectLike | undefined, desired: ObjectLike, manager: string): boolean {
   if (live === undefined) return false;
   if (!holds(live, desired, '')) return false;
   const managed = live.metadata?.managedFields;
@@ -331,10 +327,10 @@ export interface ApplyChildOptions {
   dryRun?: boolean;
 }
 
-/** Server-side apply of one child with our field manager and force (a controller's apply). */
-export async function applyChild<T extends ObjectLike>(client: ApplyClient, object: ObjectLike, options: ApplyChildOptions = {}): Promise<T> {
-  return client.apply<T>(childPath(object), object, {
-    fieldManager: FIELD_MANAGER,
+/** Server-side apply of one child with the scheme's field manager and force (a controller's apply). */
+export async function applyChild<T extends ObjectLike>(scheme: ApplyScheme, client: ApplyClient, object: ObjectLike, options: ApplyChildOptions = {}): Promise<T> {
+  return client.apply<T>(childPathIn(scheme.types, object), object, {
+    fieldManager: scheme.fieldManager,
     force: true,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
     ...(options.dryRun === undefined ? {} : { dryRun: options.dryRun }),
@@ -351,14 +347,15 @@ export type EnsureResult<T> =
  * creation; it never causes a write that was not needed.
  */
 export async function ensureChild<T extends ObjectLike>(
+  scheme: ApplyScheme,
   client: ApplyClient,
   desired: ObjectLike,
   live: ObjectLike | undefined,
   options: ApplyChildOptions = {},
 ): Promise<EnsureResult<T>> {
   const intent = applyIntent(desired, live !== undefined);
-  if (live !== undefined && holdsAppliedFields(live, intent)) return { action: 'unchanged', object: live };
-  const object = await applyChild<T>(client, intent, options);
+  if (live !== undefined && holdsAppliedFields(live, intent, scheme.fieldManager)) return { action: 'unchanged', object: live };
+  const object = await applyChild<T>(scheme, client, intent, options);
   return { action: live === undefined ? 'created' : 'updated', object };
 }
 
@@ -406,6 +403,7 @@ export interface PruneResult<T> {
  * are thrown (the reconcile retries).
  */
 export async function pruneOwned<T extends ObjectLike>(
+  scheme: Pick<ApplyScheme, 'types'>,
   client: DeleteClient,
   existing: Iterable<T>,
   ownerUid: string,
@@ -417,7 +415,7 @@ export async function pruneOwned<T extends ObjectLike>(
     const uid = child.metadata?.uid;
     if (uid === undefined || uid === '') throw new Error(`${childId(child)}: no metadata.uid to guard its deletion`);
     try {
-      await client.delete(childPath(child), {
+      await client.delete(childPathIn(scheme.types, child), {
         preconditions: { uid },
         propagationPolicy: 'Background',
         ...(options.signal === undefined ? {} : { signal: options.signal }),

@@ -1,5 +1,7 @@
-// Jittered exponential backoff with a cap, reset after a healthy period. Pure but for the clock
-// and the random source, which are injectable for tests.
+// The one exponential backoff of the process: initial · 2^attempts with a cap, with "equal
+// jitter" (the reflectors, so that many clients do not retry in step) or none (the work queue's
+// per-key rate limiter, client-go's ItemExponentialFailureRateLimiter), and reset after a healthy
+// period. Pure but for the clock and the random source, which are injectable for tests.
 
 export interface BackoffOptions {
   /** First delay (before jitter). */
@@ -8,6 +10,8 @@ export interface BackoffOptions {
   maxMs?: number;
   /** A failure this long after the last healthy moment starts again from initialMs. */
   resetAfterMs?: number;
+  /** `equal` (default): half fixed, half random. `none`: the exact step. */
+  jitter?: 'equal' | 'none';
   /** Returns [0, 1); Math.random by default. */
   random?: () => number;
   /** Milliseconds; Date.now by default. */
@@ -18,6 +22,7 @@ export class Backoff {
   readonly #initialMs: number;
   readonly #maxMs: number;
   readonly #resetAfterMs: number;
+  readonly #jitter: boolean;
   readonly #random: () => number;
   readonly #now: () => number;
   #attempt = 0;
@@ -27,6 +32,7 @@ export class Backoff {
     this.#initialMs = options.initialMs ?? 500;
     this.#maxMs = options.maxMs ?? 30_000;
     this.#resetAfterMs = options.resetAfterMs ?? 60_000;
+    this.#jitter = options.jitter !== 'none';
     this.#random = options.random ?? Math.random;
     this.#now = options.now ?? Date.now;
   }
@@ -45,9 +51,10 @@ export class Backoff {
       this.#attempt = 0;
     }
     this.#healthySince = undefined;
-    const base = Math.min(this.#maxMs, this.#initialMs * 2 ** Math.min(this.#attempt, 30));
+    // The exponent's bound keeps the arithmetic finite after any number of failures.
+    const base = Math.min(this.#maxMs, this.#initialMs * 2 ** Math.min(this.#attempt, 60));
     this.#attempt++;
-    return Math.round(base / 2 + (this.#random() * base) / 2);
+    return this.#jitter ? Math.round(base / 2 + (this.#random() * base) / 2) : base;
   }
 
   /** Consecutive failures since the last reset. */

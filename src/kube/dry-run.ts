@@ -1,7 +1,7 @@
 // The server-side dry run admission uses to have the API server judge a pod it cannot judge
 // itself: a create that writes nothing. The API's error is translated here, at the edge, into
 // the Status the API server sent, so admission sees an answer and never a client or an exception.
-import type { Refusal } from '../api/meta.ts';
+import type { Refusal } from './meta.ts';
 import type { KubeClient } from './client.ts';
 import { ApiError } from './errors.ts';
 import { DEPLOYMENT, resourcePath } from './paths.ts';

@@ -1,7 +1,7 @@
 // Errors from the API server, in its own terms (metav1.Status), so callers branch on `code` and
 // `reason` instead of parsing messages.
 
-import type { ApiStatus, StatusDetails } from '../api/meta.ts';
+import type { ApiStatus, StatusDetails } from './meta.ts';
 
 export type { ApiStatus, StatusDetails };
 

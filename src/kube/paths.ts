@@ -1,5 +1,5 @@
-// URL paths of API resources. Pure: the client and the cache build every path through here.
-import { GROUP, KIND_NAMES, VERSION, type KaosKind } from '../api/kinds.ts';
+// URL paths of API resources and the resource types of the core (and Gateway API) kinds the
+// operator reads or writes. Pure: the client and the caches build every path through here.
 
 /** Enough of a resource's discovery information to address it. */
 export interface ResourceType {
@@ -24,16 +24,6 @@ export const CUSTOM_RESOURCE_DEFINITION: ResourceType = {
   group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false,
 };
 export const LEASE: ResourceType = { group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', namespaced: true };
-
-export const KAOS_TYPES: Readonly<Record<KaosKind, ResourceType>> = {
-  Agent: kaosType('Agent'),
-  ModelAPI: kaosType('ModelAPI'),
-  MCPServer: kaosType('MCPServer'),
-};
-
-function kaosType(kind: KaosKind): ResourceType {
-  return { group: GROUP, version: VERSION, kind, plural: KIND_NAMES[kind].plural, namespaced: true };
-}
 
 export function apiVersionOf(type: ResourceType): string {
   return type.group === '' ? type.version : `${type.group}/${type.version}`;
@@ -68,12 +58,7 @@ export function resourcePath(type: ResourceType, parts: PathParts = {}): string 
   return '/' + segments.map(encodeURIComponent).join('/');
 }
 
-/** Path of a KAOS object, of a namespace's collection, or (no namespace) of all of them. */
-export function kaosPath(kind: KaosKind, parts: PathParts = {}): string {
-  return resourcePath(KAOS_TYPES[kind], parts);
-}
-
 /** `namespace/name` (or `name` for cluster-scoped objects): the key of the cache's stores. */
-export function objectKey(namespace: string | undefined, name: string): string {
+export function storeKey(namespace: string | undefined, name: string): string {
   return namespace === undefined || namespace === '' ? name : `${namespace}/${name}`;
 }

@@ -2,7 +2,7 @@
 // per namespace, or a single one for all namespaces, read as if it were one store. Lookups by
 // namespace go to that namespace's reflector, so a scoped cache answers "not here" for the
 // namespaces it does not watch and the caller decides (admission reads live, as on any miss).
-import type { KubeObject } from '../api/lookup.ts';
+import type { KubeObject } from './meta.ts';
 import type { ResourceType } from './paths.ts';
 import type { Reflector, ReflectorListener, ReflectorStats } from './reflector.ts';
 

@@ -9,12 +9,12 @@
 //     any other error                     ──▶ wait (jittered exponential backoff) ──▶ WATCH
 //                                             (or LIST again if the list itself failed)
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { KubeObject } from '../api/lookup.ts';
+import type { KubeObject } from './meta.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import type { KubeClient, WatchEvent } from './client.ts';
 import { ApiError, isGone } from './errors.ts';
 import { errorFields, silentLogger, type Logger } from '../logger.ts';
-import { apiVersionOf, objectKey, resourcePath, type ResourceType } from './paths.ts';
+import { apiVersionOf, storeKey, resourcePath, type ResourceType } from './paths.ts';
 
 /** What a reflector needs from the client (a narrow seam for tests). */
 export type ListWatchClient = Pick<KubeClient, 'list' | 'watch'>;
@@ -164,7 +164,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
   }
 
   getByName(namespace: string | undefined, name: string): T | undefined {
-    return this.#store.get(objectKey(namespace, name));
+    return this.#store.get(storeKey(namespace, name));
   }
 
   list(): T[] {
@@ -347,7 +347,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
   #key(object: T): string {
     const name = object.metadata?.name;
     if (name === undefined || name === '') throw new ApiError(500, 'InternalError', `${this.type.kind} without metadata.name`);
-    return objectKey(object.metadata?.namespace, name);
+    return storeKey(object.metadata?.namespace, name);
   }
 
   /**

@@ -1,117 +1,38 @@
-// What render reads from the three kinds: a structural subset of Agent, ModelAPI and MCPServer.
-// Kept minimal and permissive on purpose, so that the real API types (TypeBox schemas in
-// src/api, or client-node classes) are assignable to these without casts:
-// - every field the schema does not require is optional;
-// - enums are plain strings (an unknown value is handled, never a type error);
-// - arrays are readonly (readonly and mutable arrays both fit);
-// - user content passed through verbatim is `object` (accepts type literals, interfaces and
-//   classes alike) or `unknown` for spec.podSpec (preserve-unknown-fields).
-// Anything the webhook defaults is read defensively, with the same default (docs/api.md, each kind's section).
+// What render reads from the three kinds: the API's own object types (TypeBox Static of the
+// schemas in src/api/schema), so admission and the controller hand validated objects to render
+// without casts, and a field added to a schema reaches render with no second declaration.
+// Render still reads anything the webhook defaults defensively, with the same default
+// (docs/api.md, each kind's section), and handles an enum value it does not know (an object read before validation).
 
+import type {
+  Agent,
+  AgentSpec,
+  ContainerOverride,
+  EnvVar,
+  GatewayRoute,
+  MCPServer,
+  MCPServerSpec,
+  ModelAPI,
+  ModelAPISpec,
+  ObjectMeta,
+  SecretKeySelector,
+} from '../api/schema/index.ts';
 import type { Config } from '../config.ts';
 
-export interface MetadataInput {
-  readonly name?: string;
-  readonly namespace?: string;
-  readonly uid?: string;
-}
-
-export interface EnvVarInput {
-  readonly name: string;
-  readonly value?: string;
-  readonly valueFrom?: object;
-}
-
-export interface SecretKeySelectorInput {
-  readonly name?: string;
-  readonly key: string;
-  readonly optional?: boolean;
-}
-
-export interface ContainerOverrideInput {
-  readonly image?: string;
-  readonly command?: readonly string[];
-  readonly args?: readonly string[];
-  readonly resources?: object;
-  readonly env?: readonly EnvVarInput[];
-}
-
-export interface GatewayRouteInput {
-  readonly timeout?: string;
-}
-
-/** The fields every kind shares (docs/api.md, "Common behaviour"). */
-export interface CommonSpecInput {
-  readonly gatewayRoute?: GatewayRouteInput;
-  readonly container?: ContainerOverrideInput;
-  /** A core/v1 PodSpec fragment; validated by the webhook, merged here. */
-  readonly podSpec?: unknown;
-}
-
-export interface AgentMemoryInput {
-  readonly enabled?: boolean;
-  readonly type?: string;
-  readonly contextLimit?: number;
-  readonly maxSessions?: number;
-  readonly maxSessionEvents?: number;
-}
-
-export interface AgentSpecInput extends CommonSpecInput {
-  readonly modelAPI?: string;
-  readonly mcpServers?: readonly string[];
-  readonly agentNetwork?: { readonly expose?: boolean; readonly access?: readonly string[] };
-  readonly config?: {
-    readonly description?: string;
-    readonly instructions?: string;
-    readonly reasoningLoopMaxSteps?: number;
-    readonly memory?: AgentMemoryInput;
-    readonly env?: readonly EnvVarInput[];
-  };
-}
-
-export interface AgentInput {
-  readonly metadata?: MetadataInput;
-  readonly spec: AgentSpecInput;
-}
-
-export interface ModelAPISpecInput extends CommonSpecInput {
-  readonly mode: string;
-  readonly proxyConfig?: {
-    readonly apiBase?: string;
-    readonly model?: string;
-    readonly configYaml?: {
-      readonly fromString?: string;
-      readonly fromSecretKeyRef?: SecretKeySelectorInput;
-    };
-    readonly env?: readonly EnvVarInput[];
-  };
-  readonly hostedConfig?: {
-    readonly model?: string;
-    readonly env?: readonly EnvVarInput[];
-  };
-}
-
-export interface ModelAPIInput {
-  readonly metadata?: MetadataInput;
-  readonly spec: ModelAPISpecInput;
-}
-
-export interface MCPServerSpecInput extends CommonSpecInput {
-  readonly type: string;
-  readonly config?: {
-    readonly tools?: {
-      readonly fromPackage?: string;
-      readonly fromString?: string;
-      readonly fromSecretKeyRef?: SecretKeySelectorInput;
-    };
-    readonly env?: readonly EnvVarInput[];
-  };
-}
-
-export interface MCPServerInput {
-  readonly metadata?: MetadataInput;
-  readonly spec: MCPServerSpecInput;
-}
+// The objects render reads are the API's own types (TypeBox Static, src/api/schema): one type
+// per kind. The names below are render's words for them, not other types.
+export type MetadataInput = ObjectMeta;
+export type EnvVarInput = EnvVar;
+export type SecretKeySelectorInput = SecretKeySelector;
+export type ContainerOverrideInput = ContainerOverride;
+export type GatewayRouteInput = GatewayRoute;
+export type AgentMemoryInput = NonNullable<NonNullable<AgentSpec['config']>['memory']>;
+export type AgentInput = Agent;
+export type AgentSpecInput = AgentSpec;
+export type ModelAPIInput = ModelAPI;
+export type ModelAPISpecInput = ModelAPISpec;
+export type MCPServerInput = MCPServer;
+export type MCPServerSpecInput = MCPServerSpec;
 
 /** Resolved dependencies of an Agent, read by the reconciler from its cache. */
 export interface AgentDeps {

@@ -29,6 +29,8 @@
 // CREATE_IN_FLIGHT (16), SETTLE_SECONDS (5), IDLE_SECONDS (60), BENCH_LOG_LEVEL (info: the
 // operator's default), BENCH_CPU_PROF (a directory: run the operator with --cpu-prof there),
 // BENCH_OPERATOR_NODE_OPTIONS (e.g. --max-old-space-size=128).
+import type { KaosKind } from '../../src/api/kinds.ts';
+import type { KaosObjects } from '../../src/api/schema/index.ts';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -51,10 +53,12 @@ import { resolveAgentDeps } from '../../src/controller/reconcile/agent.ts';
 import { desiredChildren } from '../../src/controller/reconcile/children.ts';
 import type { ReconcileReads } from '../../src/controller/reconcile/context.ts';
 import { OWNED_SELECTOR } from '../../src/controller/watches.ts';
-import { applyIntent, childPath, controllerUid, FIELD_MANAGER } from '../../src/kube/apply.ts';
+import { applyIntent, controllerUid } from '../../src/kube/apply.ts';
+import { childPath, FIELD_MANAGER } from '../../src/cluster/child-apply.ts';
 import { KubeClient } from '../../src/kube/client.ts';
-import { DEPLOYMENT, KAOS_TYPES, LEASE, resourcePath, SERVICE, type ResourceType } from '../../src/kube/paths.ts';
-import { OPERATOR_IDENTITY, renderRbac, serviceAccountUser } from '../../src/kube/rbac.ts';
+import { DEPLOYMENT, LEASE, resourcePath, SERVICE, type ResourceType } from '../../src/kube/paths.ts';
+import { KAOS_TYPES } from '../../src/cluster/kaos-resources.ts';
+import { OPERATOR_IDENTITY, renderRbac, serviceAccountUser } from '../../src/cluster/rbac.ts';
 import { Reflector } from '../../src/kube/reflector.ts';
 import { renderAgent, workloadName, type AgentInput } from '../../src/render/index.ts';
 import { startControlPlane, type ControlPlane } from '../cluster/control-plane.ts';
@@ -567,7 +571,7 @@ async function runFloor(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
   // are what the operator rendered into its Agents, so the floor's children are byte for byte
   // the same apart from their own namespace and owner.
   const reads: ReconcileReads = {
-    kaos: (kind, _namespace, name) => deps[kind].get(name),
+    kaos: <K extends KaosKind>(kind: K, _namespace: string, name: string) => deps[kind].get(name) as KaosObjects[K] | undefined,
     child: () => undefined,
     secretResourceVersion: () => undefined,
     httpRoutesServed: () => false,

@@ -442,7 +442,7 @@ t.test('kubectl get shows the printer columns', async (t) => {
   }
 });
 
-t.test('the operator runs as its ServiceAccount with the least privilege of src/kube/rbac.ts', async (t) => {
+t.test('the operator runs as its ServiceAccount with the least privilege of src/cluster/rbac.ts', async (t) => {
   if (stack === undefined) throw new Error('no local stack');
   const asOperator = (args: readonly string[]): Promise<KubectlResult> =>
     kubectl(['--kubeconfig', stack?.operatorKubeconfig ?? '', ...args]);

@@ -7,10 +7,12 @@
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { loadConfig } from '../../src/config.ts';
-import { FIELD_MANAGER, applyChild, applyIntent, ensureChild, holdsAppliedFields, pruneOwned, type ObjectLike } from '../../src/kube/apply.ts';
+import { applyIntent, type ObjectLike } from '../../src/kube/apply.ts';
+import { FIELD_MANAGER, applyChild, ensureChild, holdsAppliedFields, pruneOwned } from '../../src/cluster/child-apply.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { isNotFound } from '../../src/kube/errors.ts';
-import { DEPLOYMENT, NAMESPACE, SERVICE, kaosPath, resourcePath } from '../../src/kube/paths.ts';
+import { DEPLOYMENT, NAMESPACE, SERVICE, resourcePath } from '../../src/kube/paths.ts';
+import { kaosPath } from '../../src/cluster/kaos-resources.ts';
 import { childrenOf, renderAgent, renderModelAPI, type AgentInput, type Child, type Deployment, type ModelAPIInput } from '../../src/render/index.ts';
 import { startControlPlane } from '../cluster/control-plane.ts';
 

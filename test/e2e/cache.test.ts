@@ -6,10 +6,11 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { eventually } from '../support/poll.ts';
 import type { KubeObject } from '../../src/api/lookup.ts';
-import { KaosCache, type CacheClient } from '../../src/kube/cache.ts';
+import { KaosCache, type CacheClient } from '../../src/cluster/cache.ts';
 import { KubeClient, type CallOptions, type KubeList, type ListOptions, type WatchEvent, type WatchOptions } from '../../src/kube/client.ts';
 import { silentLogger, type Logger } from '../../src/logger.ts';
-import { CONFIG_MAP, NAMESPACE, kaosPath, resourcePath } from '../../src/kube/paths.ts';
+import { CONFIG_MAP, NAMESPACE, resourcePath } from '../../src/kube/paths.ts';
+import { kaosPath } from '../../src/cluster/kaos-resources.ts';
 import type { ReflectorEvent } from '../../src/kube/reflector.ts';
 import { startControlPlane } from '../cluster/control-plane.ts';
 

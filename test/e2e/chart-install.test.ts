@@ -18,7 +18,7 @@ import { operatorArgs } from '../../scripts/operator-command.ts';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parseAllDocuments, stringify } from 'yaml';
-import { serviceAccountUser } from '../../src/kube/rbac.ts';
+import { serviceAccountUser } from '../../src/cluster/rbac.ts';
 import { freePorts, runCommand, startControlPlane } from '../cluster/control-plane.ts';
 import { startProcess, type ManagedProcess } from '../cluster/processes.ts';
 import { eventually } from '../support/poll.ts';

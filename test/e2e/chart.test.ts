@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { renderWebhookConfigurations } from '../../src/admission/webhook-configs.ts';
-import { rulesFor } from '../../src/kube/rbac.ts';
+import { rulesFor } from '../../src/cluster/rbac.ts';
 import { runCommand, startControlPlane } from '../cluster/control-plane.ts';
 
 const CHART = fileURLToPath(new URL('../../chart', import.meta.url));

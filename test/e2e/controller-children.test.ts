@@ -200,8 +200,9 @@ t.test('Agent: PEER_AGENTS lists the peers in access, sorted, with their card UR
     agent('worker-a'),
     agent('coordinator', ['worker-b', 'worker-a']),
   ]);
+  // A peer is wired in once it has a status.endpoint, so the coordinator may first get one worker.
   const deployment = await waitForObject(s(), 'deployment', ns, 'agent-coordinator', (d) =>
-    JSON.stringify(envOf(d, 'agent')).includes('PEER_AGENT_WORKER_B_CARD_URL'),
+    ['PEER_AGENT_WORKER_A_CARD_URL', 'PEER_AGENT_WORKER_B_CARD_URL'].every((name) => JSON.stringify(envOf(d, 'agent')).includes(name)),
   'coordinator wired to both workers');
   t.strictSame(envOf(deployment, 'agent'), [
     { name: 'AGENT_NAME', value: 'coordinator' },

@@ -11,7 +11,7 @@ import { webhookPath } from '../../src/admission/webhook-paths.ts';
 import { renderWebhookConfigurations } from '../../src/admission/webhook-configs.ts';
 import { LEASE, resourcePath } from '../../src/kube/paths.ts';
 import type { Lease } from '../../src/kube/leader-election.ts';
-import { OPERATOR_IDENTITY } from '../../src/kube/rbac.ts';
+import { OPERATOR_IDENTITY } from '../../src/cluster/rbac.ts';
 import { applySetupObjects, startLocalStack, tail, waitForAdmission, type OperatorProcess } from '../../scripts/local-stack.ts';
 import { admissionReview } from '../bench/reviews.ts';
 import {

@@ -12,8 +12,9 @@
 import t from 'tap';
 import type { KubeObject } from '../../src/api/lookup.ts';
 import { KINDS } from '../../src/api/kinds.ts';
-import { OPERATOR_IDENTITY, serviceAccountUser } from '../../src/kube/rbac.ts';
-import { kaosPath, resourcePath } from '../../src/kube/paths.ts';
+import { OPERATOR_IDENTITY, serviceAccountUser } from '../../src/cluster/rbac.ts';
+import { resourcePath } from '../../src/kube/paths.ts';
+import { kaosPath } from '../../src/cluster/kaos-resources.ts';
 import { startLocalStack, tail, waitForAdmission, type OperatorProcess } from '../../scripts/local-stack.ts';
 import {
   CHILD_TYPES, auditMark, auditSince, changedKeys, describeRequest, getDeployment, killHard, kubectlApply,

@@ -1,6 +1,6 @@
 // The controller end to end: the samples applied with kubectl to a real kube-apiserver, the
 // operator started by the harness through its real entry point (leader election on, its own
-// ServiceAccount and the ClusterRole of src/kube/rbac.ts). Every object gets its children —
+// ServiceAccount and the ClusterRole of src/cluster/rbac.ts). Every object gets its children —
 // Deployment and Service, and the ConfigMap of a Proxy ModelAPI — each controlled by it, and a
 // status; the operator holds the Lease and says so in its metric. Never skipped.
 import { readFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 // Leader election on a real Lease and deduplicated Events, against a real kube-apiserver, both
-// running as the operator's ServiceAccount bound to exactly the ClusterRole of src/kube/rbac.ts
+// running as the operator's ServiceAccount bound to exactly the ClusterRole of src/cluster/rbac.ts
 // (so these tests also prove that role is enough for them). Short durations keep it quick; the
 // timings measured are printed as comments, not asserted. Never skipped.
 import { randomBytes } from 'node:crypto';
@@ -10,7 +10,7 @@ import { KubeClient } from '../../src/kube/client.ts';
 import { EventRecorder, type EventInput, type KubeEvent } from '../../src/kube/events.ts';
 import { LeaderElector, createLeaderElectionMetrics, type Lease } from '../../src/kube/leader-election.ts';
 import { LEASE, NAMESPACE, resourcePath } from '../../src/kube/paths.ts';
-import { OPERATOR_IDENTITY, renderRbac, serviceAccountUser } from '../../src/kube/rbac.ts';
+import { OPERATOR_IDENTITY, renderRbac, serviceAccountUser } from '../../src/cluster/rbac.ts';
 import { createRegistry, type Registry } from '../../src/prometheus.ts';
 import { startControlPlane } from '../cluster/control-plane.ts';
 

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { KubeObject } from '../../src/api/lookup.ts';
-import { objectKey, resourcePath, type ResourceType } from '../../src/kube/paths.ts';
+import { storeKey, resourcePath, type ResourceType } from '../../src/kube/paths.ts';
 
 export interface RecordedRequest {
   method: string;
@@ -104,7 +104,7 @@ export class FakeApiServer {
   /** Creates or updates an object (new resourceVersion), notifying open watches. */
   put(type: ResourceType, object: KubeObject): KubeObject {
     const c = this.#collection(type);
-    const key = objectKey(object.metadata?.namespace, object.metadata?.name ?? '');
+    const key = storeKey(object.metadata?.namespace, object.metadata?.name ?? '');
     const existed = c.items.has(key);
     const stored: KubeObject = { ...object, metadata: { ...object.metadata, resourceVersion: String(++this.rv) } };
     c.items.set(key, stored);
@@ -114,7 +114,7 @@ export class FakeApiServer {
 
   remove(type: ResourceType, namespace: string | undefined, name: string): void {
     const c = this.#collection(type);
-    const key = objectKey(namespace, name);
+    const key = storeKey(namespace, name);
     const old = c.items.get(key);
     if (old === undefined) return;
     c.items.delete(key);
@@ -187,7 +187,7 @@ export class FakeApiServer {
   }
 
   #list(c: Collection, query: URLSearchParams, res: http.ServerResponse): void {
-    const all = [...c.items.values()].sort((a, b) => objectKey(a.metadata?.namespace, a.metadata?.name ?? '').localeCompare(objectKey(b.metadata?.namespace, b.metadata?.name ?? '')));
+    const all = [...c.items.values()].sort((a, b) => storeKey(a.metadata?.namespace, a.metadata?.name ?? '').localeCompare(storeKey(b.metadata?.namespace, b.metadata?.name ?? '')));
     const limit = Number(query.get('limit') ?? '0');
     const start = Number(query.get('continue') ?? '0');
     const page = limit > 0 ? all.slice(start, start + limit) : all;

@@ -14,10 +14,13 @@
 import { cloneJson } from '../../src/api/json.ts';
 import type { KaosKind } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
+import type { KaosObjects } from '../../src/api/schema/index.ts';
 import { loadConfig } from '../../src/config.ts';
-import type { ChildKind, ReconcileContext, ReconcileReads, ReconcileWrites } from '../../src/controller/reconcile/context.ts';
+import type { ChildKind } from '../../src/cluster/kind-table.ts';
+import type { ReconcileContext, ReconcileReads, ReconcileWrites } from '../../src/controller/reconcile/context.ts';
 import type { KaosStatus } from '../../src/controller/status.ts';
-import { applyIntent, holdsAppliedFields, staleChildren, type EnsureResult, type ObjectLike, type PruneResult } from '../../src/kube/apply.ts';
+import { applyIntent, staleChildren, type EnsureResult, type ObjectLike, type PruneResult } from '../../src/kube/apply.ts';
+import { holdsAppliedFields } from '../../src/cluster/child-apply.ts';
 import { ApiError } from '../../src/kube/errors.ts';
 import type { EventInput } from '../../src/kube/events.ts';
 import type { Logger } from '../../src/logger.ts';
@@ -99,7 +102,8 @@ export class MemoryReconcileContext implements ReconcileContext {
   };
 
   readonly reads: ReconcileReads = {
-    kaos: (kind, namespace, name) => this.#kaos.get(id(kind, namespace, name)),
+    // Tests seed any object, as the API server would have admitted it: read as its kind's type.
+    kaos: <K extends KaosKind>(kind: K, namespace: string, name: string) => this.#kaos.get(id(kind, namespace, name)) as KaosObjects[K] | undefined,
     child: (kind, namespace, name) => (kind === 'HTTPRoute' && !this.routesCrdServed ? undefined : this.#children.get(id(kind, namespace, name))),
     secretResourceVersion: (namespace, name) => this.#secrets.get(`${namespace}/${name}`),
     httpRoutesServed: () => this.routesCrdServed && this.config.gateway.enabled,

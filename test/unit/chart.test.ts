@@ -1,5 +1,5 @@
 // The chart's generated parts cannot drift from their sources: chart/crds is crds/, the RBAC and
-// webhook templates are what chart/generate.ts renders from src/kube/rbac.ts and
+// webhook templates are what chart/generate.ts renders from src/cluster/rbac.ts and
 // src/admission/webhook-configs.ts, every variable of docs/configuration.md is a value, and
 // values.schema.json refuses what it should. (helm lint/template and the server dry-run:
 // test/e2e/chart.test.ts.)
@@ -10,7 +10,7 @@ import { Ajv } from 'ajv';
 import t from 'tap';
 import { parse } from 'yaml';
 import { CHART_DIR, CONFIG_ENV, STRUCTURAL_ENV, chartFiles, staleChartFiles } from '../../chart/generate.ts';
-import { OPERATOR_RULES, rulesFor } from '../../src/kube/rbac.ts';
+import { OPERATOR_RULES, rulesFor } from '../../src/cluster/rbac.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 

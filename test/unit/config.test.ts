@@ -156,6 +156,7 @@ t.test('controller settings: defaults', async (t) => {
   t.strictSame(loadConfig({}).controller, {
     enabled: true,
     maxConcurrentReconciles: 4,
+    resyncPeriodSeconds: 36_000,
     watchNamespaces: [],
     leaderElect: true,
     podName: '',
@@ -167,6 +168,7 @@ t.test('controller settings from the environment', async (t) => {
   const c = loadConfig({
     CONTROLLER_ENABLED: 'false',
     MAX_CONCURRENT_RECONCILES: '64',
+    RESYNC_PERIOD_SECONDS: '0',
     WATCH_NAMESPACES: 'team-a, team-b,,team-a',
     LEADER_ELECT: 'false',
     POD_NAME: 'kaos-operator-7d9f-abcde',
@@ -175,6 +177,7 @@ t.test('controller settings from the environment', async (t) => {
   t.strictSame(c, {
     enabled: false,
     maxConcurrentReconciles: 64,
+    resyncPeriodSeconds: 0,
     watchNamespaces: ['team-a', 'team-b'],
     leaderElect: false,
     podName: 'kaos-operator-7d9f-abcde',

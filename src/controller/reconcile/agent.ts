@@ -17,7 +17,7 @@
 // reconciled yet, or not exposed), is left out and wired in when it gets one.
 import { asArray, asRecord, asString } from '../../api/json.ts';
 import type { KubeObject } from '../../api/meta.ts';
-import { endpointFor, renderAgent, workloadName, type AgentDeps, type AgentInput } from '../../render/index.ts';
+import { endpointFor, renderAgent, workloadName, type AgentDeps } from '../../render/index.ts';
 import {
   mcpServerNotReady,
   mcpServerUnresolved,
@@ -84,8 +84,7 @@ export const reconcileAgent: KindReconciler = reconciler('Agent', async (run) =>
     // Waiting: the dependency's status change wakes us, nothing to poll.
     return resolution.verdict.phase === 'Failed' ? { requeue: true } : undefined;
   }
-  // The API server checked the spec against the CRD schema: its shape is AgentInput's.
-  const rendered = renderAgent(run.parent as unknown as AgentInput, resolution.deps, ctx.config);
+  const rendered = renderAgent(run.parent, resolution.deps, ctx.config);
   // Pending needs no requeue: the Deployment's status change wakes the Agent (child trigger).
   await converge(run, rendered, { linkedResources });
   return undefined;

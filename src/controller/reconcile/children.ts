@@ -1,11 +1,10 @@
 // The children half of a reconcile: apply what render desires (each apply skipped when the
 // cached child already holds it), then delete the owned children that are no longer desired.
 // Each write becomes a Normal Event on the parent and an entry of the reconcile's log line.
-import type { KaosKind } from '../../api/kinds.ts';
+import { KIND_TABLE, possibleChildren, type ChildKind } from '../../cluster/kind-table.ts';
 import { controllerUid, type ObjectLike } from '../../kube/apply.ts';
-import { childrenOf, configMapName, routeName, workloadName, type Child, type Rendered } from '../../render/index.ts';
+import { childrenOf, type Child, type Rendered } from '../../render/index.ts';
 import { deploymentProgress } from '../status.ts';
-import type { ChildKind } from './context.ts';
 import { regarding, settleStatus, type Run } from './frame.ts';
 
 /**
@@ -22,23 +21,14 @@ export async function converge(run: Run, rendered: Rendered, extra: { linkedReso
   });
 }
 
-/** Every (kind, name) a parent of `kind` named `name` can own: the only places prune looks. */
-export function possibleChildren(kind: KaosKind, name: string): { kind: ChildKind; name: string }[] {
-  const out: { kind: ChildKind; name: string }[] = [];
-  if (kind === 'ModelAPI') out.push({ kind: 'ConfigMap', name: configMapName(name) });
-  out.push({ kind: 'Deployment', name: workloadName(kind, name) }, { kind: 'Service', name: workloadName(kind, name) });
-  out.push({ kind: 'HTTPRoute', name: routeName(kind, name) });
-  return out;
-}
-
 /**
- * The children to apply: render's, without the HTTPRoute when HTTPRoutes cannot be written
- * (gateway off, or its CRD not served). An HTTPRoute left over from before is then pruned if
- * the cache holds it.
+ * The children to apply: render's, without those whose type needs the Gateway API when
+ * HTTPRoutes cannot be written (gateway off, or its CRD not served: the kind table's `requires`).
+ * An HTTPRoute left over from before is then pruned if the cache holds it.
  */
 export function desiredChildren(rendered: Rendered, httpRoutesServed: boolean): Child[] {
   const children = childrenOf(rendered);
-  return httpRoutesServed ? children : children.filter((c) => c.kind !== 'HTTPRoute');
+  return httpRoutesServed ? children : children.filter((c) => KIND_TABLE.owned[c.kind].requires !== 'gatewayAPI');
 }
 
 /**
@@ -87,7 +77,7 @@ export async function applyChildren(run: Run, desired: readonly Child[]): Promis
  */
 export function ownedChildren(run: Pick<Run, 'ctx' | 'kind' | 'key' | 'uid'>): ObjectLike[] {
   const out: ObjectLike[] = [];
-  for (const { kind, name } of possibleChildren(run.kind, run.key.name)) {
+  for (const { kind, name } of possibleChildren(run.kind, run.key.name, KIND_TABLE)) {
     const child = run.ctx.reads.child(kind, run.key.namespace, name);
     if (child !== undefined && controllerUid(child) === run.uid) out.push(child);
   }

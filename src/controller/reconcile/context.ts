@@ -4,21 +4,24 @@
 // client; unit tests bind them to memory and count the calls.
 import type { KaosKind } from '../../api/kinds.ts';
 import type { KubeObject } from '../../api/meta.ts';
+import type { KaosObjects } from '../../api/schema/index.ts';
 import type { EnsureResult, ObjectLike, PruneResult } from '../../kube/apply.ts';
 import type { EventInput } from '../../kube/events.ts';
 import type { Logger } from '../../logger.ts';
 import type { Child, RenderConfig } from '../../render/index.ts';
 import type { ReconcileResult } from '../queue.ts';
 import type { KaosStatus } from '../status.ts';
-import type { ObjectKey } from '../triggers.ts';
+import type { ChildKind } from '../../cluster/kind-table.ts';
+import type { ObjectRef } from '../../cluster/object-ref.ts';
 
-/** The kinds of children the operator owns. */
-export type ChildKind = 'Deployment' | 'Service' | 'ConfigMap' | 'HTTPRoute';
 
 /** Reads, all from the shared cache: a reconcile never reads the API server. */
 export interface ReconcileReads {
-  /** A KAOS object (the parent itself, or a dependency), or undefined when the cache has none. */
-  kaos(kind: KaosKind, namespace: string, name: string): KubeObject | undefined;
+  /**
+   * A KAOS object (the parent itself, or a dependency) as its kind's schema type, or undefined
+   * when the cache has none.
+   */
+  kaos<K extends KaosKind>(kind: K, namespace: string, name: string): KaosObjects[K] | undefined;
   /**
    * An owned child by kind and name (the cache holds only objects labelled
    * `app.kubernetes.io/managed-by=kaos-operator`); undefined when absent, or for HTTPRoute when
@@ -67,4 +70,4 @@ export const LEGACY_FINALIZERS: Readonly<Record<KaosKind, string>> = {
 };
 
 /** One reconcile of one object of a kind: what the WorkQueue runs for a key of that kind. */
-export type KindReconciler = (ctx: ReconcileContext, key: ObjectKey, signal: AbortSignal) => Promise<ReconcileResult>;
+export type KindReconciler = (ctx: ReconcileContext, key: ObjectRef, signal: AbortSignal) => Promise<ReconcileResult>;

@@ -4,22 +4,22 @@
 // was written. The per-kind modules (agent.ts, modelapi.ts, mcpserver.ts) only say what is
 // desired and what the outcome is.
 import { API_VERSION, type KaosKind } from '../../api/kinds.ts';
-import type { KubeObject } from '../../api/meta.ts';
+import type { KaosObjects } from '../../api/schema/index.ts';
 import { isConflict } from '../../kube/errors.ts';
 import type { EventRegarding } from '../../kube/events.ts';
 import { errorFields } from '../../logger.ts';
 import type { ReconcileResult } from '../queue.ts';
 import { nextStatus, statusChanged, type Outcome } from '../status.ts';
-import type { ObjectKey } from '../triggers.ts';
+import type { ObjectRef } from '../../cluster/object-ref.ts';
 import { LEGACY_FINALIZERS, type KindReconciler, type ReconcileContext } from './context.ts';
 
 /** One reconcile of one live parent: what the per-kind logic works with. */
-export interface Run {
+export interface Run<K extends KaosKind = KaosKind> {
   readonly ctx: ReconcileContext;
-  readonly kind: KaosKind;
-  readonly key: ObjectKey;
-  /** The parent as the cache holds it (frozen or not: never modified). */
-  readonly parent: KubeObject;
+  readonly kind: K;
+  readonly key: ObjectRef<K>;
+  /** The parent as the cache holds it, as its kind's schema type (frozen or not: never modified). */
+  readonly parent: KaosObjects[K];
   /** metadata.uid: every child's controller ownerReference carries it. */
   readonly uid: string;
   readonly signal: AbortSignal;
@@ -43,12 +43,12 @@ export function regarding(run: Pick<Run, 'kind' | 'key' | 'uid'>): EventRegardin
  *   writing one per retry), then the error goes to the queue, which retries with backoff. An
  *   aborted reconcile (lost lease, shutdown) records nothing.
  */
-export function reconciler(kind: KaosKind, body: (run: Run) => Promise<ReconcileResult>): KindReconciler {
+export function reconciler<K extends KaosKind>(kind: K, body: (run: Run<K>) => Promise<ReconcileResult>): KindReconciler {
   return async (ctx, key, signal) => {
     const parent = ctx.reads.kaos(kind, key.namespace, key.name);
     if (parent === undefined) return;
     const started = performance.now();
-    const run: Run = { ctx, kind, key, parent, uid: parent.metadata?.uid ?? '', signal, changes: [] };
+    const run: Run<K> = { ctx, kind, key: { kind, namespace: key.namespace, name: key.name }, parent, uid: parent.metadata?.uid ?? '', signal, changes: [] };
     let failure: Record<string, unknown> | undefined;
     try {
       if (parent.metadata?.deletionTimestamp !== undefined) {

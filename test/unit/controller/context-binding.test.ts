@@ -1,3 +1,5 @@
+import type { KaosKind } from '../../../src/api/kinds.ts';
+import type { KaosObjects } from '../../../src/api/schema/index.ts';
 import t from 'tap';
 import type { KubeObject } from '../../../src/api/meta.ts';
 import { loadConfig } from '../../../src/config.ts';
@@ -42,7 +44,7 @@ function context(client: WriteClient, events: unknown[] = []) {
   const deployment: ObjectLike = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'agent-a1', namespace: 'ns', resourceVersion: '7' } };
   const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns', resourceVersion: '99' } };
   return bindReconcileContext({
-    cache: { reflector: (kind) => ({ getByName: (ns, name) => (kind === 'Agent' && ns === 'ns' && name === 'a1' ? agent : undefined) }) },
+    cache: { cached: <K extends KaosKind>(kind: K, ns: string, name: string) => (kind === 'Agent' && ns === 'ns' && name === 'a1' ? agent as KaosObjects[K] : undefined) },
     children: { Deployment: { getByName: (ns, name) => (ns === 'ns' && name === 'agent-a1' ? deployment as KubeObject : undefined) } },
     secrets: { getByName: (ns, name) => (ns === 'ns' && name === 's' ? secret : undefined) },
     httpRoutesServed: false,

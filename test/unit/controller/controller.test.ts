@@ -5,12 +5,13 @@ import t from 'tap';
 import type { KubeObject } from '../../../src/api/lookup.ts';
 import type { KaosKind } from '../../../src/api/kinds.ts';
 import { loadConfig } from '../../../src/config.ts';
-import { Controller } from '../../../src/controller/controller.ts';
+import { Controller, resyncDelay } from '../../../src/controller/controller.ts';
 import type { KindReconciler } from '../../../src/controller/reconcile/context.ts';
 import { registerControllerWatches } from '../../../src/controller/watches.ts';
-import { KaosCache } from '../../../src/kube/cache.ts';
+import { KaosCache } from '../../../src/cluster/cache.ts';
 import { KubeClient, METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from '../../../src/kube/client.ts';
-import { CONFIG_MAP, DEPLOYMENT, KAOS_TYPES, NAMESPACE, SECRET, SERVICE } from '../../../src/kube/paths.ts';
+import { CONFIG_MAP, DEPLOYMENT, NAMESPACE, SECRET, SERVICE } from '../../../src/kube/paths.ts';
+import { KAOS_TYPES } from '../../../src/cluster/kaos-resources.ts';
 import { createRegistry } from '../../../src/prometheus.ts';
 import { silentLogger } from '../../../src/logger.ts';
 import { FakeApiServer } from '../../support/fake-apiserver.ts';
@@ -52,7 +53,7 @@ t.test('cache events wake the right keys; the first list enqueues everything; st
   t.ok(fake.listRequests(SECRET).every((r) => r.headers.accept === METADATA_LIST_ACCEPT), 'Secrets listed as PartialObjectMetadataList');
   t.ok(fake.watchRequests(SECRET).every((r) => r.headers.accept === METADATA_WATCH_ACCEPT), 'and watched as PartialObjectMetadata');
   t.ok(fake.listRequests(DEPLOYMENT).every((r) => r.query.get('labelSelector') === 'app.kubernetes.io/managed-by=kaos-operator'), 'children selected by the managed-by label');
-  const cachedSecret = watches.secrets.getByName('ns', 's');
+  const cachedSecret = watches.dependencies.Secret.getByName('ns', 's');
   t.same(Object.keys(cachedSecret ?? {}).sort(), ['apiVersion', 'kind', 'metadata'], 'no data kept');
   t.same(Object.keys(cachedSecret?.metadata ?? {}).sort(), ['name', 'namespace', 'resourceVersion'], 'no annotations (they can carry the data)');
 
@@ -104,7 +105,34 @@ t.test('WATCH_NAMESPACES: one reflector per namespace and type; lookups elsewher
   }
   t.notOk(listed.has('/apis/kaos.tools/v1alpha1/agents'), 'never all namespaces');
   t.ok(listed.has('/api/v1/namespaces'), 'Namespaces are watched whole');
-  t.equal(watches.secrets.covers('c'), false);
+  t.equal(watches.dependencies.Secret.covers('c'), false);
   t.equal((await cache.get('ModelAPI', 'elsewhere', 'gpt'))?.metadata?.name, 'gpt', 'an unwatched namespace: read live');
   t.equal(cache.liveReads, 1);
+});
+
+t.test('the periodic resync: every cached object is reconciled again each RESYNC_PERIOD_SECONDS ± 10 %', async (t) => {
+  t.same([0, 0.5, 0.999999].map((r) => resyncDelay(36_000_000, r)), [32_400_000, 36_000_000, 39_599_993], '10 h ± 10 %');
+  t.equal(loadConfig({}).controller.resyncPeriodSeconds, 36_000, 'default 10 h');
+
+  const fake = await new FakeApiServer().listen();
+  for (const type of [...Object.values(KAOS_TYPES), NAMESPACE, DEPLOYMENT, SERVICE, CONFIG_MAP, SECRET]) fake.serve(type);
+  fake.put(KAOS_TYPES.ModelAPI, kaos('ModelAPI', 'm', { mode: 'Hosted', hostedConfig: { model: 'x' } }));
+  fake.put(KAOS_TYPES.Agent, kaos('Agent', 'a', { modelAPI: 'm' }));
+  const client = new KubeClient({ server: fake.url });
+  const cache = new KaosCache({ client, reflector: { backoff: { initialMs: 10, maxMs: 50 } } });
+  const watches = registerControllerWatches(cache, { httpRoutes: false });
+  const runs = new Map<string, number>();
+  const record: KindReconciler = async (_ctx, key) => { runs.set(`${key.kind}/${key.name}`, (runs.get(`${key.kind}/${key.name}`) ?? 0) + 1); };
+  const reconcilers: Record<KaosKind, KindReconciler> = { Agent: record, ModelAPI: record, MCPServer: record };
+  const config = loadConfig({ LEADER_ELECT: 'false', RESYNC_PERIOD_SECONDS: '1' });
+  const controller = new Controller({ cache, watches, client, config, registry: createRegistry({ defaultMetrics: false }), logger: silentLogger, reconcilers });
+  t.teardown(async () => { await controller.stop(); await cache.stop(); client.close(); await fake.close(); });
+  cache.start();
+  controller.start();
+  await eventually('every object reconciled three times (the first list, then two resyncs) with no event', () => (runs.get('Agent/a') ?? 0) >= 3 && (runs.get('ModelAPI/m') ?? 0) >= 3, { timeoutMs: 15_000 });
+  t.same([...runs.keys()].sort(), ['Agent/a', 'ModelAPI/m'], 'only cached objects');
+  await controller.stop();
+  const after = new Map(runs);
+  await new Promise((r) => setTimeout(r, 1500)); // longer than a period: a stopped controller resyncs nothing
+  t.same(runs, after, 'no resync after stop');
 });

@@ -1,14 +1,15 @@
 import t from 'tap';
 import type { KubeObject } from '../../../src/api/lookup.ts';
-import { controllerOwnerKey, keysForChildEvent, keysForKaosEvent, makeKey, parseKey, type ReferenceLookup } from '../../../src/controller/triggers.ts';
-import { ReferenceIndex } from '../../../src/kube/references.ts';
+import { parseRefKey as parseKey, refKey as makeKey } from '../../../src/cluster/object-ref.ts';
+import { DependencyIndex } from '../../../src/cluster/dependency-index.ts';
+import { controllerOwnerKey, keysForChildEvent, keysForKaosEvent, type DependentsLookup } from '../../../src/controller/triggers.ts';
 
 const agent = (name: string, spec: Record<string, unknown>, namespace = 'ns'): KubeObject => ({ kind: 'Agent', metadata: { name, namespace }, spec });
 const obj = (kind: string, name: string, extra: Partial<KubeObject> = {}, namespace = 'ns'): KubeObject => ({ kind, metadata: { name, namespace }, ...extra });
 
-function index(...agents: KubeObject[]): ReferenceIndex {
-  const i = new ReferenceIndex();
-  for (const a of agents) i.upsert(a);
+function index(...agents: KubeObject[]): DependencyIndex {
+  const i = new DependencyIndex();
+  for (const a of agents) i.upsert('Agent', a);
   return i;
 }
 
@@ -45,7 +46,7 @@ t.test('an MCPServer wakes the Agents listing it; an Agent wakes the Agents whos
 
 t.test('the index is asked, never scanned, and only for the changed object', async (t) => {
   const asked: string[] = [];
-  const refs: ReferenceLookup = { referencedBy: (kind, ns, name) => (asked.push(`${kind}/${ns}/${name}`), ['x']) };
+  const refs: DependentsLookup = { dependents: (kind, ns, name) => (asked.push(`${kind}/${ns}/${name}`), ['Agent/ns/x']) };
   keysForKaosEvent('ModelAPI', { type: 'add', object: obj('ModelAPI', 'gpt') }, refs);
   t.same(asked, ['ModelAPI/ns/gpt']);
   t.same(keysForKaosEvent('Agent', { type: 'add', object: obj('Agent', 'x') }, refs), ['Agent/ns/x'], 'an Agent listing itself is woken once');

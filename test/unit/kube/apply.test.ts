@@ -1,16 +1,6 @@
 import t from 'tap';
-import {
-  FIELD_MANAGER,
-  applyChild,
-  applyIntent,
-  childPath,
-  ensureChild,
-  holdsAppliedFields,
-  parseQuantity,
-  pruneOwned,
-  staleChildren,
-  type ObjectLike,
-} from '../../../src/kube/apply.ts';
+import { applyIntent, parseQuantity, staleChildren, type ObjectLike } from '../../../src/kube/apply.ts';
+import { FIELD_MANAGER, applyChild, childPath, ensureChild, holdsAppliedFields, pruneOwned } from '../../../src/cluster/child-apply.ts';
 import type { ApplyOptions, DeleteOptions } from '../../../src/kube/client.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
 

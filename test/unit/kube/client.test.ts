@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { KubeClient, parseWarningHeader, type WatchEvent } from '../../../src/kube/client.ts';
 import { ApiError, isGone, isNotFound } from '../../../src/kube/errors.ts';
-import { KAOS_TYPES, NAMESPACE, DEPLOYMENT, CONFIG_MAP, kaosPath, resourcePath } from '../../../src/kube/paths.ts';
+import { NAMESPACE, DEPLOYMENT, CONFIG_MAP, resourcePath } from '../../../src/kube/paths.ts';
+import { KAOS_TYPES, kaosPath } from '../../../src/cluster/kaos-resources.ts';
 import { FakeApiServer, status } from '../../support/fake-apiserver.ts';
 import { eventually } from '../../support/poll.ts';
 

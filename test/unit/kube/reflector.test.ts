@@ -1,7 +1,8 @@
 import t from 'tap';
 import type { KubeObject } from '../../../src/api/lookup.ts';
 import { KubeClient } from '../../../src/kube/client.ts';
-import { KAOS_TYPES, NAMESPACE } from '../../../src/kube/paths.ts';
+import { NAMESPACE } from '../../../src/kube/paths.ts';
+import { KAOS_TYPES } from '../../../src/cluster/kaos-resources.ts';
 import { Reflector, type ReflectorEvent } from '../../../src/kube/reflector.ts';
 import { FakeApiServer, status } from '../../support/fake-apiserver.ts';
 import { eventually } from '../../support/poll.ts';

@@ -94,7 +94,7 @@ t.test('minimal agent: no optional entries; MODEL_NAME generated when config.env
 });
 
 t.test('memory present but partly empty: schema defaults fill it', async (t) => {
-  const a: AgentInput = { metadata: { name: 'a' }, spec: { config: { memory: {} } } };
+  const a: AgentInput = { metadata: { name: 'a' }, spec: { modelAPI: 'm', config: { memory: {} } } };
   const e = agentEnv(a, { modelAPI: { endpoint: 'u' }, mcpServers: [], peers: [] }, config);
   t.strictSame(
     e.filter((x) => x.name.startsWith('MEMORY_')),
@@ -147,7 +147,7 @@ t.test('container.env is appended and wins: generated entries of the same name a
 t.test('config.env clashing with a generated name: the later entry wins, names stay unique', async (t) => {
   const agent: AgentInput = {
     metadata: { name: 'a', namespace: 'ns' },
-    spec: { config: { env: [{ name: 'MODEL_API_URL', value: 'user' }, { name: 'X', value: '1' }, { name: 'X', value: '2' }] } },
+    spec: { modelAPI: 'm', config: { env: [{ name: 'MODEL_API_URL', value: 'user' }, { name: 'X', value: '1' }, { name: 'X', value: '2' }] } },
   };
   const e = agentEnv(agent, { modelAPI: { endpoint: 'generated' }, mcpServers: [], peers: [] }, config);
   t.strictSame(e, [

@@ -44,7 +44,7 @@ t.test('defaultImageFor: per kind, mode and tools source (what the mutating webh
   t.equal(defaultImageFor('Agent', { modelAPI: 'm' }, config), 'axsauze/kaos-agent:latest');
   t.equal(defaultImageFor('ModelAPI', { mode: 'Proxy' }, config), 'ghcr.io/berriai/litellm:main-latest');
   t.equal(defaultImageFor('ModelAPI', { mode: 'Hosted' }, config), 'alpine/ollama:latest');
-  const mcp = (type: string, tools: object): MCPServerInput['spec'] => ({ type, config: { tools } });
+  const mcp = (type: MCPServerInput['spec']['type'], tools: object): MCPServerInput['spec'] => ({ type, config: { tools } });
   t.equal(defaultImageFor('MCPServer', mcp('python-runtime', { fromString: 'x' }), config), 'axsauze/kaos-agent:latest');
   t.equal(defaultImageFor('MCPServer', mcp('python-runtime', { fromSecretKeyRef: { key: 'k' } }), config), 'axsauze/kaos-agent:latest');
   t.equal(defaultImageFor('MCPServer', mcp('python-runtime', { fromPackage: 'p' }), config), 'python:3.12-slim');

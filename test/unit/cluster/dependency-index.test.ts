@@ -1,6 +1,11 @@
 import t from 'tap';
 import type { KubeObject } from '../../../src/api/lookup.ts';
-import { ReferenceIndex, agentReferences } from '../../../src/kube/references.ts';
+import { DependencyIndex } from '../../../src/cluster/dependency-index.ts';
+import { KIND_TABLE, dependenciesOf } from '../../../src/cluster/kind-table.ts';
+
+/** An Agent's references as the kind table states them: its ModelAPI, MCPServers and peers. */
+const agentReferences = (agent: KubeObject) => dependenciesOf('Agent', agent, KIND_TABLE).map(({ kind, name }) => ({ kind, name }));
+
 
 function agent(name: string, spec: unknown, namespace = 'ns'): KubeObject {
   return { apiVersion: 'kaos.tools/v1alpha1', kind: 'Agent', metadata: { name, namespace }, spec };
@@ -22,10 +27,10 @@ t.test('agentReferences tolerates malformed specs', async (t) => {
 });
 
 t.test('index answers who references X, per namespace, sorted', async (t) => {
-  const idx = new ReferenceIndex();
-  idx.upsert(agent('b', { modelAPI: 'gpt', mcpServers: ['echo'] }));
-  idx.upsert(agent('a', { modelAPI: 'gpt', agentNetwork: { access: ['b'] } }));
-  idx.upsert(agent('c', { modelAPI: 'gpt' }, 'other'));
+  const idx = new DependencyIndex();
+  idx.upsert('Agent', agent('b', { modelAPI: 'gpt', mcpServers: ['echo'] }));
+  idx.upsert('Agent', agent('a', { modelAPI: 'gpt', agentNetwork: { access: ['b'] } }));
+  idx.upsert('Agent', agent('c', { modelAPI: 'gpt' }, 'other'));
   t.same(idx.referencedBy('ModelAPI', 'ns', 'gpt'), ['a', 'b']);
   t.same(idx.referencedBy('ModelAPI', 'other', 'gpt'), ['c']);
   t.same(idx.referencedBy('MCPServer', 'ns', 'echo'), ['b']);
@@ -35,26 +40,26 @@ t.test('index answers who references X, per namespace, sorted', async (t) => {
 });
 
 t.test('an update moves references; a delete removes them; empty entries are dropped', async (t) => {
-  const idx = new ReferenceIndex();
-  idx.upsert(agent('a', { modelAPI: 'm1', mcpServers: ['s1'] }));
-  idx.upsert(agent('b', { modelAPI: 'm1' }));
-  idx.upsert(agent('a', { modelAPI: 'm2', mcpServers: ['s1', 's2'] }));
+  const idx = new DependencyIndex();
+  idx.upsert('Agent', agent('a', { modelAPI: 'm1', mcpServers: ['s1'] }));
+  idx.upsert('Agent', agent('b', { modelAPI: 'm1' }));
+  idx.upsert('Agent', agent('a', { modelAPI: 'm2', mcpServers: ['s1', 's2'] }));
   t.same(idx.referencedBy('ModelAPI', 'ns', 'm1'), ['b']);
   t.same(idx.referencedBy('ModelAPI', 'ns', 'm2'), ['a']);
   t.same(idx.referencedBy('MCPServer', 'ns', 's2'), ['a']);
-  idx.remove(agent('a', undefined));
+  idx.remove('Agent', agent('a', undefined));
   t.same(idx.referencedBy('ModelAPI', 'ns', 'm2'), []);
   t.same(idx.referencedBy('MCPServer', 'ns', 's1'), []);
   t.equal(idx.size, 1, 'only m1 (b) left');
-  idx.remove(agent('b', undefined));
-  idx.remove(agent('b', undefined)); // idempotent
+  idx.remove('Agent', agent('b', undefined));
+  idx.remove('Agent', agent('b', undefined)); // idempotent
   t.equal(idx.size, 0);
 });
 
 t.test('an agent whose spec lost every reference leaves no trace', async (t) => {
-  const idx = new ReferenceIndex();
-  idx.upsert(agent('a', { modelAPI: 'm' }));
-  idx.upsert(agent('a', {}));
+  const idx = new DependencyIndex();
+  idx.upsert('Agent', agent('a', { modelAPI: 'm' }));
+  idx.upsert('Agent', agent('a', {}));
   t.equal(idx.size, 0);
   t.same(idx.referencedBy('ModelAPI', 'ns', 'm'), []);
 });

@@ -1,9 +1,10 @@
 import t from 'tap';
 import type { KubeObject } from '../../../src/api/lookup.ts';
-import { KaosCache } from '../../../src/kube/cache.ts';
+import { KaosCache } from '../../../src/cluster/cache.ts';
 import { KubeClient } from '../../../src/kube/client.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
-import { DEPLOYMENT, KAOS_TYPES, NAMESPACE } from '../../../src/kube/paths.ts';
+import { DEPLOYMENT, NAMESPACE } from '../../../src/kube/paths.ts';
+import { KAOS_TYPES } from '../../../src/cluster/kaos-resources.ts';
 import { FakeApiServer, status } from '../../support/fake-apiserver.ts';
 import { eventually } from '../../support/poll.ts';
 

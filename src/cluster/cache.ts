@@ -1,18 +1,20 @@
 // The operator's one cache: a reflector per watched type (the three KAOS kinds and Namespaces;
-// the controller registers the children it owns and Secrets' metadata), the "who references X"
-// index, and the ObjectLookup that admission reads through. With `namespaces` (WATCH_NAMESPACES)
+// the controller registers the children it owns and Secrets' metadata), the "who depends on X"
+// index of the kind table's dependencies, and the ObjectLookup that admission reads through. With `namespaces` (WATCH_NAMESPACES)
 // every namespaced type gets one reflector per namespace; Namespaces are always watched whole
 // (admission reads any namespace's labels).
-import type { KaosKind } from '../api/kinds.ts';
+import { KINDS, type KaosKind } from '../api/kinds.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
+import type { Agent, KaosObjects, MCPServer, ModelAPI } from '../api/schema/index.ts';
 import { LookupNotMade, type LookupBudget } from '../api/lookup-budget.ts';
-import type { KubeClient } from './client.ts';
-import { isNotFound } from './errors.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { isNotFound } from '../kube/errors.ts';
 import { silentLogger, type Logger } from '../logger.ts';
-import { KAOS_TYPES, NAMESPACE, kaosPath, resourcePath, type ResourceType } from './paths.ts';
-import { ReferenceIndex } from './references.ts';
-import { Reflector, type ReflectorOptions } from './reflector.ts';
-import { ReflectorGroup } from './reflector-group.ts';
+import { NAMESPACE, resourcePath, type ResourceType } from '../kube/paths.ts';
+import { KAOS_TYPES, kaosPath } from './kaos-resources.ts';
+import { DependencyIndex } from './dependency-index.ts';
+import { Reflector, type ReflectorOptions } from '../kube/reflector.ts';
+import { ReflectorGroup } from '../kube/reflector-group.ts';
 
 export type CacheClient = Pick<KubeClient, 'list' | 'watch' | 'get'>;
 
@@ -44,17 +46,25 @@ export interface RegisterOptions<T extends KubeObject = KubeObject> {
   transform?: (object: T) => T;
 }
 
+/** The reflectors of the three kinds, each typed as its schema's object type. */
+export type KaosReflectors = { readonly [K in KaosKind]: ReflectorGroup<KaosObjects[K]> };
+
+/** What the cache needs of a reflector to run it: nothing that depends on its object type. */
+type Runnable = Pick<Reflector, 'start' | 'stop' | 'isSynced' | 'waitForSync'>;
+
 export class KaosCache implements ObjectLookup {
-  readonly agents: ReflectorGroup;
-  readonly modelAPIs: ReflectorGroup;
-  readonly mcpServers: ReflectorGroup;
+  readonly agents: ReflectorGroup<Agent>;
+  readonly modelAPIs: ReflectorGroup<ModelAPI>;
+  readonly mcpServers: ReflectorGroup<MCPServer>;
   readonly namespaces: Reflector;
-  readonly references = new ReferenceIndex();
+  /** Who depends on what (the kind table's dependencies), for the triggers and referencedBy. */
+  readonly dependencies = new DependencyIndex();
   readonly #client: CacheClient;
   readonly #log: Logger;
   readonly #liveReadTimeoutMs: number;
   readonly #reflectorOptions: KaosCacheOptions['reflector'];
-  readonly #reflectors: Reflector[] = [];
+  readonly #reflectors: Runnable[] = [];
+  readonly #kinds: KaosReflectors;
   /** The watched namespaces; undefined = all. */
   readonly #namespaces: readonly string[] | undefined;
   #started = false;
@@ -66,16 +76,21 @@ export class KaosCache implements ObjectLookup {
     this.#liveReadTimeoutMs = options.liveReadTimeoutMs ?? 1500;
     this.#reflectorOptions = options.reflector;
     this.#namespaces = options.namespaces === undefined || options.namespaces.length === 0 ? undefined : [...new Set(options.namespaces)];
-    this.agents = this.registerGroup(KAOS_TYPES.Agent);
-    this.modelAPIs = this.registerGroup(KAOS_TYPES.ModelAPI);
-    this.mcpServers = this.registerGroup(KAOS_TYPES.MCPServer);
+    // The API server validated every stored object against its CRD (generated from the same
+    // schemas), so each kind's objects have its schema's type.
+    this.agents = this.registerGroup<Agent>(KAOS_TYPES.Agent);
+    this.modelAPIs = this.registerGroup<ModelAPI>(KAOS_TYPES.ModelAPI);
+    this.mcpServers = this.registerGroup<MCPServer>(KAOS_TYPES.MCPServer);
+    this.#kinds = { Agent: this.agents, ModelAPI: this.modelAPIs, MCPServer: this.mcpServers };
     this.namespaces = this.register(NAMESPACE);
     // Registered before start(), so the index sees every event from the first list on,
     // including the deletes and updates a relist produces.
-    this.agents.on((event) => {
-      if (event.type === 'delete') this.references.remove(event.object);
-      else this.references.upsert(event.object);
-    });
+    for (const kind of KINDS) {
+      this.reflector(kind).on((event) => {
+        if (event.type === 'delete') this.dependencies.remove(kind, event.object);
+        else this.dependencies.upsert(kind, event.object);
+      });
+    }
   }
 
   /**
@@ -93,7 +108,7 @@ export class KaosCache implements ObjectLookup {
       ...(options.transform === undefined ? {} : { transform: options.transform }),
       logger: this.#log,
     });
-    this.#reflectors.push(reflector as unknown as Reflector);
+    this.#reflectors.push(reflector);
     if (this.#started) reflector.start();
     return reflector;
   }
@@ -117,12 +132,13 @@ export class KaosCache implements ObjectLookup {
   }
 
   /** The reflectors of a KAOS kind. */
-  reflector(kind: KaosKind): ReflectorGroup {
-    switch (kind) {
-      case 'Agent': return this.agents;
-      case 'ModelAPI': return this.modelAPIs;
-      case 'MCPServer': return this.mcpServers;
-    }
+  reflector<K extends KaosKind>(kind: K): KaosReflectors[K] {
+    return this.#kinds[kind];
+  }
+
+  /** A cached object of a KAOS kind, typed as its kind's schema type; undefined when the cache has none. */
+  cached<K extends KaosKind>(kind: K, namespace: string, name: string): KaosObjects[K] | undefined {
+    return this.reflector(kind).getByName(namespace, name);
   }
 
   start(): void {
@@ -168,7 +184,7 @@ export class KaosCache implements ObjectLookup {
   }
 
   referencedBy(kind: KaosKind, namespace: string, name: string): string[] {
-    return this.references.referencedBy(kind, namespace, name);
+    return this.dependencies.referencedBy(kind, namespace, name);
   }
 
   async namespaceLabels(namespace: string, budget?: LookupBudget): Promise<Record<string, string> | undefined> {

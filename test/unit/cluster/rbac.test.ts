@@ -1,7 +1,7 @@
 // The ClusterRole lets the controller do what its writes need.
 import t from 'tap';
-import { CHILD_TYPES } from '../../../src/kube/apply.ts';
-import { OPERATOR_RULES } from '../../../src/kube/rbac.ts';
+import { CHILD_TYPES } from '../../../src/cluster/child-apply.ts';
+import { OPERATOR_RULES } from '../../../src/cluster/rbac.ts';
 
 function allowed(group: string, resource: string, verb: string): boolean {
   return OPERATOR_RULES.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));

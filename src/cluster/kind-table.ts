@@ -1,0 +1,200 @@
+// The relations of the three KAOS kinds, stated once (as controller-runtime's builder states them
+// with For/Owns/Watches, and kube-rs's Controller with owns/watches): for each kind, the children
+// it owns (their type, how a child's name follows from the parent's, when render desires it) and
+// the objects it depends on (which names of its spec, of which kind). A change of a child wakes its
+// controller owner; a change of a dependency wakes the objects that name it (dependency-index.ts).
+//
+// Everything else is derived from this table, so adding a child kind or a dependency is one entry:
+// - the cache's reflectors (controller/watches.ts: one per owned type, label-selected, and one per
+//   dependency type, metadata only);
+// - the types server-side apply and prune address (childTypes, possibleChildren);
+// - the operator's RBAC rules (rbac.ts: operatorRules);
+// - the triggers: which objects a change wakes (dependency-index.ts, controller/triggers.ts), and
+//   the one answer to "which Secret does this object read" (dependencyNames).
+import { referencedNames } from '../api/agent-references.ts';
+import { asRecord } from '../kube/json.ts';
+import type { KaosKind } from '../api/kinds.ts';
+import type { KubeObject } from '../kube/meta.ts';
+import type { MCPServerSpec, ModelAPISpec } from '../api/schema/index.ts';
+import { CONFIG_MAP, DEPLOYMENT, HTTP_ROUTE, SECRET, SERVICE, type ResourceType } from '../kube/paths.ts';
+import { configMapName, routeName, workloadName } from '../render/names.ts';
+import { liteLLMConfigSource, mcpToolsSource } from '../render/sources.ts';
+
+/** An API the cluster may not serve: types that need it are watched and written only when it is. */
+export type OptionalAPI = 'gatewayAPI';
+
+/** A type the operator owns objects of: watched (by the managed-by label), applied and pruned. */
+export interface OwnedType {
+  readonly type: ResourceType;
+  /** Watched and written only when this API is available; absent: always. */
+  readonly requires?: OptionalAPI;
+}
+
+/**
+ * A type KAOS objects depend on without owning it (Secrets): watched as metadata only — its
+ * data never enters the operator — and never written. Its resourceVersion is what render reads.
+ */
+export interface DependencyType {
+  readonly type: ResourceType;
+  /** Shrinks each object before the cache stores it. */
+  readonly transform?: (object: KubeObject) => KubeObject;
+}
+
+/** A child a parent owns. */
+export interface ChildEntry<C extends string = string> {
+  /** A key of the table's `owned`. */
+  readonly kind: C;
+  /** The child's name for a parent named `parent`: the only name prune looks at. */
+  readonly name: (parent: string) => string;
+  /** When render desires it (render decides; prune looks at the name either way). Absent: always. */
+  readonly when?: string;
+}
+
+/** An object in another namespace than the parent's (e.g. one in the operator's namespace). */
+export interface NamespacedName {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** Objects a parent depends on: a change of any of them wakes the parent. */
+export interface DependencyEntry<D extends string = string> {
+  /** A KAOS kind, or a key of the table's `dependencyTypes`. */
+  readonly kind: KaosKind | D;
+  /**
+   * What the parent depends on now, exactly what render reads: names in the parent's namespace,
+   * or a NamespacedName elsewhere. Reads any object (a malformed spec gives nothing).
+   */
+  readonly names: (object: KubeObject) => readonly (string | NamespacedName)[];
+}
+
+export interface KindEntry<C extends string = string, D extends string = string> {
+  /** In apply order (config before the Deployment that mounts it). */
+  readonly children: readonly ChildEntry<C>[];
+  /** By role: what the reconciler asks for by name (dependencyNames). */
+  readonly dependsOn: Readonly<Record<string, DependencyEntry<D>>>;
+}
+
+export interface KindTable<C extends string = string, D extends string = string> {
+  readonly owned: Readonly<Record<C, OwnedType>>;
+  readonly dependencyTypes: Readonly<Record<D, DependencyType>>;
+  readonly kinds: Readonly<Record<KaosKind, KindEntry<C, D>>>;
+}
+
+/**
+ * Pure: what the cache keeps of a Secret — its identity and resourceVersion. A metadata-only
+ * watch already leaves out `data`, but annotations can carry the whole Secret (kubectl apply's
+ * last-applied-configuration), so they go too, with labels and managedFields.
+ */
+export function secretMetadata(object: KubeObject): KubeObject {
+  const m = object.metadata ?? {};
+  const metadata: Record<string, unknown> = {};
+  for (const field of ['name', 'namespace', 'uid', 'resourceVersion', 'deletionTimestamp'] as const) {
+    if (m[field] !== undefined) metadata[field] = m[field];
+  }
+  return { apiVersion: 'v1', kind: 'Secret', metadata } as KubeObject;
+}
+
+const OWNED = {
+  Deployment: { type: DEPLOYMENT },
+  Service: { type: SERVICE },
+  ConfigMap: { type: CONFIG_MAP },
+  HTTPRoute: { type: HTTP_ROUTE, requires: 'gatewayAPI' },
+} as const satisfies Record<string, OwnedType>;
+
+const DEPENDENCY_TYPES = {
+  Secret: { type: SECRET, transform: secretMetadata },
+} as const satisfies Record<string, DependencyType>;
+
+/** The kinds of children the operator owns. */
+export type ChildKind = keyof typeof OWNED;
+/** The non-KAOS kinds KAOS objects depend on. */
+export type DependencyTypeKind = keyof typeof DEPENDENCY_TYPES;
+
+const one = (name: unknown): string[] => (typeof name === 'string' && name !== '' ? [name] : []);
+
+/**
+ * The Secret behind a Proxy ModelAPI's `proxyConfig.configYaml.fromSecretKeyRef`, exactly when
+ * render uses it (the same source selection): its resourceVersion enters the config hash.
+ */
+function modelAPIConfigSecret(object: KubeObject): string[] {
+  const spec = asRecord(object.spec) as ModelAPISpec | undefined;
+  if (spec === undefined || spec.mode !== 'Proxy' || liteLLMConfigSource(spec) !== 'fromSecretKeyRef') return [];
+  return one(spec.proxyConfig?.configYaml?.fromSecretKeyRef?.name);
+}
+
+/** The Secret behind an MCPServer's `config.tools.fromSecretKeyRef`, exactly when render uses it. */
+function mcpServerToolsSecret(object: KubeObject): string[] {
+  const spec = asRecord(object.spec) as MCPServerSpec | undefined;
+  if (spec === undefined || mcpToolsSource(spec) !== 'fromSecretKeyRef') return [];
+  return one(spec.config?.tools?.fromSecretKeyRef?.name);
+}
+
+/** The Deployment, the Service (always, unless `serviceWhen` says when) and the HTTPRoute of a kind. */
+const workload = (kind: KaosKind, serviceWhen?: string): ChildEntry<ChildKind>[] => [
+  { kind: 'Deployment', name: (parent) => workloadName(kind, parent) },
+  { kind: 'Service', name: (parent) => workloadName(kind, parent), ...(serviceWhen === undefined ? {} : { when: serviceWhen }) },
+  { kind: 'HTTPRoute', name: (parent) => routeName(kind, parent), when: 'the gateway is enabled (GATEWAY_API_ENABLED, the Gateway API served) and the Service exists' },
+];
+
+export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {
+  owned: OWNED,
+  dependencyTypes: DEPENDENCY_TYPES,
+  kinds: {
+    Agent: {
+      children: workload('Agent', 'agentNetwork.expose is not false'),
+      dependsOn: {
+        modelAPI: { kind: 'ModelAPI', names: (o) => referencedNames(o.spec).modelAPIs },
+        mcpServers: { kind: 'MCPServer', names: (o) => referencedNames(o.spec).mcpServers },
+        peers: { kind: 'Agent', names: (o) => referencedNames(o.spec).agents },
+      },
+    },
+    ModelAPI: {
+      children: [{ kind: 'ConfigMap', name: configMapName, when: 'mode Proxy without configYaml.fromSecretKeyRef' }, ...workload('ModelAPI')],
+      dependsOn: {
+        configSecret: { kind: 'Secret', names: modelAPIConfigSecret },
+      },
+    },
+    MCPServer: {
+      children: workload('MCPServer'),
+      dependsOn: {
+        configSecret: { kind: 'Secret', names: mcpServerToolsSecret },
+      },
+    },
+  },
+};
+
+/** Pure: the resource type of each owned kind (what apply and prune address). */
+export function childTypes<C extends string>(table: KindTable<C, string>): Readonly<Record<C, ResourceType>> {
+  const out = {} as Record<C, ResourceType>;
+  for (const kind of Object.keys(table.owned) as C[]) out[kind] = table.owned[kind].type;
+  return out;
+}
+
+/** Every (kind, name) a parent of `kind` named `name` can own: the only places prune looks. */
+export function possibleChildren<C extends string>(kind: KaosKind, name: string, table: KindTable<C, string>): { kind: C; name: string }[] {
+  return table.kinds[kind].children.map((child) => ({ kind: child.kind, name: child.name(name) }));
+}
+
+/** One object a KAOS object depends on; `namespace` only when not the object's own. */
+export interface Dependency<D extends string = string> {
+  readonly role: string;
+  readonly kind: KaosKind | D;
+  readonly name: string;
+  readonly namespace?: string;
+}
+
+/** Pure: what `object` (of `kind`) depends on now, in table order. */
+export function dependenciesOf<D extends string>(kind: KaosKind, object: KubeObject, table: KindTable<string, D>): Dependency<D>[] {
+  const out: Dependency<D>[] = [];
+  for (const [role, entry] of Object.entries(table.kinds[kind].dependsOn)) {
+    for (const target of entry.names(object)) {
+      out.push(typeof target === 'string' ? { role, kind: entry.kind, name: target } : { role, kind: entry.kind, ...target });
+    }
+  }
+  return out;
+}
+
+/** Pure: the names `object` depends on in one role, in its own namespace (e.g. a ModelAPI's `configSecret`). */
+export function dependencyNames(kind: KaosKind, role: string, object: KubeObject, table: KindTable = KIND_TABLE): string[] {
+  return (table.kinds[kind].dependsOn[role]?.names(object) ?? []).filter((target): target is string => typeof target === 'string');
+}

@@ -1,0 +1,120 @@
+// What the operator may do in the API, written once: the chart's ClusterRole and the e2e
+// tests (which run the operator under exactly this role, to prove it is enough) both render it.
+// Least privilege: every verb here is used by a named part of the operator. The rules for the
+// children and the dependencies follow the kind table (kind-table.ts): a new entry there is
+// granted here with no second edit.
+import { KINDS, KIND_NAMES } from '../api/kinds.ts';
+import type { ResourceType } from '../kube/paths.ts';
+import { KIND_TABLE, type KindTable } from './kind-table.ts';
+
+/**
+ * Where a rule is granted. `watched` (the default, so a new rule needs no thought unless it is
+ * special): the namespaces the operator serves — a ClusterRole when it serves all of them, one
+ * Role per namespace when WATCH_NAMESPACES limits it. `cluster`: always a ClusterRole
+ * (cluster-scoped resources, or lists across namespaces). `operator`: a Role in the operator's
+ * own namespace (its leader Lease).
+ */
+export type RuleScope = 'watched' | 'cluster' | 'operator';
+
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  scope?: RuleScope;
+}
+
+/** The rules granted at `scope`, without the scope field (as a Role or ClusterRole lists them). */
+export function rulesFor(scope: RuleScope, rules: readonly PolicyRule[] = OPERATOR_RULES): PolicyRule[] {
+  return rules
+    .filter((r) => (r.scope ?? 'watched') === scope)
+    .map((r) => ({ apiGroups: [...r.apiGroups], resources: [...r.resources], verbs: [...r.verbs] }));
+}
+
+/** Pure: one rule per API group (in order of first appearance) granting `verbs` on `types`. */
+function rulesByGroup(types: readonly ResourceType[], verbs: readonly string[]): PolicyRule[] {
+  const byGroup = new Map<string, string[]>();
+  for (const type of types) {
+    const resources = byGroup.get(type.group) ?? [];
+    if (!resources.includes(type.plural)) resources.push(type.plural);
+    byGroup.set(type.group, resources);
+  }
+  return [...byGroup].map(([group, resources]) => ({ apiGroups: [group], resources, verbs: [...verbs] }));
+}
+
+/** Pure: the operator's rules for the kinds, children and dependencies of `table`. */
+export function operatorRules(table: KindTable = KIND_TABLE): PolicyRule[] {
+  const plurals = KINDS.map((kind) => KIND_NAMES[kind].plural);
+  return [
+    // The cache: list+watch of the three kinds, and the one live read on a miss. `patch`: the
+    // controller removes the Go operator's finalizers from objects being deleted (a JSON patch).
+    { apiGroups: ['kaos.tools'], resources: plurals, verbs: ['get', 'list', 'watch', 'patch'] },
+    // The controller's status writes: a PUT of the status subresource, guarded by resourceVersion.
+    { apiGroups: ['kaos.tools'], resources: plurals.map((p) => `${p}/status`), verbs: ['update'] },
+    // The reference policy's namespace label, from the same cache.
+    { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'], scope: 'cluster' },
+    // Owned children: list+watch (the cache, selected by app.kubernetes.io/managed-by), patch and
+    // create (server-side apply is a PATCH, and one that creates the object is also authorized as
+    // `create`: without it kube-apiserver answers 403), delete (pruning a child no longer desired).
+    // Never get: the controller reads children from its cache only. Deployments' `create` is also
+    // the podSpec check's server-side dry run. A type that needs an optional API (HTTPRoutes: used
+    // only with GATEWAY_API_ENABLED=true and the Gateway API installed) is granted all the same:
+    // a ClusterRole is static.
+    ...rulesByGroup(Object.values(table.owned).map((owned) => owned.type), ['create', 'list', 'watch', 'patch', 'delete']),
+    // Dependencies (Secrets behind configYaml/tools.fromSecretKeyRef: their resourceVersion enters
+    // the config hash). The watch is metadata-only (PartialObjectMetadata), which still needs
+    // list+watch: RBAC cannot tell a metadata request from a full one. Never get.
+    ...rulesByGroup(Object.values(table.dependencyTypes).map((dependency) => dependency.type), ['list', 'watch']),
+    // Leader election (kube/leader-election.ts): read the Lease, create it once, renew and release it.
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'], scope: 'operator' },
+    // Events about the parents (kube/events.ts): create one, then patch its series on repeats.
+    { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+  ];
+}
+
+export const OPERATOR_RULES: readonly PolicyRule[] = operatorRules();
+
+export const OPERATOR_IDENTITY = { namespace: 'kaos-system', serviceAccount: 'kaos-operator' } as const;
+const NAME = 'kaos-operator';
+const LABELS = { 'app.kubernetes.io/name': 'kaos-operator' };
+
+/** The username the API server gives a ServiceAccount's tokens. */
+export function serviceAccountUser(namespace: string, name: string): string {
+  return `system:serviceaccount:${namespace}:${name}`;
+}
+
+/**
+ * Namespace, ServiceAccount, the ClusterRole (cluster and watched rules: this is the all-namespaces
+ * install) and a Role in the operator's namespace (operator rules), with bindings, in apply order.
+ */
+export function renderRbac(identity: { namespace: string; serviceAccount: string } = OPERATOR_IDENTITY): Record<string, unknown>[] {
+  return [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: identity.namespace, labels: LABELS } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: identity.serviceAccount, namespace: identity.namespace, labels: LABELS } },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: NAME, labels: LABELS },
+      rules: [...rulesFor('cluster'), ...rulesFor('watched')],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: NAME, labels: LABELS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NAME },
+      subjects: [{ kind: 'ServiceAccount', name: identity.serviceAccount, namespace: identity.namespace }],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: NAME, namespace: identity.namespace, labels: LABELS },
+      rules: rulesFor('operator'),
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: NAME, namespace: identity.namespace, labels: LABELS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: NAME },
+      subjects: [{ kind: 'ServiceAccount', name: identity.serviceAccount, namespace: identity.namespace }],
+    },
+  ];
+}

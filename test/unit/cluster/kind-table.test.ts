@@ -1,0 +1,123 @@
+// The kind table is the one place a child kind or a dependency is stated: adding one entry makes
+// the reflectors, the RBAC rules, the apply types, the prune list and the triggers follow.
+import t from 'tap';
+import type { KubeObject } from '../../../src/api/meta.ts';
+import { DependencyIndex } from '../../../src/cluster/dependency-index.ts';
+import {
+  KIND_TABLE,
+  childTypes,
+  dependenciesOf,
+  dependencyNames,
+  possibleChildren,
+  type ChildKind,
+  type DependencyTypeKind,
+  type KindTable,
+} from '../../../src/cluster/kind-table.ts';
+import { operatorRules, type PolicyRule } from '../../../src/cluster/rbac.ts';
+import { registerControllerWatches } from '../../../src/controller/watches.ts';
+import { CONFIG_MAP, type ResourceType } from '../../../src/kube/paths.ts';
+import { Reflector } from '../../../src/kube/reflector.ts';
+import { ReflectorGroup } from '../../../src/kube/reflector-group.ts';
+import type { RegisterOptions } from '../../../src/cluster/cache.ts';
+
+const PDB: ResourceType = { group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', namespaced: true };
+
+/** KIND_TABLE plus one child kind (Agents own a PodDisruptionBudget) and one dependency (a ConfigMap an MCPServer names). */
+const extended: KindTable<ChildKind | 'PodDisruptionBudget', DependencyTypeKind | 'ConfigMap'> = {
+  owned: { ...KIND_TABLE.owned, PodDisruptionBudget: { type: PDB } },
+  dependencyTypes: { ...KIND_TABLE.dependencyTypes, ConfigMap: { type: CONFIG_MAP } },
+  kinds: {
+    ...KIND_TABLE.kinds,
+    Agent: { ...KIND_TABLE.kinds.Agent, children: [...KIND_TABLE.kinds.Agent.children, { kind: 'PodDisruptionBudget', name: (agent) => `agent-${agent}` }] },
+    MCPServer: {
+      ...KIND_TABLE.kinds.MCPServer,
+      dependsOn: {
+        ...KIND_TABLE.kinds.MCPServer.dependsOn,
+        registry: { kind: 'ConfigMap', names: (o) => (typeof (o.spec as { registry?: unknown } | undefined)?.registry === 'string' ? [(o.spec as { registry: string }).registry] : []) },
+      },
+    },
+  },
+};
+
+/** A cache that records what is registered on it (nothing is started). */
+function recordingCache() {
+  const registered: { type: ResourceType; options: RegisterOptions }[] = [];
+  const client = { list: async () => ({ items: [], metadata: {} }), watch: async () => ({}) } as never;
+  return {
+    registered,
+    registerGroup(type: ResourceType, options: RegisterOptions) {
+      registered.push({ type, options });
+      return new ReflectorGroup(type, [new Reflector({ client, type })]);
+    },
+  };
+}
+
+const grants = (rules: readonly PolicyRule[], group: string, resource: string, verb: string): boolean =>
+  rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
+
+t.test('the table as shipped: the children and dependencies the reconcilers had', async (t) => {
+  t.same(possibleChildren('ModelAPI', 'm', KIND_TABLE), [
+    { kind: 'ConfigMap', name: 'litellm-config-m' },
+    { kind: 'Deployment', name: 'modelapi-m' },
+    { kind: 'Service', name: 'modelapi-m' },
+    { kind: 'HTTPRoute', name: 'modelapi-m' },
+  ]);
+  t.same(possibleChildren('MCPServer', 'x', KIND_TABLE), [
+    { kind: 'Deployment', name: 'mcpserver-x' },
+    { kind: 'Service', name: 'mcpserver-x' },
+    { kind: 'HTTPRoute', name: 'mcp-x' },
+  ]);
+  t.same(Object.keys(childTypes(KIND_TABLE)), ['Deployment', 'Service', 'ConfigMap', 'HTTPRoute']);
+  const agent: KubeObject = { metadata: { name: 'a', namespace: 'ns' }, spec: { modelAPI: 'm', mcpServers: ['x'], agentNetwork: { access: ['b'] } } };
+  t.same(dependenciesOf('Agent', agent, KIND_TABLE), [
+    { role: 'modelAPI', kind: 'ModelAPI', name: 'm' },
+    { role: 'mcpServers', kind: 'MCPServer', name: 'x' },
+    { role: 'peers', kind: 'Agent', name: 'b' },
+  ]);
+  const proxy = (configYaml: unknown): KubeObject => ({ metadata: { name: 'm', namespace: 'ns' }, spec: { mode: 'Proxy', proxyConfig: { configYaml } } });
+  t.same(dependencyNames('ModelAPI', 'configSecret', proxy({ fromSecretKeyRef: { name: 's', key: 'k' } })), ['s']);
+  t.same(dependencyNames('ModelAPI', 'configSecret', proxy({ fromString: 'x', fromSecretKeyRef: { name: 's', key: 'k' } })), [], 'only the source render uses');
+  t.same(dependencyNames('ModelAPI', 'configSecret', { spec: { mode: 'Hosted', proxyConfig: { configYaml: { fromSecretKeyRef: { name: 's', key: 'k' } } } } }), []);
+  t.same(dependencyNames('MCPServer', 'configSecret', { spec: { type: 'python-runtime', config: { tools: { fromSecretKeyRef: { name: 't', key: 'k' } } } } }), ['t']);
+  t.same(dependencyNames('MCPServer', 'configSecret', { spec: 'malformed' }), []);
+});
+
+t.test('a child kind added to the table: reflector, apply type, prune list and RBAC follow', async (t) => {
+  const cache = recordingCache();
+  const watches = registerControllerWatches(cache, { httpRoutes: false }, extended);
+  const pdb = cache.registered.find((r) => r.type === PDB);
+  t.ok(pdb, 'a reflector of PodDisruptionBudgets');
+  t.same(pdb?.options, { labelSelector: 'app.kubernetes.io/managed-by=kaos-operator' }, 'selected by the managed-by label, as every owned type');
+  t.ok(watches.children.PodDisruptionBudget, 'among the controller\'s children');
+  t.notOk(watches.children.HTTPRoute, 'a type that needs the Gateway API stays unwatched without it');
+
+  t.equal(childTypes(extended).PodDisruptionBudget, PDB, 'server-side apply addresses it');
+  t.same(possibleChildren('Agent', 'a', extended).at(-1), { kind: 'PodDisruptionBudget', name: 'agent-a' }, 'prune looks at its name');
+  t.notOk(possibleChildren('ModelAPI', 'm', extended).some((c) => c.kind === 'PodDisruptionBudget'), 'only under the kind that owns it');
+
+  const rules = operatorRules(extended);
+  for (const verb of ['create', 'list', 'watch', 'patch', 'delete']) t.ok(grants(rules, 'policy', 'poddisruptionbudgets', verb), `RBAC: ${verb}`);
+  t.notOk(grants(rules, 'policy', 'poddisruptionbudgets', 'get'), 'RBAC: never get');
+  t.notOk(grants(operatorRules(), 'policy', 'poddisruptionbudgets', 'list'), 'not in the shipped table');
+});
+
+t.test('a dependency added to the table: a metadata-only reflector, list+watch, and its changes wake the dependents', async (t) => {
+  const cache = recordingCache();
+  const watches = registerControllerWatches(cache, { httpRoutes: true }, extended);
+  const configMaps = cache.registered.filter((r) => r.type === CONFIG_MAP);
+  t.same(configMaps.map((r) => r.options.metadataOnly === true), [false, true], 'owned ConfigMaps by label, depended-on ones as metadata');
+  t.ok(watches.dependencies.ConfigMap);
+  t.ok(watches.children.HTTPRoute, 'with the Gateway API: HTTPRoutes watched');
+
+  const index = new DependencyIndex(extended);
+  index.upsert('MCPServer', { metadata: { name: 'tools', namespace: 'ns' }, spec: { type: 'python-runtime', registry: 'runtimes' } });
+  t.same(index.dependents('ConfigMap', 'ns', 'runtimes'), ['MCPServer/ns/tools']);
+  t.same(index.dependents('ConfigMap', 'other', 'runtimes'), []);
+  const elsewhere = new DependencyIndex({
+    ...extended,
+    kinds: { ...extended.kinds, MCPServer: { ...extended.kinds.MCPServer, dependsOn: { registry: { kind: 'ConfigMap', names: () => [{ namespace: 'kaos-system', name: 'kaos-mcp-runtimes' }] } } } },
+  });
+  elsewhere.upsert('MCPServer', { metadata: { name: 'tools', namespace: 'ns' }, spec: {} });
+  t.same(elsewhere.dependents('ConfigMap', 'kaos-system', 'kaos-mcp-runtimes'), ['MCPServer/ns/tools'], 'a dependency in another namespace (the operator\'s)');
+  t.ok(grants(operatorRules(extended), '', 'configmaps', 'list'));
+});
