@@ -36,15 +36,15 @@ export interface ReferenceLookup {
 
 /**
  * The keys a change of a KAOS object wakes: its own, then (sorted) the Agents that depend on it.
- * Dependents are woken on create, delete, and a change of spec, status or deletion — what an
- * Agent's reconcile reads of them — but not on a change of labels, annotations or
+ * Dependents are woken on create, delete, and a change of spec, status (not an Agent's) or
+ * deletion — what an Agent's reconcile reads of them — but not on a change of labels, annotations or
  * resourceVersion alone, so that a ModelAPI used by 1,000 Agents does not wake them for nothing.
  */
 export function keysForKaosEvent(kind: KaosKind, event: ReflectorEvent<KubeObject>, references: ReferenceLookup): string[] {
   const { namespace, name } = identity(event.object);
   if (name === '' || namespace === '') return [];
   const keys = [makeKey(kind, namespace, name)];
-  if (event.type === 'update' && !dependentsCare(event.old, event.object)) return keys;
+  if (event.type === 'update' && !dependentsCare(kind, event.old, event.object)) return keys;
   for (const agent of references.referencedBy(kind, namespace, name)) {
     const key = makeKey('Agent', namespace, agent);
     if (key !== keys[0]) keys.push(key);
@@ -52,10 +52,15 @@ export function keysForKaosEvent(kind: KaosKind, event: ReflectorEvent<KubeObjec
   return keys;
 }
 
-function dependentsCare(old: KubeObject, object: KubeObject): boolean {
+/**
+ * An Agent is read as a peer through its spec only (reconcile/agent.ts: its endpoint follows from
+ * its spec), so its status writes wake no other Agent; a ModelAPI's or MCPServer's readiness is
+ * in its status.
+ */
+function dependentsCare(kind: KaosKind, old: KubeObject, object: KubeObject): boolean {
   return (
     !jsonEqual(old.spec, object.spec) ||
-    !jsonEqual(old.status, object.status) ||
+    (kind !== 'Agent' && !jsonEqual(old.status, object.status)) ||
     old.metadata?.deletionTimestamp !== object.metadata?.deletionTimestamp
   );
 }
