@@ -6,9 +6,11 @@ import type { KubeObject } from '../api/lookup.ts';
 import type { Config } from '../config.ts';
 import type { KaosCache } from '../kube/cache.ts';
 import type { KubeClient } from '../kube/client.ts';
+import { FIELD_MANAGER } from '../kube/apply.ts';
 import { isServed } from '../kube/discovery.ts';
 import { CONFIG_MAP, DEPLOYMENT, HTTP_ROUTE, SECRET, SERVICE } from '../kube/paths.ts';
 import type { ReflectorGroup } from '../kube/reflector-group.ts';
+import { slimChild, slimDeployment } from '../kube/slim.ts';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../render/index.ts';
 import type { ChildKind } from './reconcile/context.ts';
 
@@ -46,9 +48,10 @@ export async function httpRoutesWanted(client: Pick<KubeClient, 'get'>, config: 
 
 /** Registers the controller's reflectors on `cache` (before cache.start()). */
 export function registerControllerWatches(cache: KaosCache, options: { httpRoutes: boolean }): ControllerWatches {
-  const owned = { labelSelector: OWNED_SELECTOR };
+  // Stored slim (kube/slim.ts): of managedFields only our own Apply entry, which apply.ts reads.
+  const owned = { labelSelector: OWNED_SELECTOR, transform: (o: KubeObject) => slimChild(o, FIELD_MANAGER) };
   const children: Partial<Record<ChildKind, ReflectorGroup>> = {
-    Deployment: cache.registerGroup(DEPLOYMENT, owned),
+    Deployment: cache.registerGroup(DEPLOYMENT, { ...owned, transform: (o: KubeObject) => slimDeployment(o, FIELD_MANAGER) }),
     Service: cache.registerGroup(SERVICE, owned),
     ConfigMap: cache.registerGroup(CONFIG_MAP, owned),
   };

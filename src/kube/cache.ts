@@ -13,6 +13,7 @@ import { KAOS_TYPES, NAMESPACE, kaosPath, resourcePath, type ResourceType } from
 import { ReferenceIndex } from './references.ts';
 import { Reflector, type ReflectorOptions } from './reflector.ts';
 import { ReflectorGroup } from './reflector-group.ts';
+import { slimObject } from './slim.ts';
 
 export type CacheClient = Pick<KubeClient, 'list' | 'watch' | 'get'>;
 
@@ -66,10 +67,12 @@ export class KaosCache implements ObjectLookup {
     this.#liveReadTimeoutMs = options.liveReadTimeoutMs ?? 1500;
     this.#reflectorOptions = options.reflector;
     this.#namespaces = options.namespaces === undefined || options.namespaces.length === 0 ? undefined : [...new Set(options.namespaces)];
-    this.agents = this.registerGroup(KAOS_TYPES.Agent);
-    this.modelAPIs = this.registerGroup(KAOS_TYPES.ModelAPI);
-    this.mcpServers = this.registerGroup(KAOS_TYPES.MCPServer);
-    this.namespaces = this.register(NAMESPACE);
+    // Without managedFields and last-applied-configuration (slim.ts): nobody reads them.
+    const transform = (object: KubeObject): KubeObject => slimObject(object);
+    this.agents = this.registerGroup(KAOS_TYPES.Agent, { transform });
+    this.modelAPIs = this.registerGroup(KAOS_TYPES.ModelAPI, { transform });
+    this.mcpServers = this.registerGroup(KAOS_TYPES.MCPServer, { transform });
+    this.namespaces = this.register(NAMESPACE, { transform });
     // Registered before start(), so the index sees every event from the first list on,
     // including the deletes and updates a relist produces.
     this.agents.on((event) => {
