@@ -139,7 +139,8 @@ class FakeKubelet {
   #running = 0;
   /** Status writes made (each one is what a rollout's end would write). */
   writes = 0;
-  onReady: ((deployment: string) => void) | undefined;
+  /** Called with each Deployment marked and the status written. */
+  onReady: ((deployment: string, status: Record<string, unknown>) => void) | undefined;
 
   constructor(client: KubeClient, namespace: string) {
     this.#client = client;
@@ -177,17 +178,15 @@ class FakeKubelet {
     const live = this.#deployments.getByName(this.#namespace, name);
     if (live === undefined || isMarked(live)) return;
     const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const status = {
+      observedGeneration: live.metadata?.generation,
+      replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1,
+      conditions: [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.', lastUpdateTime: now, lastTransitionTime: now }],
+    };
     try {
-      await this.#client.replace(resourcePath(DEPLOYMENT, { namespace: this.#namespace, name, subresource: 'status' }), {
-        ...live,
-        status: {
-          observedGeneration: live.metadata?.generation,
-          replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1,
-          conditions: [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.', lastUpdateTime: now, lastTransitionTime: now }],
-        },
-      });
+      await this.#client.replace(resourcePath(DEPLOYMENT, { namespace: this.#namespace, name, subresource: 'status' }), { ...live, status });
       this.writes++;
-      this.onReady?.(name);
+      this.onReady?.(name, status);
     } catch (err) {
       if (!isConflict(err) && !isNotFound(err)) log(`fake kubelet: ${name}: ${String(err)}`);
     }
@@ -338,14 +337,14 @@ async function floorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
   // Created objects wait for an apply worker; an applied one waits for its Deployment to be ready.
   const toApply: Named[] = [];
   const waitingReady = new Map<string, { object: Named; rendered: Rendered }>();
-  const toStatus: { object: Named; rendered: Rendered }[] = [];
+  const toStatus: { object: Named; rendered: Rendered; deployment: KubeObject }[] = [];
   let wake: (() => void) | undefined;
   const poke = (): void => { wake?.(); wake = undefined; };
-  kubelet.onReady = (deployment) => {
+  kubelet.onReady = (deployment, status) => {
     const entry = waitingReady.get(deployment);
     if (entry === undefined) return;
     waitingReady.delete(deployment);
-    toStatus.push(entry);
+    toStatus.push({ ...entry, deployment: { spec: { replicas: 1 }, status } });
     poke();
   };
   let creating = true;
@@ -354,8 +353,7 @@ async function floorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
     while (statusesLeft > 0) {
       const status = toStatus.shift();
       if (status !== undefined) {
-        const { object, rendered } = status;
-        const deployment = kubelet.list().find((d) => d.metadata?.name === rendered.deployment.metadata.name) ?? {};
+        const { object, rendered, deployment } = status;
         const next = nextStatus(undefined, object.metadata.generation, { ...deploymentProgress(deployment), ...(rendered.endpoint === undefined ? {} : { endpoint: rendered.endpoint }), ...(object.kind === 'Agent' ? { linkedResources: { modelapi: String((object.spec as { modelAPI?: string }).modelAPI) } } : {}) }, new Date());
         await admin.replace(kaosPath(object.kind, FLOOR_NS, object.metadata.name, 'status'), { ...object, status: next });
         requests++;
@@ -422,6 +420,9 @@ async function main(): Promise<void> {
     const loads = [...sampler.loads];
     const peakRss = Math.max(sampler.peakHwm, memory(operator.pid).hwm || 0);
     const audit = auditEvents(plane.logs.audit ?? '');
+    const heap = sampler.heapAtPeakRss;
+    log(`operator: peak RSS ${peakRss.toFixed(0)} MiB; at the highest sampled RSS (${sampler.peakRss.toFixed(0)} MiB) heap used ${heap?.heapUsed.toFixed(0) ?? '?'} of ${heap?.heapTotal.toFixed(0) ?? '?'} MiB, external ${heap?.external.toFixed(0) ?? '?'} MiB`);
+    reportOperator(run, audit);
     await operator.stop();
     operator = undefined;
     sampler.stop();
@@ -448,6 +449,14 @@ interface Report {
   audit: ReturnType<typeof auditEvents>;
   peakRss: number;
   load: { start: number; runStart: number; mean: number; max: number; end: number };
+}
+
+/** The operator run's requests, told at once (stderr), before the floor runs. */
+function reportOperator(run: Report['run'], audit: Report['audit']): void {
+  const converging = audit.filter((e) => e.at >= run.t0 - 1 && e.at < run.convergedAt + 1 && e.resource !== 'leases');
+  const idle = audit.filter((e) => e.at >= run.idleStart && e.at < run.idleEnd && e.resource !== 'leases' && WRITE_VERBS.has(e.verb));
+  log(`operator: every Agent Ready after ${run.figures.seconds.toFixed(2)} s (created in ${run.createSeconds.toFixed(2)} s), ${converging.filter((e) => WRITE_VERBS.has(e.verb)).length} writes, ${idle.length} idle writes, generations ${run.generations.generations} / ${run.generations.deployments}, operator CPU ${run.figures.cpu.operator.toFixed(2)} s; requests: ` +
+    [...countBy(converging, (e) => `${e.verb} ${e.resource}`)].map(([k, n]) => `${k} ${n}`).join(', '));
 }
 
 function report(r: Report): void {
