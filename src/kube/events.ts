@@ -1,11 +1,12 @@
 // Kubernetes Events (events.k8s.io/v1) about the operator's parent objects, aggregated the way
 // client-go's new events library does it: the first occurrence creates an Event; a repeat of the
-// same (regarding, type, reason, action) within the window — whatever its note, as client-go's
-// key has no note either — PATCHes that Event's `series` (count, lastObservedTime), and its note
-// when that changed, instead of creating another. So a failure retried with backoff, or a parent
-// updated again and again, is one Event per object and reason whose count grows and whose note
-// tells the latest occurrence, never one Event per retry or per apply. Memory is bounded by an
-// LRU of the most recent distinct events.
+// same (regarding, type, reason, action) within the window PATCHes that Event's `series` (count,
+// lastObservedTime) instead of creating another. So a parent updated again and again is one
+// `Updated` Event whose count grows, never one Event per apply, whatever children each apply
+// named (client-go's key has no note either; the Event keeps its first note, as the note of an
+// events.k8s.io/v1 Event cannot be changed). A Warning's note is part of its key: a different
+// error is news of its own, while the same error retried with backoff is one Event. Memory is
+// bounded by an LRU of the most recent distinct events.
 //
 // Recording never throws: an Event is a courtesy to the user, and its failure must not fail a
 // reconcile. Errors are logged.
@@ -108,10 +109,11 @@ export function buildEvent(input: EventInput, instance: string, now: Date, uniqu
   };
 }
 
-/** Pure: the identity of an event for aggregation (the note is not part of it). */
+/** Pure: the identity of an event for aggregation (a Normal event's note is not part of it). */
 export function eventKey(input: EventInput): string {
   const r = input.regarding;
-  return JSON.stringify([r.apiVersion, r.kind, r.namespace ?? '', r.name, r.uid ?? '', input.type, input.reason, input.action]);
+  const key = [r.apiVersion, r.kind, r.namespace ?? '', r.name, r.uid ?? '', input.type, input.reason, input.action];
+  return JSON.stringify(input.type === 'Warning' ? [...key, input.note] : key);
 }
 
 function truncate(text: string, max: number): string {
@@ -130,8 +132,6 @@ interface Entry {
   /** The Event as created (name and namespace are what a PATCH needs). */
   event: KubeEvent;
   count: number;
-  /** The note the Event now carries (the latest occurrence's, once written). */
-  note: string;
   lastSeenMs: number;
   /** Writes for this key run one after another, so a repeat never races its creation. */
   chain: Promise<void>;
@@ -226,7 +226,7 @@ export class EventRecorder {
       return entry.chain;
     }
     const event = buildEvent(input, this.#instance, now, this.#sequence++);
-    const fresh: Entry = { event, count: 1, note: event.note, lastSeenMs: nowMs, chain: Promise.resolve() };
+    const fresh: Entry = { event, count: 1, lastSeenMs: nowMs, chain: Promise.resolve() };
     this.#recent.delete(key);
     this.#recent.set(key, fresh);
     while (this.#recent.size > this.#maxEntries) {
@@ -259,13 +259,11 @@ export class EventRecorder {
     // The creation failed and the entry was dropped: this occurrence starts over.
     if (this.#recent.get(eventKey(input)) !== entry) return this.record(input);
     const series: EventSeries = { count, lastObservedTime: microTime(now) };
-    const note = truncateBytes(input.note, NOTE_MAX_BYTES);
     const path = `${EVENTS_PATH(entry.event.metadata.namespace)}/${encodeURIComponent(entry.event.metadata.name)}`;
     try {
       await this.#slot(async () => {
-        await this.#client.patch(path, note === entry.note ? { series } : { series, note }, 'merge');
+        await this.#client.patch(path, { series }, 'merge');
       });
-      entry.note = note;
     } catch (err) {
       if (isNotFound(err)) {
         this.#forget(eventKey(input), entry);
