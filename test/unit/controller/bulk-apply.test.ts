@@ -101,3 +101,32 @@ t.test('a bulk create in any order with forward peers: one Deployment apply per 
   );
   t.pass('every Agent applied its Deployment once, with its existing exposed peers');
 });
+
+t.test('every write carries news: an Agent created after its dependencies are Ready costs one apply per child, two status writes (Pending, Ready) and one Event', async (t) => {
+  const ctx = new MemoryReconcileContext();
+  const objects = scenario();
+  const dependencies = objects.filter((o) => o.kind !== 'Agent');
+  for (const o of dependencies) ctx.putKaos(o);
+  await settle(ctx, dependencies, dependencies.map((_, i) => i));
+  for (const o of dependencies) ctx.setDeploymentStatus(NS, workloadName(o.kind as KaosKind, o.metadata.name), deploymentStatus(1));
+  await settle(ctx, dependencies, dependencies.map((_, i) => i));
+  ctx.clearRecords();
+
+  const agents = objects.filter((o) => o.kind === 'Agent');
+  for (const o of agents) ctx.putKaos(o);
+  const order = agents.map((_, i) => i);
+  await settle(ctx, agents, order);
+  for (let i = 0; i < AGENTS; i++) ctx.setDeploymentStatus(NS, workloadName('Agent', `agent-${i}`), deploymentStatus(1));
+  await settle(ctx, agents, order);
+  const writes = (verb: string, target: string) => ctx.requests.filter((r) => r.verb === verb && r.target === target).length;
+  for (let i = 0; i < AGENTS; i++) {
+    const name = `agent-${i}`;
+    t.equal(writes('status', `Agent/${NS}/${name}`), 2, `${name}: two status writes`);
+    t.same(ctx.requests.filter((r) => r.verb === 'status' && r.target === `Agent/${NS}/${name}`).map((r) => (r.body as { phase?: string }).phase), ['Pending', 'Ready']);
+    t.equal(ctx.recorded.filter((e) => e.regarding.name === name).length, 1, `${name}: one Event`);
+  }
+  t.equal(ctx.requests.filter((r) => r.verb === 'apply').length, AGENTS * 2 - 1, 'a Deployment each, a Service each exposed Agent');
+  const idle = ctx.requests.length;
+  await settle(ctx, objects, objects.map((_, i) => i));
+  t.equal(ctx.requests.length, idle, 'then nothing');
+});
