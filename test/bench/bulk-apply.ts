@@ -29,7 +29,7 @@
 //
 // Env: as bench:reconcile — AGENTS (1000), MODELAPIS (10), MCPSERVERS (20),
 // MAX_CONCURRENT_RECONCILES (4), CREATE_IN_FLIGHT (16), SETTLE_SECONDS (5), IDLE_SECONDS (60),
-// BENCH_LOG_LEVEL (info), BENCH_OPERATOR_NODE_OPTIONS.
+// BENCH_LOG_LEVEL (info), BENCH_OPERATOR_NODE_OPTIONS; FLOOR=0 skips the floor.
 import { cpus, loadavg } from 'node:os';
 import type { KubeObject } from '../../src/api/meta.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -78,6 +78,8 @@ const MODELAPIS = Math.max(1, int('MODELAPIS', 10));
 const MCPSERVERS = Math.max(1, int('MCPSERVERS', 20));
 const NS = 'bulk';
 const FLOOR_NS = 'bulk-floor';
+/** FLOOR=0: the operator run only (its figures are logged), e.g. to try a V8 flag. */
+const FLOOR = process.env.FLOOR !== '0';
 const TARGETS = { writes: 5100, idleWrites: 0, peakRssMiB: 115, generationsPerDeployment: 1 };
 
 // ---- the scenario --------------------------------------------------------------------------
@@ -427,6 +429,7 @@ async function main(): Promise<void> {
     operator = undefined;
     sampler.stop();
 
+    if (!FLOOR) return;
     log('floor: operator stopped, webhook configurations deleted');
     await admin.delete(`/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${CONFIGURATION_NAMES.mutating}`);
     await admin.delete(`/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${CONFIGURATION_NAMES.validating}`);
