@@ -30,6 +30,7 @@
 // Env: as bench:reconcile — AGENTS (1000), MODELAPIS (10), MCPSERVERS (20),
 // MAX_CONCURRENT_RECONCILES (4), CREATE_IN_FLIGHT (16), SETTLE_SECONDS (5), IDLE_SECONDS (60),
 // BENCH_LOG_LEVEL (info), BENCH_OPERATOR_NODE_OPTIONS; FLOOR=0 skips the floor.
+import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import type { KubeObject } from '../../src/api/meta.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -199,6 +200,20 @@ class FakeKubelet {
   }
 }
 
+/**
+ * VmRSS split into anonymous memory and file-backed pages (mostly the node binary's code: shared,
+ * clean, dropped by the kernel under pressure, but counted in VmRSS and VmHWM).
+ */
+function rssParts(pid: number): string {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const mib = (field: string): string => (Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) / 1024).toFixed(0);
+    return `VmRSS ${mib('VmRSS')} MiB = RssAnon ${mib('RssAnon')} + RssFile ${mib('RssFile')} + RssShmem ${mib('RssShmem')} MiB (VmHWM ${mib('VmHWM')} MiB)`;
+  } catch {
+    return 'unknown';
+  }
+}
+
 function isMarked(deployment: KubeObject): boolean {
   const status = deployment.status as { observedGeneration?: number; readyReplicas?: number } | undefined;
   return status?.observedGeneration === deployment.metadata?.generation && status?.readyReplicas === 1;
@@ -287,6 +302,7 @@ async function operatorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pid
   const convergedAt = await watch.ready();
   clearInterval(progress);
   const cpu1 = cpuAt();
+  log(`operator memory at convergence: ${rssParts(operator.pid)}`);
   log(`operator: every Agent Ready after ${((convergedAt - t0) / 1000).toFixed(2)} s; settle ${SETTLE_SECONDS} s, idle ${IDLE_SECONDS} s`);
   await sleep(SETTLE_SECONDS * 1000);
   const idleStart = Date.now();
