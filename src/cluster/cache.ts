@@ -15,6 +15,7 @@ import { KAOS_TYPES, kaosPath } from './kaos-resources.ts';
 import { DependencyIndex } from './dependency-index.ts';
 import { Reflector, type ReflectorOptions } from '../kube/reflector.ts';
 import { ReflectorGroup } from '../kube/reflector-group.ts';
+import { slimObject } from '../kube/slim.ts';
 
 export type CacheClient = Pick<KubeClient, 'list' | 'watch' | 'get'>;
 
@@ -77,12 +78,14 @@ export class KaosCache implements ObjectLookup {
     this.#reflectorOptions = options.reflector;
     this.#namespaces = options.namespaces === undefined || options.namespaces.length === 0 ? undefined : [...new Set(options.namespaces)];
     // The API server validated every stored object against its CRD (generated from the same
-    // schemas), so each kind's objects have its schema's type.
-    this.agents = this.registerGroup<Agent>(KAOS_TYPES.Agent);
-    this.modelAPIs = this.registerGroup<ModelAPI>(KAOS_TYPES.ModelAPI);
-    this.mcpServers = this.registerGroup<MCPServer>(KAOS_TYPES.MCPServer);
+    // schemas), so each kind's objects have its schema's type. Stored without managedFields and
+    // last-applied-configuration (kube/slim.ts): nobody reads them.
+    const transform = <T extends KubeObject>(object: T): T => slimObject(object);
+    this.agents = this.registerGroup<Agent>(KAOS_TYPES.Agent, { transform });
+    this.modelAPIs = this.registerGroup<ModelAPI>(KAOS_TYPES.ModelAPI, { transform });
+    this.mcpServers = this.registerGroup<MCPServer>(KAOS_TYPES.MCPServer, { transform });
     this.#kinds = { Agent: this.agents, ModelAPI: this.modelAPIs, MCPServer: this.mcpServers };
-    this.namespaces = this.register(NAMESPACE);
+    this.namespaces = this.register(NAMESPACE, { transform });
     // Registered before start(), so the index sees every event from the first list on,
     // including the deletes and updates a relist produces.
     for (const kind of KINDS) {

@@ -11,6 +11,7 @@
 // - the operator's RBAC rules (rbac.ts: operatorRules);
 // - the triggers: which objects a change wakes (dependency-index.ts, controller/triggers.ts), and
 //   the one answer to "which Secret does this object read" (dependencyNames).
+import { slimDeployment } from '../kube/slim.ts';
 import { referencedNames } from '../api/agent-references.ts';
 import { asRecord } from '../kube/json.ts';
 import type { KaosKind } from '../api/kinds.ts';
@@ -28,6 +29,11 @@ export interface OwnedType {
   readonly type: ResourceType;
   /** Watched and written only when this API is available; absent: always. */
   readonly requires?: OptionalAPI;
+  /**
+   * Shrinks each object before the cache stores it, keeping of managedFields only the Apply entry
+   * of `fieldManager` (what apply reads to skip a no-op write); absent: kube/slim.ts's slimChild.
+   */
+  readonly slim?: (object: KubeObject, fieldManager: string) => KubeObject;
 }
 
 /**
@@ -95,7 +101,7 @@ export function secretMetadata(object: KubeObject): KubeObject {
 }
 
 const OWNED = {
-  Deployment: { type: DEPLOYMENT },
+  Deployment: { type: DEPLOYMENT, slim: slimDeployment },
   Service: { type: SERVICE },
   ConfigMap: { type: CONFIG_MAP },
   HTTPRoute: { type: HTTP_ROUTE, requires: 'gatewayAPI' },

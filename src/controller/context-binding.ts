@@ -6,7 +6,7 @@ import type { KaosObjects } from '../api/schema/index.ts';
 import { type ObjectLike } from '../kube/apply.ts';
 import { ensureChild, FIELD_MANAGER, pruneOwned } from '../cluster/child-apply.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { isNotFound } from '../kube/errors.ts';
+import { ApiError, isNotFound } from '../kube/errors.ts';
 import type { EventInput } from '../kube/events.ts';
 import { kaosPath } from '../cluster/kaos-resources.ts';
 import type { ReflectorGroup } from '../kube/reflector-group.ts';
@@ -81,15 +81,54 @@ function identity(kind: KaosKind, object: KubeObject): { namespace: string; name
   return { namespace, name };
 }
 
+/**
+ * The resourceVersions our own status writes replaced, by object: while the cache still shows
+ * one of them, it has not delivered that write yet, and a status write guarded by it is sure to
+ * be refused (409). Bounded: the oldest entries go first (an entry is only an optimisation).
+ */
+class SupersededVersions {
+  readonly #byKey = new Map<string, string>();
+  readonly #max: number;
+  constructor(max = 10_000) {
+    this.#max = max;
+  }
+  /** True when `resourceVersion` is one our last write to `key` replaced (the cache is behind). */
+  stale(key: string, resourceVersion: string | undefined): boolean {
+    const superseded = this.#byKey.get(key);
+    if (superseded === undefined) return false;
+    if (superseded === resourceVersion) return true;
+    this.#byKey.delete(key); // the cache has moved on
+    return false;
+  }
+  replaced(key: string, resourceVersion: string | undefined): void {
+    if (resourceVersion === undefined) return;
+    this.#byKey.delete(key);
+    this.#byKey.set(key, resourceVersion);
+    if (this.#byKey.size > this.#max) {
+      const oldest = this.#byKey.keys().next().value;
+      if (oldest !== undefined) this.#byKey.delete(oldest);
+    }
+  }
+}
+
 export function bindWrites(options: Pick<ContextBindingOptions, 'client' | 'logger'>): ReconcileWrites {
   const { client, logger } = options;
+  const superseded = new SupersededVersions();
   return {
     ensureChild: (desired, live, signal) => ensureChild<ObjectLike>(client, desired, live, { signal }),
     pruneChildren: (existing, ownerUid, desired, signal) => pruneOwned(client, existing, ownerUid, desired, { signal }),
     async writeStatus(kind, object, status, signal) {
       const path = kaosPath(kind, { ...identity(kind, object), subresource: 'status' });
+      const resourceVersion = object.metadata?.resourceVersion;
+      // A reconcile woken (by a child) before the cache has seen our last status write: the
+      // API server would refuse this one. Refused here instead, without a request; the queue
+      // retries, and the write's own watch event wakes the object again anyway.
+      if (superseded.stale(path, resourceVersion)) {
+        throw new ApiError(409, 'Conflict', `${kind} ${object.metadata?.name ?? ''}: the cache has not seen our last status write yet`);
+      }
       try {
         await client.replace(path, statusBody(object, status), { signal, fieldManager: FIELD_MANAGER });
+        superseded.replaced(path, resourceVersion);
       } catch (err) {
         // Deleted since the cache saw it: there is no status left to write.
         if (!isNotFound(err)) throw err;

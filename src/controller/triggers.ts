@@ -18,15 +18,15 @@ export interface DependentsLookup {
 
 /**
  * The keys a change of a KAOS object wakes: its own, then (sorted) the objects that depend on it.
- * Dependents are woken on create, delete, and a change of spec, status or deletion — what an
- * Agent's reconcile reads of them — but not on a change of labels, annotations or
+ * Dependents are woken on create, delete, and a change of spec, status (not an Agent's) or
+ * deletion — what an Agent's reconcile reads of them — but not on a change of labels, annotations or
  * resourceVersion alone, so that a ModelAPI used by 1,000 Agents does not wake them for nothing.
  */
 export function keysForKaosEvent(kind: KaosKind, event: ReflectorEvent<KubeObject>, index: DependentsLookup): string[] {
   const { namespace, name } = identity(event.object);
   if (name === '' || namespace === '') return [];
   const keys = [refKey(kind, namespace, name)];
-  if (event.type === 'update' && !dependentsCare(event.old, event.object)) return keys;
+  if (event.type === 'update' && !dependentsCare(kind, event.old, event.object)) return keys;
   for (const key of index.dependents(kind, namespace, name)) {
     if (key !== keys[0]) keys.push(key);
   }
@@ -43,10 +43,15 @@ export function keysForDependencyEvent(kind: string, event: ReflectorEvent<KubeO
   return index.dependents(kind, namespace, name);
 }
 
-function dependentsCare(old: KubeObject, object: KubeObject): boolean {
+/**
+ * An Agent is read as a peer through its spec only (reconcile/agent.ts: its endpoint follows from
+ * its spec), so its status writes wake no other Agent; a ModelAPI's or MCPServer's readiness is
+ * in its status.
+ */
+function dependentsCare(kind: KaosKind, old: KubeObject, object: KubeObject): boolean {
   return (
     !jsonEqual(old.spec, object.spec) ||
-    !jsonEqual(old.status, object.status) ||
+    (kind !== 'Agent' && !jsonEqual(old.status, object.status)) ||
     old.metadata?.deletionTimestamp !== object.metadata?.deletionTimestamp
   );
 }

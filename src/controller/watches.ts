@@ -8,8 +8,10 @@ import type { RegisterOptions } from '../cluster/cache.ts';
 import { HTTP_ROUTE, type ResourceType } from '../kube/paths.ts';
 import { KIND_TABLE, type ChildKind, type DependencyTypeKind, type KindTable, type OptionalAPI } from '../cluster/kind-table.ts';
 import type { KubeClient } from '../kube/client.ts';
+import { FIELD_MANAGER } from '../cluster/child-apply.ts';
 import { isServed } from '../kube/discovery.ts';
 import type { ReflectorGroup } from '../kube/reflector-group.ts';
+import { slimChild } from '../kube/slim.ts';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../render/index.ts';
 
 /** Where the reflectors are registered: the cache (KaosCache.registerGroup). */
@@ -51,7 +53,9 @@ export function registerControllerWatches(
   const children: Partial<Record<string, ReflectorGroup>> = {};
   for (const [kind, owned] of Object.entries(table.owned)) {
     if (owned.requires !== undefined && !available[owned.requires]) continue;
-    children[kind] = cache.registerGroup(owned.type, { labelSelector: OWNED_SELECTOR });
+    // Stored slim (kube/slim.ts): of managedFields only our own Apply entry, which apply reads.
+    const slim = owned.slim ?? slimChild;
+    children[kind] = cache.registerGroup(owned.type, { labelSelector: OWNED_SELECTOR, transform: (o) => slim(o, FIELD_MANAGER) });
   }
   const dependencies: Record<string, ReflectorGroup> = {};
   for (const [kind, { type, transform }] of Object.entries(table.dependencyTypes)) {

@@ -113,7 +113,9 @@ export function holdsAppliedFields(live: ObjectLike | undefined, desired: Object
   if (managed === undefined) return true;
   const ours = managed.find((e) => e.manager === manager && e.operation === 'Apply' && (e.subresource ?? '') === '');
   if (ours === undefined) return false;
-  return ownedWithin(ours.fieldsV1, desired, live.kind === 'Deployment' ? DEPLOYMENT_IGNORED_OWNED : []);
+  // The cache keeps the field set as its JSON text (kube/slim.ts).
+  const fields: unknown = typeof ours.fieldsV1 === 'string' ? JSON.parse(ours.fieldsV1) : ours.fieldsV1;
+  return ownedWithin(fields, desired, live.kind === 'Deployment' ? DEPLOYMENT_IGNORED_OWNED : []);
 }
 
 /**

@@ -1,9 +1,12 @@
-// Kubernetes Events (events.k8s.io/v1) about the operator's parent objects, deduplicated the way
+// Kubernetes Events (events.k8s.io/v1) about the operator's parent objects, aggregated the way
 // client-go's new events library does it: the first occurrence creates an Event; a repeat of the
-// same (regarding, type, reason, action, note) within the window PATCHes that Event's `series`
-// (count, lastObservedTime) instead of creating another. So a failure retried with backoff is
-// one Event whose count grows, never one Event per retry. Memory is bounded by an LRU of the
-// most recent distinct events.
+// same (regarding, type, reason, action) within the window PATCHes that Event's `series` (count,
+// lastObservedTime) instead of creating another. So a parent updated again and again is one
+// `Updated` Event whose count grows, never one Event per apply, whatever children each apply
+// named (client-go's key has no note either; the Event keeps its first note, as the note of an
+// events.k8s.io/v1 Event cannot be changed). A Warning's note is part of its key: a different
+// error is news of its own, while the same error retried with backoff is one Event. Memory is
+// bounded by an LRU of the most recent distinct events.
 //
 // Recording never throws: an Event is a courtesy to the user, and its failure must not fail a
 // reconcile. Errors are logged.
@@ -106,10 +109,11 @@ export function buildEvent(input: EventInput, instance: string, now: Date, uniqu
   };
 }
 
-/** Pure: the identity of an event for deduplication. */
+/** Pure: the identity of an event for aggregation (a Normal event's note is not part of it). */
 export function eventKey(input: EventInput): string {
   const r = input.regarding;
-  return JSON.stringify([r.apiVersion, r.kind, r.namespace ?? '', r.name, r.uid ?? '', input.type, input.reason, input.action, input.note]);
+  const key = [r.apiVersion, r.kind, r.namespace ?? '', r.name, r.uid ?? '', input.type, input.reason, input.action];
+  return JSON.stringify(input.type === 'Warning' ? [...key, input.note] : key);
 }
 
 function truncate(text: string, max: number): string {

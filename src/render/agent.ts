@@ -95,8 +95,8 @@ export function agentContainer(agent: AgentInput, deps: AgentDeps, config: Rende
   return applyContainerOverride(withDefaultResources(generated, 'Agent', config.workload), agent.spec.container);
 }
 
-/** expose defaults to true. */
-export function agentExposed(agent: AgentInput): boolean {
+/** expose defaults to true. Takes any Agent's spec (a peer read from the cache is unchecked). */
+export function agentExposed(agent: { readonly spec: { readonly agentNetwork?: { readonly expose?: unknown } | undefined } }): boolean {
   return agent.spec.agentNetwork?.expose !== false;
 }
 

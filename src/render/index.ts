@@ -9,7 +9,7 @@ import { renderMCPServer } from './mcpserver.ts';
 import { renderModelAPI } from './modelapi.ts';
 import { endpointFor } from './names.ts';
 
-export { renderAgent, agentEnv, MEMORY_DEFAULTS } from './agent.ts';
+export { renderAgent, agentEnv, agentExposed, MEMORY_DEFAULTS } from './agent.ts';
 export { renderModelAPI } from './modelapi.ts';
 export { renderMCPServer } from './mcpserver.ts';
 export { fragmentPath, mergePodSpec } from './pod-merge.ts';

@@ -63,7 +63,7 @@ import { Reflector } from '../../src/kube/reflector.ts';
 import { renderAgent, workloadName, type AgentInput } from '../../src/render/index.ts';
 import { startControlPlane, type ControlPlane } from '../cluster/control-plane.ts';
 
-const int = (name: string, fallback: number): number => {
+export const int = (name: string, fallback: number): number => {
   const raw = process.env[name];
   const value = raw === undefined || raw === '' ? fallback : Number(raw);
   if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer (got ${raw})`);
@@ -72,24 +72,24 @@ const int = (name: string, fallback: number): number => {
 const AGENTS = int('AGENTS', 1000);
 const MODELAPIS = Math.max(1, int('MODELAPIS', 10));
 const MCPSERVERS = Math.max(1, int('MCPSERVERS', 20));
-const CONCURRENCY = Math.max(1, int('MAX_CONCURRENT_RECONCILES', 4));
-const CREATE_IN_FLIGHT = Math.max(1, int('CREATE_IN_FLIGHT', 16));
-const SETTLE_SECONDS = int('SETTLE_SECONDS', 5);
-const IDLE_SECONDS = int('IDLE_SECONDS', 60);
-const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
+export const CONCURRENCY = Math.max(1, int('MAX_CONCURRENT_RECONCILES', 4));
+export const CREATE_IN_FLIGHT = Math.max(1, int('CREATE_IN_FLIGHT', 16));
+export const SETTLE_SECONDS = int('SETTLE_SECONDS', 5);
+export const IDLE_SECONDS = int('IDLE_SECONDS', 60);
+export const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 const OPERATOR_NODE_OPTIONS = process.env.BENCH_OPERATOR_NODE_OPTIONS ?? '';
 const NS = 'bench';
 const FLOOR_NS = 'bench-floor';
 const LEASE_NAMESPACE = OPERATOR_IDENTITY.namespace;
 const LEASE_NAME = 'kaos-operator';
-const OPERATOR_USER = serviceAccountUser(OPERATOR_IDENTITY.namespace, OPERATOR_IDENTITY.serviceAccount);
+export const OPERATOR_USER = serviceAccountUser(OPERATOR_IDENTITY.namespace, OPERATOR_IDENTITY.serviceAccount);
 const TARGETS = { ratio: 1.5, idleWrites: 0, peakRssMiB: 250 };
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+export const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
-const log = (line: string): void => void process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+export const log = (line: string): void => void process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 // ---- objects -------------------------------------------------------------------------------
 
@@ -122,12 +122,12 @@ const agent = (i: number): KubeObject => ({
   },
 });
 
-const kaosPath = (kind: keyof typeof KAOS_TYPES, namespace: string, name?: string, subresource?: string): string =>
+export const kaosPath = (kind: keyof typeof KAOS_TYPES, namespace: string, name?: string, subresource?: string): string =>
   resourcePath(KAOS_TYPES[kind], { namespace, ...(name === undefined ? {} : { name }), ...(subresource === undefined ? {} : { subresource }) });
 
 // ---- measuring -----------------------------------------------------------------------------
 
-function cpuSeconds(pid: number): number {
+export function cpuSeconds(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -138,7 +138,7 @@ function cpuSeconds(pid: number): number {
 }
 
 /** VmHWM (peak RSS) and VmRSS in MiB; NaN once the process is gone. */
-function memory(pid: number): { hwm: number; rss: number } {
+export function memory(pid: number): { hwm: number; rss: number } {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kib = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
@@ -149,9 +149,9 @@ function memory(pid: number): { hwm: number; rss: number } {
 }
 
 /** The operator's own view of its memory (prom-client's default metrics), in MiB. */
-interface HeapFigures { heapUsed: number; heapTotal: number; external: number }
+export interface HeapFigures { heapUsed: number; heapTotal: number; external: number }
 
-async function heapFigures(metricsPort: number): Promise<HeapFigures | undefined> {
+export async function heapFigures(metricsPort: number): Promise<HeapFigures | undefined> {
   try {
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     const gauge = (name: string): number => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN) / 2 ** 20;
@@ -166,7 +166,7 @@ async function heapFigures(metricsPort: number): Promise<HeapFigures | undefined
  * figures of the sample with the highest RSS (is a peak live objects, or garbage not yet
  * collected?).
  */
-class Sampler {
+export class Sampler {
   readonly loads: number[] = [];
   peakHwm = 0;
   peakRss = 0;
@@ -293,7 +293,7 @@ interface AuditEvent {
 }
 
 /** The operator's finished requests from the audit log, with their time in ms. */
-function auditEvents(file: string): { at: number; verb: string; resource: string; name: string; code: number }[] {
+export function auditEvents(file: string): { at: number; verb: string; resource: string; name: string; code: number }[] {
   const out: { at: number; verb: string; resource: string; name: string; code: number }[] = [];
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     if (line === '') continue;
@@ -306,7 +306,7 @@ function auditEvents(file: string): { at: number; verb: string; resource: string
   return out;
 }
 
-function countBy(events: readonly { verb: string; resource: string }[], key: (e: { verb: string; resource: string }) => string): Map<string, number> {
+export function countBy(events: readonly { verb: string; resource: string }[], key: (e: { verb: string; resource: string }) => string): Map<string, number> {
   const out = new Map<string, number>();
   for (const e of events) out.set(key(e), (out.get(key(e)) ?? 0) + 1);
   return new Map([...out].sort((a, b) => b[1] - a[1]));
@@ -314,7 +314,7 @@ function countBy(events: readonly { verb: string; resource: string }[], key: (e:
 
 // ---- the run -------------------------------------------------------------------------------
 
-interface Stack {
+export interface Stack {
   plane: ControlPlane;
   admin: KubeClient;
   operatorKubeconfig: string;
@@ -322,7 +322,7 @@ interface Stack {
   caPem: string;
 }
 
-async function startStack(): Promise<Stack> {
+export async function startStack(): Promise<Stack> {
   const identity = {
     token: randomBytes(24).toString('hex'),
     user: OPERATOR_USER,
@@ -345,7 +345,7 @@ async function startStack(): Promise<Stack> {
   }
 }
 
-const operatorEnv: Record<string, string> = {
+export const operatorEnv: Record<string, string> = {
   LOG_LEVEL: LOG_LEVEL,
   LEADER_ELECT: 'true',
   LEADER_ELECTION_NAMESPACE: LEASE_NAMESPACE,
@@ -354,7 +354,7 @@ const operatorEnv: Record<string, string> = {
   SHUTDOWN_DELAY_SECONDS: '0',
 };
 
-async function launchOperator(stack: Stack, tag: string): Promise<OperatorProcess> {
+export async function launchOperator(stack: Stack, tag: string): Promise<OperatorProcess> {
   if (CPU_PROF !== undefined) mkdirSync(CPU_PROF, { recursive: true });
   const nodeOptions = [OPERATOR_NODE_OPTIONS, CPU_PROF === undefined ? '' : `--cpu-prof --cpu-prof-dir=${CPU_PROF}`].filter((o) => o !== '').join(' ');
   const operator = await startOperator({
@@ -401,14 +401,14 @@ async function holdLease(admin: KubeClient, holder: string): Promise<() => Promi
   };
 }
 
-async function inParallel<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
+export async function inParallel<T>(items: readonly T[], width: number, work: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
   await Promise.all(Array.from({ length: Math.min(width, items.length) }, async () => {
     while (next < items.length) await work(items[next++] as T);
   }));
 }
 
-async function until(what: string, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
+export async function until(what: string, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await probe())) {
     if (Date.now() > deadline) throw new Error(`${what}: not after ${timeoutMs / 1000} s`);
@@ -431,7 +431,7 @@ async function markDeploymentReady(admin: KubeClient, namespace: string, name: s
   });
 }
 
-interface RunFigures {
+export interface RunFigures {
   seconds: number;
   cpu: { operator: number; apiserver: number; etcd: number; script: number };
 }
@@ -550,7 +550,7 @@ async function main(): Promise<void> {
   }
 }
 
-function diffCpu(a: RunFigures['cpu'], b: RunFigures['cpu']): RunFigures['cpu'] {
+export function diffCpu(a: RunFigures['cpu'], b: RunFigures['cpu']): RunFigures['cpu'] {
   return { operator: a.operator - b.operator, apiserver: a.apiserver - b.apiserver, etcd: a.etcd - b.etcd, script: a.script - b.script };
 }
 
@@ -691,12 +691,15 @@ function report(r: Report): void {
     `peak RSS ${r.rss.peak.toFixed(0)} MiB ≤ ${TARGETS.peakRssMiB} MiB: ${verdict(r.rss.peak <= TARGETS.peakRssMiB)}${AGENTS === 1000 ? '' : ` (at ${AGENTS} Agents, not 1,000)`}`);
 }
 
-function printTable(rows: readonly string[][], out: (line: string) => void): void {
+export function printTable(rows: readonly string[][], out: (line: string) => void): void {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
   for (const r of rows) out(r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd());
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`bench:reconcile: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
-  process.exitCode = 1;
-});
+// Run, not imported (test/bench/bulk-apply.ts reuses the helpers above).
+if (import.meta.main) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`bench:reconcile: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -130,9 +130,10 @@ t.test('a peer created after its coordinator is wired into its PEER_AGENTS with 
     const e = containerEnv(await getDeployment(client, NS, 'agent-coordinator'), 'agent');
     return e.includes('PEER_AGENTS=worker-1') ? e : undefined;
   }, { timeoutMs: 30_000, intervalMs: 200, retryErrors: true });
-  t.ok(env.includes(`PEER_AGENT_WORKER_1_CARD_URL=${peerEndpoint}`), 'the peer\'s card URL, from its status.endpoint');
+  t.ok(env.includes(`PEER_AGENT_WORKER_1_CARD_URL=${peerEndpoint}`), 'the peer\'s card URL, from its spec (wired in as soon as it exists)');
   t.equal(env.indexOf(`PEER_AGENT_WORKER_1_CARD_URL=${peerEndpoint}`), env.indexOf('PEER_AGENTS=worker-1') + 1, 'right after PEER_AGENTS');
-  t.equal((await getKaos(client, 'Agent', NS, 'worker-1'))?.status?.endpoint, peerEndpoint);
+  const peer = await waitForStatus(client, 'Agent', NS, 'worker-1', (a) => a.status?.endpoint !== undefined, 'its status.endpoint');
+  t.equal(peer.status?.endpoint, peerEndpoint, 'the same URL as the peer\'s status.endpoint');
   const after = await getKaos(client, 'Agent', NS, 'coordinator');
   t.equal(after?.metadata.generation, before?.metadata.generation, 'the coordinator\'s spec was not touched');
 });

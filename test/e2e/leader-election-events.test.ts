@@ -119,7 +119,7 @@ t.test('a graceful stop releases the Lease: the successor takes over without wai
   t.equal(c.overlaps(), 0);
 });
 
-t.test('events: repeats are one Event with a series count; another note is another Event', async (t) => {
+t.test('events: repeats are one Event with a series count; another reason is another Event', async (t) => {
   const ns = 'e2e-events';
   await admin.create(resourcePath(NAMESPACE), { metadata: { name: ns } });
   const recorder = new EventRecorder({ client: operatorClient(), instance: 'replica-a' });

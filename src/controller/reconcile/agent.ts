@@ -9,15 +9,21 @@
 //
 // Without waitForDependencies (our choice; docs/api.md, "Agent reconcile"): a missing ModelAPI or MCPServer
 // still fails (there is no name to render), while one that exists but is not Ready is used
-// right away with its endpoint — status.endpoint when it has one, else the endpoint its Service
-// will have (names.ts; deterministic, and equal to what its status will say, so the arrival of
-// the status changes no pod spec).
+// right away.
 //
-// Peers (agentNetwork.access) never block: a missing peer, or one without status.endpoint (not
-// reconciled yet, or not exposed), is left out and wired in when it gets one.
+// Every endpoint comes from the dependency's own (defaulted) spec, never from its status: the
+// name of its Service is fixed (names.ts) and its port follows its spec (a ModelAPI's mode), so
+// it is known as soon as the object is in the cache, equal to what its status will say, and
+// never stale while a changed dependency has not been reconciled yet. So the arrival of a
+// status changes no pod spec, and an Agent of a bulk apply reaches its final pod template with
+// one Deployment write (one rollout), not one without its peers and another once they report.
+//
+// Peers (agentNetwork.access) never block: a missing peer, or one that is not exposed
+// (`agentNetwork.expose: false`: it has no Service), is left out and wired in when it appears or
+// is exposed (its creation and its spec changes wake this Agent: triggers.ts).
 import { asArray, asRecord, asString } from '../../api/json.ts';
 import type { KubeObject } from '../../api/meta.ts';
-import { endpointFor, renderAgent, workloadName, type AgentDeps } from '../../render/index.ts';
+import { agentExposed, endpointFor, renderAgent, workloadName, type AgentDeps } from '../../render/index.ts';
 import {
   mcpServerNotReady,
   mcpServerUnresolved,
@@ -50,13 +56,15 @@ export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec:
     const mcp = reads.kaos('MCPServer', namespace, name);
     if (mcp === undefined) return { verdict: mcpServerUnresolved(name, notFoundReason('MCPServer', name)) };
     if (wait && !isReady(mcp)) return { verdict: mcpServerNotReady(name) };
-    mcpServers.push({ name, endpoint: statusEndpoint(mcp) ?? endpointFor('MCPServer', name, namespace) });
+    mcpServers.push({ name, endpoint: endpointFor('MCPServer', name, namespace) });
   }
 
   const peers: { name: string; endpoint: string }[] = [];
   for (const name of strings(asRecord(s.agentNetwork)?.access)) {
-    const endpoint = statusEndpoint(reads.kaos('Agent', namespace, name));
-    if (endpoint !== undefined) peers.push({ name, endpoint });
+    const peer = reads.kaos('Agent', namespace, name);
+    if (peer !== undefined && agentExposed({ spec: { agentNetwork: asRecord(asRecord(peer.spec)?.agentNetwork) } })) {
+      peers.push({ name, endpoint: endpointFor('Agent', name, namespace) });
+    }
   }
 
   const modelSpec = asRecord(modelAPI.spec) ?? {};
@@ -65,7 +73,7 @@ export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec:
   return {
     deps: {
       modelAPI: {
-        endpoint: statusEndpoint(modelAPI) ?? endpointFor('ModelAPI', modelAPIName, namespace, mode),
+        endpoint: endpointFor('ModelAPI', modelAPIName, namespace, mode),
         ...(model === undefined || model === '' ? {} : { model }),
       },
       mcpServers,
@@ -103,11 +111,6 @@ function existingChildren(run: Run): Pick<Outcome, 'deployment' | 'endpoint'> {
 
 function isReady(object: KubeObject): boolean {
   return asRecord(object.status)?.ready === true;
-}
-
-function statusEndpoint(object: KubeObject | undefined): string | undefined {
-  const endpoint = asString(asRecord(object?.status)?.endpoint);
-  return endpoint === undefined || endpoint === '' ? undefined : endpoint;
 }
 
 function strings(value: unknown): string[] {

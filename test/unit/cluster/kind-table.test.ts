@@ -87,7 +87,8 @@ t.test('a child kind added to the table: reflector, apply type, prune list and R
   const watches = registerControllerWatches(cache, { httpRoutes: false }, extended);
   const pdb = cache.registered.find((r) => r.type === PDB);
   t.ok(pdb, 'a reflector of PodDisruptionBudgets');
-  t.same(pdb?.options, { labelSelector: 'app.kubernetes.io/managed-by=kaos-operator' }, 'selected by the managed-by label, as every owned type');
+  t.equal(pdb?.options.labelSelector, 'app.kubernetes.io/managed-by=kaos-operator', 'selected by the managed-by label, as every owned type');
+  t.type(pdb?.options.transform, 'function', 'stored slim (kube/slim.ts), as every owned type');
   t.ok(watches.children.PodDisruptionBudget, 'among the controller\'s children');
   t.notOk(watches.children.HTTPRoute, 'a type that needs the Gateway API stays unwatched without it');
 

@@ -79,6 +79,20 @@ t.test('writeStatus: a 409 is thrown (the queue retries); a 404 (object gone) is
   t.throws(() => statusBody({ metadata: { name: 'x', namespace: 'ns' } }, status), /no resourceVersion/);
 });
 
+t.test('writeStatus: a second write guarded by the resourceVersion our first one replaced is refused without a request', async (t) => {
+  const client = fakeClient();
+  const ctx = context(client);
+  const signal = new AbortController().signal;
+  await ctx.writes.writeStatus('Agent', agent, status, signal);
+  await t.rejects(ctx.writes.writeStatus('Agent', agent, { ...status, message: 'later' }, signal), { code: 409 }, 'the cache has not seen the first write');
+  t.equal(client.calls.length, 1, 'no request for a write sure to be refused');
+  const fresher: KubeObject = { ...agent, metadata: { ...agent.metadata, resourceVersion: '43' } };
+  await ctx.writes.writeStatus('Agent', fresher, { ...status, message: 'later' }, signal);
+  t.equal(client.calls.length, 2, 'once the cache has it, writes go out again');
+  await ctx.writes.writeStatus('Agent', { ...agent, metadata: { ...agent.metadata, name: 'a2' } }, status, signal);
+  t.equal(client.calls.length, 3, 'per object');
+});
+
 t.test('removeFinalizers: a JSON patch testing the cached list, then replacing it without the named ones', async (t) => {
   t.same(removeFinalizersPatch(agent, ['kaos.tools/agent-finalizer']), [
     { op: 'test', path: '/metadata/finalizers', value: ['kaos.tools/agent-finalizer', 'other/keep'] },

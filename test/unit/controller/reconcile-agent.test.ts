@@ -180,7 +180,7 @@ t.test('expose: false prunes the Service and clears status.endpoint', async (t) 
   t.same(ctx.recorded.map((e) => `${e.type} ${e.reason} ${e.note}`), [`Normal Deleted Deleted Service agent-${AGENT}: no longer desired`]);
 });
 
-t.test('multi sample: peers missing are skipped, and wired in once they have an endpoint', async (t) => {
+t.test('multi sample: peers missing are skipped, and wired in as soon as they exist (their endpoint follows from their spec)', async (t) => {
   const MULTI = '2-multi-agent-mcp.yaml';
   const ns = 'kaos-multi';
   const ctx = new MemoryReconcileContext();
@@ -190,16 +190,15 @@ t.test('multi sample: peers missing are skipped, and wired in once they have an 
   t.equal(await reconcile(ctx, 'Agent', ns, 'coordinator'), undefined, 'missing peers are not an error');
   t.notOk(agentEnv(ctx, ns, 'coordinator').some((e) => e.name.startsWith('PEER_')), 'no peers yet');
 
-  // worker-1 exists but has no status yet: still skipped.
+  // worker-1 exists but has not been reconciled (no status): wired in at once.
   ctx.putKaos(sampleObject(MULTI, 'Agent', 'worker-1'));
   ctx.clearRecords();
   await reconcile(ctx, 'Agent', ns, 'coordinator');
-  t.same(ctx.requests, [], 'a peer without status.endpoint changes nothing');
-
+  t.same(ctx.requests.map((r) => `${r.verb} ${r.target}`), [`apply Deployment/${ns}/agent-coordinator`], 'the Deployment alone is updated');
   await reconcile(ctx, 'Agent', ns, 'worker-1');
   ctx.clearRecords();
   await reconcile(ctx, 'Agent', ns, 'coordinator');
-  t.same(ctx.requests.map((r) => `${r.verb} ${r.target}`), [`apply Deployment/${ns}/agent-coordinator`], 'the Deployment alone is updated');
+  t.same(ctx.requests, [], "the peer's status changes nothing");
   const env = agentEnv(ctx, ns, 'coordinator');
   t.same(env.filter((e) => e.name.startsWith('PEER_')).map((e) => `${e.name}=${e.value}`), [
     'PEER_AGENTS=worker-1',

@@ -65,6 +65,15 @@ t.test('dependents wake on spec, status or deletion changes, not on metadata noi
   t.same(update({ spec: { mode: 'Proxy' }, status: { phase: 'Pending' } }), ['ModelAPI/ns/gpt'], 'equal content (a relist): itself only');
 });
 
+t.test('a peer Agent wakes the Agents listing it on spec or deletion changes, not on its status', async (t) => {
+  const refs = index(agent('coordinator', { modelAPI: 'm', agentNetwork: { access: ['worker'] } }));
+  const base = agent('worker', { modelAPI: 'm' });
+  const update = (changes: Partial<KubeObject>) => keysForKaosEvent('Agent', { type: 'update', old: base, object: { ...base, ...changes } }, refs);
+  t.same(update({ status: { phase: 'Ready', endpoint: 'http://x' } }), ['Agent/ns/worker'], 'status only: its endpoint comes from its spec');
+  t.same(update({ spec: { modelAPI: 'm', agentNetwork: { expose: false } } }), ['Agent/ns/worker', 'Agent/ns/coordinator'], 'no longer exposed');
+  t.same(update({ metadata: { ...base.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } }), ['Agent/ns/worker', 'Agent/ns/coordinator'], 'being deleted');
+});
+
 t.test('objects without a name or namespace wake nothing', async (t) => {
   const refs = index();
   t.same(keysForKaosEvent('Agent', { type: 'add', object: { metadata: { namespace: 'ns' } } }, refs), []);

@@ -28,7 +28,10 @@ t.test('buildEvent: named like client-go, in the regarding namespace, within the
 
 t.test('eventKey: what makes two occurrences the same event', async (t) => {
   t.equal(eventKey(failed), eventKey({ ...failed }));
-  t.not(eventKey(failed), eventKey({ ...failed, note: 'other' }));
+  t.not(eventKey(failed), eventKey({ ...failed, note: 'other' }), "a Warning's note is: another error is news");
+  const updated: EventInput = { regarding, type: 'Normal', reason: 'Updated', action: 'Apply', note: 'Updated Deployment agent-a1' };
+  t.equal(eventKey(updated), eventKey({ ...updated, note: 'Updated Deployment agent-a1, Service agent-a1' }), "a Normal event's is not (client-go: neither)");
+  t.not(eventKey(failed), eventKey({ ...failed, action: 'Apply' }));
   t.not(eventKey(failed), eventKey({ ...failed, reason: 'Other' }));
   t.not(eventKey(failed), eventKey({ ...failed, regarding: { ...regarding, uid: 'u2' } }), 'a recreated parent is another object');
 });
@@ -70,7 +73,12 @@ t.test('repeats within the window patch the series; one Event, never one per ret
   await recorder.record(failed);
   t.equal(client.created.length, 2, 'a repeat after the window is a new Event');
   await recorder.record({ ...failed, note: 'another failure' });
-  t.equal(client.created.length, 3, 'another note is another Event');
+  t.equal(client.created.length, 3, 'another error is another Event');
+  const updated = (note: string): EventInput => ({ regarding, type: 'Normal', reason: 'Updated', action: 'Apply', note });
+  await recorder.record(updated('Updated Deployment agent-a1'));
+  await recorder.record(updated('Updated Deployment agent-a1, Service agent-a1'));
+  t.equal(client.created.length, 4, 'a parent updated twice: one Updated Event');
+  t.same(client.patches.at(-1)?.patch, { series: { count: 2, lastObservedTime: '2026-03-01T10:01:59.000000Z' } }, 'its series counts both (the note of an Event cannot change)');
 });
 
 t.test('a gone Event is created again; failures are logged, never thrown', async (t) => {

@@ -1,0 +1,78 @@
+// Pure: what the cache keeps of an object as it arrives (the reflectors' transform, like
+// client-go's SetTransform), so that memory pays only for what the controller and the webhooks
+// read. Dropped:
+// - metadata.managedFields: nobody reads them, except kube/apply.ts's holdsAppliedFields, which
+//   reads the Apply entry of OUR field manager on a child to decide whether an apply would change
+//   anything — that one entry is kept on children (`keepManager`), its field set as a JSON string
+//   (a third of the heap of the same tree of objects), every other one goes (the status
+//   writers', the creator's: on a Deployment most of its bytes);
+// - the `kubectl.kubernetes.io/last-applied-configuration` annotation: a second copy of the whole
+//   object that `kubectl apply` (and GitOps tools driving it) writes and nobody here reads. A
+//   status write PUTs the cached object, but the status subresource takes only `status` from the
+//   body, so the annotation stays on the stored object;
+// - of a Deployment's status, everything but what the status mirror reads
+//   (controller/status.ts's mirrorDeployment: the four replica counts and the conditions).
+// Everything else stays: specs are compared field by field with what render desires, KAOS
+// statuses with what the controller would write.
+import { isRecord } from './json.ts';
+import type { KubeObject } from './meta.ts';
+
+export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** The fields of a Deployment status the status mirror reads. */
+const DEPLOYMENT_STATUS_READ = ['replicas', 'readyReplicas', 'availableReplicas', 'updatedReplicas', 'conditions'] as const;
+
+/**
+ * The object without managedFields (all of them, or all but `keepManager`'s Apply entry of the
+ * main resource) and without the last-applied annotation. Modifies and returns `object`, which
+ * the reflector hands over fresh and unshared.
+ */
+export function slimObject<T extends KubeObject>(object: T, keepManager?: string): T {
+  const metadata = object.metadata;
+  if (metadata === undefined) return object;
+  const managed = metadata.managedFields;
+  if (managed !== undefined) {
+    const kept = keepManager === undefined || !Array.isArray(managed) ? [] : managed.filter((e: unknown) => isOwnApply(e, keepManager)).map(compactEntry);
+    if (kept.length > 0) metadata.managedFields = kept;
+    else delete metadata.managedFields;
+  }
+  const annotations = metadata.annotations;
+  if (annotations !== undefined && LAST_APPLIED_ANNOTATION in annotations) {
+    const { [LAST_APPLIED_ANNOTATION]: _dropped, ...rest } = annotations;
+    if (Object.keys(rest).length > 0) metadata.annotations = rest;
+    else delete metadata.annotations;
+  }
+  return object;
+}
+
+/** A child of the operator: slimObject keeping our Apply entry. */
+export function slimChild<T extends KubeObject>(object: T, fieldManager: string): T {
+  return slimObject(object, fieldManager);
+}
+
+/**
+ * A Deployment of the operator: slimChild, and its status trimmed to what the mirror reads.
+ * (Told apart by its reflector, not by `kind`: items of a list come without it.)
+ */
+export function slimDeployment<T extends KubeObject>(object: T, fieldManager: string): T {
+  slimObject(object, fieldManager);
+  if (isRecord(object.status)) {
+    const status: Record<string, unknown> = {};
+    for (const field of DEPLOYMENT_STATUS_READ) if (object.status[field] !== undefined) status[field] = object.status[field];
+    object.status = status;
+  }
+  return object;
+}
+
+/**
+ * The entry with its field set as one JSON string rather than a tree of objects: a third of the
+ * heap (apply.ts parses it when it needs it, once per check of a child).
+ */
+function compactEntry(entry: Record<string, unknown>): Record<string, unknown> {
+  const { time: _time, ...rest } = entry;
+  return typeof rest.fieldsV1 === 'object' && rest.fieldsV1 !== null ? { ...rest, fieldsV1: JSON.stringify(rest.fieldsV1) } : rest;
+}
+
+function isOwnApply(entry: unknown, manager: string): entry is Record<string, unknown> {
+  return isRecord(entry) && entry.manager === manager && entry.operation === 'Apply' && (entry.subresource ?? '') === '';
+}

@@ -1,0 +1,538 @@
+// npm run bench:bulk — a GitOps bulk apply with the operator running, next to a floor: the same
+// objects and the same children written by a plain script with no logic. Never part of
+// pass/fail. bench:reconcile (test/bench/reconcile.ts, whose helpers this reuses) measures the
+// kindest case instead: every Agent created while the operator is paused, its dependencies Ready.
+//
+// One local control plane (an audit log of the operator's requests on), the operator started
+// through its real entry point under its own ServiceAccount, with leader election and its
+// webhooks on. A fake kubelet (this script) writes a ready status on every Deployment of the
+// namespace as soon as it sees a generation it has not marked (there are no nodes), so each
+// Deployment spec write costs one status write of someone else, as a rollout would.
+//  1. operator run, T0 = the first create: MODELAPIS ModelAPIs (Proxy), MCPSERVERS MCPServers
+//     (python-runtime, tools fromString), then AGENTS Agents, CREATE_IN_FLIGHT at a time through
+//     the webhooks. Agent i uses ModelAPI i mod MODELAPIS, MCPServers 2i and 2i+1 mod MCPSERVERS,
+//     lists Agents i+1 and i+2 in agentNetwork.access (forward references: they do not exist
+//     yet when it is created), waitForDependencies true. The end: every Agent Ready at its
+//     generation (a watch of this script);
+//  2. settle (SETTLE_SECONDS) and idle window (IDLE_SECONDS): the operator's writes, counted from
+//     the audit log — Lease renewals of leader election apart;
+//  3. floor, in a fresh namespace of the same control plane with the operator stopped and the
+//     webhook configurations deleted: the same objects created the same way, and as each one is
+//     created, MAX_CONCURRENT_RECONCILES workers server-side-apply exactly the children the
+//     operator renders for it (every dependency taken as ready, every peer that will exist wired
+//     in); once the fake kubelet has marked its Deployment ready, its final (Ready) status is
+//     PUT. Its end is seen by the same kind of watch.
+// Printed: time to every Agent Ready and per Agent, creation time, Deployment generations per
+// Deployment, the operator's requests by verb and resource while converging, writes per Agent,
+// idle writes, peak RSS (VmHWM), operator / kube-apiserver / etcd CPU, each beside the floor
+// with ratios, and the load average.
+//
+// Env: as bench:reconcile — AGENTS (1000), MODELAPIS (10), MCPSERVERS (20),
+// MAX_CONCURRENT_RECONCILES (4), CREATE_IN_FLIGHT (16), SETTLE_SECONDS (5), IDLE_SECONDS (60),
+// BENCH_LOG_LEVEL (info), BENCH_OPERATOR_NODE_OPTIONS; FLOOR=0 skips the floor.
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import type { KaosKind } from '../../src/api/kinds.ts';
+import type { KubeObject } from '../../src/api/meta.ts';
+import type { KaosObjects } from '../../src/api/schema/index.ts';
+import { loadConfig } from '../../src/config.ts';
+import { resolveAgentDeps } from '../../src/controller/reconcile/agent.ts';
+import { desiredChildren } from '../../src/controller/reconcile/children.ts';
+import type { ReconcileReads } from '../../src/controller/reconcile/context.ts';
+import { deploymentProgress, nextStatus } from '../../src/controller/status.ts';
+import { OWNED_SELECTOR } from '../../src/controller/watches.ts';
+import { applyIntent } from '../../src/kube/apply.ts';
+import { childPath, FIELD_MANAGER } from '../../src/cluster/child-apply.ts';
+import { KAOS_TYPES } from '../../src/cluster/kaos-resources.ts';
+import type { KubeClient } from '../../src/kube/client.ts';
+import { isConflict, isNotFound } from '../../src/kube/errors.ts';
+import { DEPLOYMENT, LEASE, resourcePath } from '../../src/kube/paths.ts';
+import { OPERATOR_IDENTITY } from '../../src/cluster/rbac.ts';
+import { Reflector } from '../../src/kube/reflector.ts';
+import { renderAgent, renderMCPServer, renderModelAPI, type AgentInput, type MCPServerInput, type ModelAPIInput, type Rendered } from '../../src/render/index.ts';
+import type { ControlPlane } from '../cluster/control-plane.ts';
+import {
+  auditEvents,
+  CONCURRENCY,
+  countBy,
+  cpuSeconds,
+  CREATE_IN_FLIGHT,
+  diffCpu,
+  IDLE_SECONDS,
+  inParallel,
+  int,
+  kaosPath,
+  launchOperator,
+  log,
+  memory,
+  operatorEnv,
+  printTable,
+  Sampler,
+  SETTLE_SECONDS,
+  sleep,
+  startStack,
+  until,
+  WRITE_VERBS,
+  type RunFigures,
+} from './reconcile.ts';
+import { tail, type OperatorProcess } from '../../scripts/local-stack.ts';
+import { CONFIGURATION_NAMES } from '../../src/admission/webhook-configs.ts';
+
+const AGENTS = Math.max(1, int('AGENTS', 1000));
+const MODELAPIS = Math.max(1, int('MODELAPIS', 10));
+const MCPSERVERS = Math.max(1, int('MCPSERVERS', 20));
+const NS = 'bulk';
+const FLOOR_NS = 'bulk-floor';
+/** FLOOR=0: the operator run only (its figures are logged), e.g. to try a V8 flag. */
+const FLOOR = process.env.FLOOR !== '0';
+const TARGETS = { writes: 5100, idleWrites: 0, peakRssMiB: 115, generationsPerDeployment: 1 };
+
+// ---- the scenario --------------------------------------------------------------------------
+
+type Named = KubeObject & { kind: 'Agent' | 'ModelAPI' | 'MCPServer'; metadata: { name: string; namespace: string } };
+
+function scenario(namespace: string): { dependencies: Named[]; agents: Named[] } {
+  const dependencies: Named[] = [];
+  for (let i = 0; i < MODELAPIS; i++) {
+    dependencies.push({
+      apiVersion: 'kaos.tools/v1alpha1', kind: 'ModelAPI', metadata: { name: `model-${i}`, namespace },
+      spec: { mode: 'Proxy', proxyConfig: { apiBase: 'http://ollama.example:11434', model: 'ollama/smollm2:135m' } },
+    });
+  }
+  for (let i = 0; i < MCPSERVERS; i++) {
+    dependencies.push({
+      apiVersion: 'kaos.tools/v1alpha1', kind: 'MCPServer', metadata: { name: `tools-${i}`, namespace },
+      spec: { type: 'python-runtime', config: { tools: { fromString: `def echo_${i}(text: str) -> str:\n    return text\n` } } },
+    });
+  }
+  const agents: Named[] = [];
+  for (let i = 0; i < AGENTS; i++) {
+    agents.push({
+      apiVersion: 'kaos.tools/v1alpha1', kind: 'Agent', metadata: { name: `agent-${i}`, namespace },
+      spec: {
+        modelAPI: `model-${i % MODELAPIS}`,
+        mcpServers: [...new Set([`tools-${(2 * i) % MCPSERVERS}`, `tools-${(2 * i + 1) % MCPSERVERS}`])],
+        agentNetwork: { access: [`agent-${i + 1}`, `agent-${i + 2}`] },
+        waitForDependencies: true,
+        config: { description: `bulk agent ${i}`, instructions: 'You answer briefly.' },
+      },
+    });
+  }
+  return { dependencies, agents };
+}
+
+/** Dependencies first, then the Agents, CREATE_IN_FLIGHT at a time; `created` sees each answer. */
+async function createAll(client: KubeClient, objects: { dependencies: Named[]; agents: Named[] }, created?: (object: Named) => void): Promise<void> {
+  for (const batch of [objects.dependencies, objects.agents]) {
+    await inParallel(batch, CREATE_IN_FLIGHT, async (o) => {
+      const made = await client.create<Named>(kaosPath(o.kind, o.metadata.namespace), o);
+      created?.(made);
+    });
+  }
+}
+
+// ---- the fake kubelet and the watch of the end ---------------------------------------------
+
+/**
+ * Marks every Deployment of a namespace ready at its generation, as soon as it sees a generation
+ * it has not marked: status observedGeneration, 1 replica ready and available. A conflict (the
+ * Deployment changed meanwhile) is retried by the update event that change brings.
+ */
+class FakeKubelet {
+  readonly #deployments: Reflector;
+  readonly #client: KubeClient;
+  readonly #namespace: string;
+  readonly #queue = new Set<string>();
+  #running = 0;
+  /** Status writes made (each one is what a rollout's end would write). */
+  writes = 0;
+  /** Called with each Deployment marked and the status written. */
+  onReady: ((deployment: string, status: Record<string, unknown>) => void) | undefined;
+
+  constructor(client: KubeClient, namespace: string) {
+    this.#client = client;
+    this.#namespace = namespace;
+    this.#deployments = new Reflector({ client, type: DEPLOYMENT, namespace, labelSelector: OWNED_SELECTOR });
+    this.#deployments.on((event) => {
+      if (event.type !== 'delete' && !isMarked(event.object)) this.#enqueue(event.object.metadata?.name ?? '');
+    });
+  }
+
+  async start(): Promise<void> {
+    this.#deployments.start();
+    await this.#deployments.waitForSync();
+  }
+
+  list(): KubeObject[] {
+    return this.#deployments.list();
+  }
+
+  #enqueue(name: string): void {
+    this.#queue.add(name);
+    while (this.#running < 8 && this.#queue.size > 0) {
+      const next = this.#queue.values().next().value as string;
+      this.#queue.delete(next);
+      this.#running++;
+      void this.#mark(next).finally(() => {
+        this.#running--;
+        const more = this.#queue.values().next().value;
+        if (more !== undefined) this.#enqueue(more);
+      });
+    }
+  }
+
+  async #mark(name: string): Promise<void> {
+    const live = this.#deployments.getByName(this.#namespace, name);
+    if (live === undefined || isMarked(live)) return;
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const status = {
+      observedGeneration: live.metadata?.generation,
+      replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1,
+      conditions: [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.', lastUpdateTime: now, lastTransitionTime: now }],
+    };
+    try {
+      await this.#client.replace(resourcePath(DEPLOYMENT, { namespace: this.#namespace, name, subresource: 'status' }), { ...live, status });
+      this.writes++;
+      this.onReady?.(name, status);
+    } catch (err) {
+      if (!isConflict(err) && !isNotFound(err)) log(`fake kubelet: ${name}: ${String(err)}`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.#deployments.stop();
+  }
+}
+
+/**
+ * VmRSS split into anonymous memory and file-backed pages (mostly the node binary's code: shared,
+ * clean, dropped by the kernel under pressure, but counted in VmRSS and VmHWM).
+ */
+function rssParts(pid: number): string {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const mib = (field: string): string => (Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) / 1024).toFixed(0);
+    return `VmRSS ${mib('VmRSS')} MiB = RssAnon ${mib('RssAnon')} + RssFile ${mib('RssFile')} + RssShmem ${mib('RssShmem')} MiB (VmHWM ${mib('VmHWM')} MiB)`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function isMarked(deployment: KubeObject): boolean {
+  const status = deployment.status as { observedGeneration?: number; readyReplicas?: number } | undefined;
+  return status?.observedGeneration === deployment.metadata?.generation && status?.readyReplicas === 1;
+}
+
+/** Notes when the last of `expected` Agents of a namespace is Ready at its generation. */
+class ReadyWatch {
+  readonly #agents: Reflector;
+  readonly #ready = new Set<string>();
+  readonly #expected: number;
+  #lastAt = 0;
+  #resolve: (() => void) | undefined;
+
+  constructor(client: KubeClient, namespace: string, expected: number) {
+    this.#expected = expected;
+    this.#agents = new Reflector({ client, type: KAOS_TYPES.Agent, namespace });
+    this.#agents.on((event) => {
+      const name = event.object.metadata?.name ?? '';
+      const status = event.object.status as { ready?: boolean; observedGeneration?: number } | undefined;
+      if (event.type !== 'delete' && status?.ready === true && status.observedGeneration === event.object.metadata?.generation) {
+        if (!this.#ready.has(name)) {
+          this.#ready.add(name);
+          this.#lastAt = Date.now();
+          if (this.#ready.size >= this.#expected) this.#resolve?.();
+        }
+      } else {
+        this.#ready.delete(name);
+      }
+    });
+  }
+
+  async start(): Promise<void> {
+    this.#agents.start();
+    await this.#agents.waitForSync();
+  }
+
+  get count(): number {
+    return this.#ready.size;
+  }
+
+  /** Resolves with the wall-clock ms at which the last Agent became Ready. */
+  ready(): Promise<number> {
+    if (this.#ready.size >= this.#expected) return Promise.resolve(this.#lastAt);
+    return new Promise((res) => { this.#resolve = () => res(this.#lastAt); });
+  }
+
+  async stop(): Promise<void> {
+    await this.#agents.stop();
+  }
+}
+
+interface Generations { deployments: number; generations: number; rolledTwice: number }
+
+function generations(deployments: readonly KubeObject[]): Generations {
+  let sum = 0;
+  let twice = 0;
+  for (const d of deployments) {
+    const g = d.metadata?.generation ?? 0;
+    sum += g;
+    if (g > 1) twice++;
+  }
+  return { deployments: deployments.length, generations: sum, rolledTwice: twice };
+}
+
+interface Run {
+  figures: RunFigures;
+  createSeconds: number;
+  generations: Generations;
+  kubeletWrites: number;
+}
+
+// ---- the run -------------------------------------------------------------------------------
+
+async function operatorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pids']>, operator: OperatorProcess): Promise<Run & { t0: number; convergedAt: number; idleStart: number; idleEnd: number }> {
+  const kubelet = new FakeKubelet(admin, NS);
+  const watch = new ReadyWatch(admin, NS, AGENTS);
+  await Promise.all([kubelet.start(), watch.start()]);
+  const cpuAt = (): RunFigures['cpu'] => ({ operator: cpuSeconds(operator.pid), apiserver: cpuSeconds(pids.apiserver), etcd: cpuSeconds(pids.etcd), script: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6 });
+  const cpu0 = cpuAt();
+  const t0 = Date.now();
+  log(`operator run: ${MODELAPIS + MCPSERVERS} dependencies, then ${AGENTS} Agents, ${CREATE_IN_FLIGHT} in flight`);
+  await createAll(admin, scenario(NS));
+  const createSeconds = (Date.now() - t0) / 1000;
+  log(`  created in ${createSeconds.toFixed(2)} s`);
+  const progress = setInterval(() => log(`  ${watch.count}/${AGENTS} Agents Ready`), 10_000);
+  const convergedAt = await watch.ready();
+  clearInterval(progress);
+  const cpu1 = cpuAt();
+  log(`operator memory at convergence: ${rssParts(operator.pid)}`);
+  log(`operator: every Agent Ready after ${((convergedAt - t0) / 1000).toFixed(2)} s; settle ${SETTLE_SECONDS} s, idle ${IDLE_SECONDS} s`);
+  await sleep(SETTLE_SECONDS * 1000);
+  const idleStart = Date.now();
+  await sleep(IDLE_SECONDS * 1000);
+  const idleEnd = Date.now();
+  const result = {
+    figures: { seconds: (convergedAt - t0) / 1000, cpu: diffCpu(cpu1, cpu0) },
+    createSeconds,
+    generations: generations(kubelet.list()),
+    kubeletWrites: kubelet.writes,
+    t0, convergedAt, idleStart, idleEnd,
+  };
+  await Promise.all([kubelet.stop(), watch.stop()]);
+  return result;
+}
+
+/** The floor (see the header): creates and children and one final status, no logic. */
+async function floorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pids']>): Promise<Run & { requests: number }> {
+  await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: FLOOR_NS } });
+  const objects = scenario(FLOOR_NS);
+  const all = [...objects.dependencies, ...objects.agents];
+  const byKey = new Map(all.map((o) => [`${o.kind}/${o.metadata.name}`, o]));
+  // Every dependency taken as ready and every peer that will exist as there: the final render.
+  const reads: ReconcileReads = {
+    // The scenario's objects are valid objects of their kinds (the API server admits them).
+    kaos: <K extends KaosKind>(kind: K, _namespace: string, name: string) => {
+      const o = byKey.get(`${kind}/${name}`);
+      return o === undefined ? undefined : ({ ...o, status: { ready: true } } as KaosObjects[K]);
+    },
+    child: () => undefined,
+    secretResourceVersion: () => undefined,
+    httpRoutesServed: () => false,
+  };
+  const config = loadConfig({ ...process.env, ...operatorEnv });
+  const render = (o: Named): Rendered => {
+    switch (o.kind) {
+      case 'ModelAPI': return renderModelAPI(o as unknown as ModelAPIInput, {}, config);
+      case 'MCPServer': return renderMCPServer(o as unknown as MCPServerInput, config, {});
+      case 'Agent': {
+        const resolution = resolveAgentDeps(reads, FLOOR_NS, o.spec);
+        if ('verdict' in resolution) throw new Error(`floor: ${o.metadata.name} does not resolve: ${resolution.verdict.message}`);
+        return renderAgent(o as unknown as AgentInput, resolution.deps, config);
+      }
+    }
+  };
+
+  const kubelet = new FakeKubelet(admin, FLOOR_NS);
+  const watch = new ReadyWatch(admin, FLOOR_NS, AGENTS);
+  await Promise.all([kubelet.start(), watch.start()]);
+  let requests = 0;
+  // Created objects wait for an apply worker; an applied one waits for its Deployment to be ready.
+  const toApply: Named[] = [];
+  const waitingReady = new Map<string, { object: Named; rendered: Rendered }>();
+  const toStatus: { object: Named; rendered: Rendered; deployment: KubeObject }[] = [];
+  let wake: (() => void) | undefined;
+  const poke = (): void => { wake?.(); wake = undefined; };
+  kubelet.onReady = (deployment, status) => {
+    const entry = waitingReady.get(deployment);
+    if (entry === undefined) return;
+    waitingReady.delete(deployment);
+    toStatus.push({ ...entry, deployment: { spec: { replicas: 1 }, status } });
+    poke();
+  };
+  let creating = true;
+  let statusesLeft = all.length;
+  const worker = async (): Promise<void> => {
+    while (statusesLeft > 0) {
+      const status = toStatus.shift();
+      if (status !== undefined) {
+        const { object, rendered, deployment } = status;
+        const next = nextStatus(undefined, object.metadata.generation, { ...deploymentProgress(deployment), ...(rendered.endpoint === undefined ? {} : { endpoint: rendered.endpoint }), ...(object.kind === 'Agent' ? { linkedResources: { modelapi: String((object.spec as { modelAPI?: string }).modelAPI) } } : {}) }, new Date());
+        await admin.replace(kaosPath(object.kind, FLOOR_NS, object.metadata.name, 'status'), { ...object, status: next });
+        requests++;
+        statusesLeft--;
+        continue;
+      }
+      const object = toApply.shift();
+      if (object !== undefined) {
+        const rendered = render(object);
+        waitingReady.set(rendered.deployment.metadata.name, { object, rendered });
+        for (const child of desiredChildren(rendered, false).map((c) => applyIntent(c, false))) {
+          await admin.apply(childPath(child), child, { fieldManager: FIELD_MANAGER, force: true });
+          requests++;
+        }
+        continue;
+      }
+      if (!creating && waitingReady.size === 0 && toStatus.length === 0 && toApply.length === 0) break;
+      await new Promise<void>((r) => { wake = r; setTimeout(r, 50); });
+    }
+  };
+
+  const cpuAt = (): RunFigures['cpu'] => ({ operator: 0, apiserver: cpuSeconds(pids.apiserver), etcd: cpuSeconds(pids.etcd), script: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6 });
+  const cpu0 = cpuAt();
+  const t0 = Date.now();
+  log(`floor: the same ${all.length} objects, ${CONCURRENCY} apply workers`);
+  const workers = Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  await createAll(admin, objects, (made) => { toApply.push(made); poke(); });
+  const createSeconds = (Date.now() - t0) / 1000;
+  creating = false;
+  const convergedAt = await watch.ready();
+  await workers;
+  const cpu1 = cpuAt();
+  const seconds = (Math.max(convergedAt, Date.now()) - t0) / 1000;
+  log(`floor: every Agent Ready after ${seconds.toFixed(2)} s`);
+  const result = { figures: { seconds, cpu: diffCpu(cpu1, cpu0) }, createSeconds, generations: generations(kubelet.list()), kubeletWrites: kubelet.writes, requests };
+  await Promise.all([kubelet.stop(), watch.stop()]);
+  return result;
+}
+
+async function main(): Promise<void> {
+  const loadStart = loadavg()[0] ?? 0;
+  log(`bulk apply: AGENTS=${AGENTS} MODELAPIS=${MODELAPIS} MCPSERVERS=${MCPSERVERS} MAX_CONCURRENT_RECONCILES=${CONCURRENCY}; starting the control plane`);
+  const stack = await startStack();
+  const sampler = new Sampler();
+  let operator: OperatorProcess | undefined;
+  try {
+    const { admin, plane } = stack;
+    await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    operator = await launchOperator(stack, 'bulk');
+    sampler.watch(operator.pid, operator.metricsPort);
+    const leasePath = resourcePath(LEASE, { namespace: OPERATOR_IDENTITY.namespace, name: 'kaos-operator' });
+    await until('the operator holds the Lease', 60_000, async () => {
+      try {
+        return (await admin.get<{ spec?: { holderIdentity?: string } }>(leasePath)).spec?.holderIdentity === operatorEnv.POD_NAME;
+      } catch {
+        return false;
+      }
+    });
+    await sleep(1000);
+    const pids = plane.pids();
+    const loadRunStart = loadavg()[0] ?? 0;
+    const run = await operatorRun(admin, pids, operator);
+    sampler.sample();
+    const loads = [...sampler.loads];
+    const peakRss = Math.max(sampler.peakHwm, memory(operator.pid).hwm || 0);
+    const audit = auditEvents(plane.logs.audit ?? '');
+    const heap = sampler.heapAtPeakRss;
+    log(`operator: peak RSS ${peakRss.toFixed(0)} MiB; at the highest sampled RSS (${sampler.peakRss.toFixed(0)} MiB) heap used ${heap?.heapUsed.toFixed(0) ?? '?'} of ${heap?.heapTotal.toFixed(0) ?? '?'} MiB, external ${heap?.external.toFixed(0) ?? '?'} MiB`);
+    reportOperator(run, audit);
+    await operator.stop();
+    operator = undefined;
+    sampler.stop();
+
+    if (!FLOOR) return;
+    log('floor: operator stopped, webhook configurations deleted');
+    await admin.delete(`/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${CONFIGURATION_NAMES.mutating}`);
+    await admin.delete(`/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${CONFIGURATION_NAMES.validating}`);
+    const floor = await floorRun(admin, pids);
+
+    report({ run, floor, audit, peakRss, load: { start: loadStart, runStart: loadRunStart, mean: loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length), max: Math.max(...loads, 0), end: loadavg()[0] ?? 0 } });
+  } catch (err) {
+    if (operator !== undefined) log(`the operator's log ends with:\n${tail(operator.log(), 25)}`);
+    throw err;
+  } finally {
+    sampler.stop();
+    await operator?.stop();
+    await stack.plane.stop();
+  }
+}
+
+interface Report {
+  run: Awaited<ReturnType<typeof operatorRun>>;
+  floor: Awaited<ReturnType<typeof floorRun>>;
+  audit: ReturnType<typeof auditEvents>;
+  peakRss: number;
+  load: { start: number; runStart: number; mean: number; max: number; end: number };
+}
+
+/** The operator run's requests, told at once (stderr), before the floor runs. */
+function reportOperator(run: Report['run'], audit: Report['audit']): void {
+  const converging = audit.filter((e) => e.at >= run.t0 - 1 && e.at < run.convergedAt + 1 && e.resource !== 'leases');
+  const idle = audit.filter((e) => e.at >= run.idleStart && e.at < run.idleEnd && e.resource !== 'leases' && WRITE_VERBS.has(e.verb));
+  log(`operator: every Agent Ready after ${run.figures.seconds.toFixed(2)} s (created in ${run.createSeconds.toFixed(2)} s), ${converging.filter((e) => WRITE_VERBS.has(e.verb)).length} writes, ${idle.length} idle writes, generations ${run.generations.generations} / ${run.generations.deployments}, operator CPU ${run.figures.cpu.operator.toFixed(2)} s; requests: ` +
+    [...countBy(converging, (e) => `${e.verb} ${e.resource}`)].map(([k, n]) => `${k} ${n}`).join(', '));
+}
+
+function report(r: Report): void {
+  const out = (line = ''): void => void process.stdout.write(`${line}\n`);
+  const { run, floor } = r;
+  const within = (from: number, to: number): Report['audit'] => r.audit.filter((e) => e.at >= from && e.at < to);
+  const isLease = (e: { resource: string }): boolean => e.resource === 'leases';
+  const converging = within(run.t0 - 1, run.convergedAt + 1).filter((e) => !isLease(e));
+  const writes = converging.filter((e) => WRITE_VERBS.has(e.verb));
+  const reads = converging.filter((e) => !WRITE_VERBS.has(e.verb) && e.verb !== 'watch' && e.verb !== 'list');
+  const idleWrites = within(run.idleStart, run.idleEnd).filter((e) => WRITE_VERBS.has(e.verb) && !isLease(e));
+  const ratio = (a: number, b: number): string => (b > 0 ? `${(a / b).toFixed(2)}×` : '');
+  const gen = (g: Generations): string => `${g.generations} / ${g.deployments}`;
+
+  out(`${cpus().length} cores; 1-min load average ${r.load.start.toFixed(1)} at the start, ${r.load.runStart.toFixed(1)} when the operator run began, mean ${r.load.mean.toFixed(1)} / max ${r.load.max.toFixed(1)} while the operator ran, ${r.load.end.toFixed(1)} at the end`);
+  out(`bulk apply: ${MODELAPIS} ModelAPIs, ${MCPSERVERS} MCPServers, then ${AGENTS} Agents, ${CREATE_IN_FLIGHT} in flight; MAX_CONCURRENT_RECONCILES=${CONCURRENCY}`);
+  out();
+  printTable([
+    ['', 'operator', 'floor', 'ratio'],
+    ['every Agent Ready', `${run.figures.seconds.toFixed(2)} s`, `${floor.figures.seconds.toFixed(2)} s`, ratio(run.figures.seconds, floor.figures.seconds)],
+    ['per Agent', `${(run.figures.seconds * 1000 / AGENTS).toFixed(1)} ms`, `${(floor.figures.seconds * 1000 / AGENTS).toFixed(1)} ms`, ''],
+    ['creating the objects', `${run.createSeconds.toFixed(2)} s (webhooks on)`, `${floor.createSeconds.toFixed(2)} s (no webhooks)`, ratio(run.createSeconds, floor.createSeconds)],
+    ['Deployment generations / Deployments', gen(run.generations), gen(floor.generations), ''],
+    ['Deployments rolled out more than once', String(run.generations.rolledTwice), String(floor.generations.rolledTwice), ''],
+    ['writes while converging', String(writes.length), String(floor.requests), ratio(writes.length, floor.requests)],
+    ['writes per Agent', (writes.length / AGENTS).toFixed(2), (floor.requests / AGENTS).toFixed(2), ''],
+    ['operator reads (GET) while converging', String(reads.length), '0', ''],
+    ['operator CPU', `${run.figures.cpu.operator.toFixed(2)} s`, `(script ${floor.figures.cpu.script.toFixed(2)} s)`, ''],
+    ['kube-apiserver CPU', `${run.figures.cpu.apiserver.toFixed(2)} s`, `${floor.figures.cpu.apiserver.toFixed(2)} s`, ratio(run.figures.cpu.apiserver, floor.figures.cpu.apiserver)],
+    ['etcd CPU', `${run.figures.cpu.etcd.toFixed(2)} s`, `${floor.figures.cpu.etcd.toFixed(2)} s`, ratio(run.figures.cpu.etcd, floor.figures.cpu.etcd)],
+    ['operator peak RSS (VmHWM)', `${r.peakRss.toFixed(0)} MiB`, '—', ''],
+    ['fake kubelet status writes', String(run.kubeletWrites), String(floor.kubeletWrites), ''],
+  ], out);
+  out();
+  out('operator requests from the first create to every Agent Ready, by verb and resource (Lease renewals apart):');
+  printTable([['verb', 'resource', 'count', 'non-2xx'], ...[...countBy(converging, (e) => `${e.verb} ${e.resource}`)].map(([k, n]) => {
+    const [verb = '', resource = ''] = k.split(' ');
+    const failed = converging.filter((e) => e.verb === verb && e.resource === resource && (e.code < 200 || e.code >= 300)).length;
+    return [verb, resource, String(n), String(failed)];
+  })], out);
+  out(`writes in the idle ${IDLE_SECONDS} s after a ${SETTLE_SECONDS} s settle: ${idleWrites.length} (${[...countBy(idleWrites, (e) => `${e.verb} ${e.resource}`)].map(([k, n]) => `${k} ${n}`).join(', ') || 'none'})`);
+  out();
+  const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT met');
+  const perDeployment = run.generations.generations / Math.max(1, run.generations.deployments);
+  out(`targets${AGENTS === 1000 ? '' : ` (set for 1,000 Agents; this run has ${AGENTS})`}: ` +
+    `writes ${writes.length} ≤ ${TARGETS.writes}: ${verdict(writes.length <= TARGETS.writes)}; ` +
+    `idle writes ${idleWrites.length} = 0: ${verdict(idleWrites.length === TARGETS.idleWrites)}; ` +
+    `peak RSS ${r.peakRss.toFixed(0)} MiB ≤ ${TARGETS.peakRssMiB} MiB: ${verdict(r.peakRss <= TARGETS.peakRssMiB)}; ` +
+    `generations per Deployment ${perDeployment.toFixed(3)} = 1: ${verdict(run.generations.rolledTwice === 0)}`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench:bulk: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,75 @@
+import t from 'tap';
+import type { KubeObject } from '../../../src/api/lookup.ts';
+import type { ObjectLike } from '../../../src/kube/apply.ts';
+import { FIELD_MANAGER, holdsAppliedFields } from '../../../src/cluster/child-apply.ts';
+import { KaosCache } from '../../../src/cluster/cache.ts';
+import { KAOS_TYPES } from '../../../src/cluster/kaos-resources.ts';
+import { KubeClient } from '../../../src/kube/client.ts';
+import { DEPLOYMENT, NAMESPACE } from '../../../src/kube/paths.ts';
+import { LAST_APPLIED_ANNOTATION, slimChild, slimDeployment, slimObject } from '../../../src/kube/slim.ts';
+import { FakeApiServer } from '../../support/fake-apiserver.ts';
+
+const ours = { manager: FIELD_MANAGER, operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:paused': {} } } };
+const ourStatus = { manager: FIELD_MANAGER, operation: 'Update', subresource: 'status', fieldsType: 'FieldsV1', fieldsV1: { 'f:status': {} } };
+const theirs = { manager: 'kube-controller-manager', operation: 'Update', subresource: 'status', fieldsType: 'FieldsV1', fieldsV1: { 'f:status': { 'f:replicas': {} } } };
+const kubectl = { manager: 'kubectl-client-side-apply', operation: 'Update', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': {} } };
+
+const agent = (): KubeObject => ({
+  apiVersion: 'kaos.tools/v1alpha1',
+  kind: 'Agent',
+  metadata: {
+    name: 'a', namespace: 'ns', uid: 'u', resourceVersion: '7', generation: 2,
+    labels: { team: 'x' },
+    annotations: { [LAST_APPLIED_ANNOTATION]: '{"apiVersion":"kaos.tools/v1alpha1","kind":"Agent"}', 'kaos.tools/defaulted': 'spec.waitForDependencies' },
+    managedFields: [kubectl, ourStatus],
+  },
+  spec: { modelAPI: 'm' },
+  status: { phase: 'Ready', ready: true, endpoint: 'http://agent-a.ns.svc.cluster.local:8000', observedGeneration: 2 },
+});
+
+t.test('a KAOS object: no managedFields, no last-applied-configuration; spec, status, labels and other annotations kept', async (t) => {
+  const slim = slimObject(agent());
+  const { managedFields: _m, annotations: _a, ...metadata } = agent().metadata ?? {};
+  t.same(slim, { ...agent(), metadata: { ...metadata, annotations: { 'kaos.tools/defaulted': 'spec.waitForDependencies' } } });
+  const bare = slimObject({ metadata: { name: 'b', annotations: { [LAST_APPLIED_ANNOTATION]: '{}' }, managedFields: [] } });
+  t.same(bare, { metadata: { name: 'b' } }, 'emptied annotations go too');
+});
+
+t.test('a child keeps only our own Apply entry of managedFields, which holdsAppliedFields reads', async (t) => {
+  const service = (): ObjectLike => ({ kind: 'Service', metadata: { name: 's', namespace: 'ns', managedFields: [theirs, ours, ourStatus, kubectl] }, spec: { paused: true } });
+  const slim = slimChild(service() as KubeObject, FIELD_MANAGER) as ObjectLike;
+  t.same(slim.metadata?.managedFields, [{ ...ours, fieldsV1: JSON.stringify(ours.fieldsV1) }], 'its field set as JSON text');
+  const desired: ObjectLike = { kind: 'Service', spec: { paused: true } };
+  t.equal(holdsAppliedFields(slim, desired), holdsAppliedFields(service(), desired), 'the same answer as on the full object');
+  t.equal(holdsAppliedFields(slim, desired), true);
+  t.equal(holdsAppliedFields(slim, { kind: 'Service', spec: {} }), false, 'a field we own but no longer apply is still seen');
+  t.same(slimChild({ metadata: { name: 'x', managedFields: [theirs] } }, FIELD_MANAGER), { metadata: { name: 'x' } }, 'nothing of ours: no managedFields at all');
+});
+
+t.test("a Deployment's status keeps only what the status mirror reads", async (t) => {
+  const conditions = [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'ok', lastUpdateTime: 't', lastTransitionTime: 't' }];
+  const slim = slimDeployment({
+    metadata: { name: 'd', managedFields: [ours, theirs] },
+    spec: { replicas: 1 },
+    status: { observedGeneration: 3, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1, unavailableReplicas: 0, collisionCount: 2, conditions },
+  }, FIELD_MANAGER);
+  t.same(slim, { metadata: { name: 'd', managedFields: [{ ...ours, fieldsV1: JSON.stringify(ours.fieldsV1) }] }, spec: { replicas: 1 }, status: { replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1, conditions } });
+});
+
+t.test('the cache stores KAOS objects and Namespaces slim as they arrive', async (t) => {
+  const fake = await new FakeApiServer().listen();
+  for (const type of [KAOS_TYPES.Agent, KAOS_TYPES.ModelAPI, KAOS_TYPES.MCPServer, NAMESPACE, DEPLOYMENT]) fake.serve(type);
+  fake.put(KAOS_TYPES.Agent, agent());
+  fake.put(NAMESPACE, { metadata: { name: 'ns', labels: { l: 'v' }, managedFields: [kubectl] } });
+  const client = new KubeClient({ server: fake.url });
+  const cache = new KaosCache({ client, reflector: { backoff: { initialMs: 10, maxMs: 50 } } });
+  t.teardown(async () => { await cache.stop(); client.close(); await fake.close(); });
+  cache.start();
+  await cache.waitForSync();
+  const cached = await cache.get('Agent', 'ns', 'a');
+  t.equal(cached?.metadata?.managedFields, undefined, 'no managedFields');
+  t.same(cached?.metadata?.annotations, { 'kaos.tools/defaulted': 'spec.waitForDependencies' }, 'no last-applied-configuration');
+  t.same(cached?.status, agent().status, 'status whole');
+  t.equal(cache.namespaces.getByName(undefined, 'ns')?.metadata?.managedFields, undefined);
+  t.same(await cache.namespaceLabels('ns'), { l: 'v' });
+});
