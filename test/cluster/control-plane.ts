@@ -94,6 +94,9 @@ export const STAGES_DIR = join(dirname(fileURLToPath(import.meta.url)), 'kwok', 
 /** A pod whose container has this env var set to `true` starts but never becomes ready (kwok/stages/pod-never-ready.yaml). */
 export const NEVER_READY_ENV = 'KWOK_NEVER_READY';
 
+/** A running pod annotated with this (value `true`) turns not ready until it is removed (kwok/stages/pod-not-ready.yaml). */
+export const NOT_READY_ANNOTATION = 'test.kaos.tools/not-ready';
+
 export interface KubectlResult {
   code: number;
   stdout: string;
