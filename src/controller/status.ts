@@ -122,7 +122,7 @@ export function deploymentProgress(deployment: DeploymentLike): Verdict & { depl
 function rolloutInFlight(deployment: DeploymentLike, mirror: DeploymentStatus): string | undefined {
   const generation = int(asRecord(deployment.metadata)?.generation);
   const observed = int(asRecord(deployment.status)?.observedGeneration);
-  if (generation !== undefined && (observed ?? 0) < generation) return `rolling out: generation ${generation} not observed yet`;
+  if (generation !== undefined && (observed ?? 0) < generation) return 'rolling out: the new template not observed yet';
   const updated = mirror.updatedReplicas ?? 0;
   const old = (mirror.replicas ?? 0) - updated;
   if (old > 0) return `rolling out: ${updated} updated, ${old} old replica${old === 1 ? '' : 's'} still running`;

@@ -58,7 +58,7 @@ t.test('deploymentProgress: not Ready while a rollout is in flight, Stalled past
 
   const unobserved = deploymentProgress(deployment(3, done));
   t.same([unobserved.phase, unobserved.reason, unobserved.message],
-    ['Pending', 'DeploymentRollingOut', 'Deployment ready replicas: 1/1 (rolling out: generation 3 not observed yet)'],
+    ['Pending', 'DeploymentRollingOut', 'Deployment ready replicas: 1/1 (rolling out: the new template not observed yet)'],
     'a new template the Deployment controller has not seen: the ready pod is an old one');
 
   const surging = deploymentProgress(deployment(3, { ...done, observedGeneration: 3, replicas: 2, updatedReplicas: 1 }));
