@@ -1,10 +1,10 @@
 // A real Kubernetes control plane on loopback that runs workloads, for e2e tests and local runs:
 // etcd, kube-apiserver, kube-controller-manager (the controllers a Deployment needs: deployment,
 // replicaset, endpointslice, serviceaccount and its token, root CA publisher, garbage collector,
-// namespace, pod GC, node lifecycle), kube-scheduler, and kwok playing the kubelet on a few fake nodes that this
-// launcher creates with a real node's capacity: pods are scheduled, go Running and Ready by kwok's
-// Stage rules (kwok/stages/), with no container runtime. Everything lives in one temporary
-// directory; stop() removes it and every process started.
+// namespace, pod GC, node lifecycle), kube-scheduler, and kwok playing the kubelet on a few fake
+// nodes that this launcher creates with a real node's capacity: pods are scheduled, go Running
+// and Ready by kwok's Stage rules (kwok/stages/), with no container runtime. Everything lives in
+// one temporary directory; stop() removes it and every process started.
 //
 // Standalone: `node test/cluster/control-plane.ts` starts one, prints the kubeconfig path and
 // keeps running until Ctrl-C.
