@@ -133,14 +133,17 @@ Use it from another terminal:
 
   export KUBECONFIG=${stack.plane.kubeconfigPath}
   ${kubectl} apply -f ${join(ROOT, 'test', 'fixtures', 'samples', '1-simple-echo-agent.yaml')}
-  ${kubectl} get agents,modelapis,mcpservers,pods -A -w
+  ${kubectl} get agents,modelapis,mcpservers -A
+  ${kubectl} get deployments,services,configmaps -A -l app.kubernetes.io/managed-by=kaos-operator
+  ${kubectl} get pods -A -w
 
 The controller runs too (LEADER_ELECT=false: one replica, no Lease): each object gets its
 Deployment and Service (and a ConfigMap for a Proxy ModelAPI), owned by it, and a status.
-The pods run on ${stack.plane.nodes.length} fake nodes (${stack.plane.nodes.join(', ')}): kube-scheduler places them and kwok plays
-the kubelet (no container runs; a pod turns Running and Ready within seconds), so the
-Deployments become available and every object reaches Ready; an Agent waits for its
-ModelAPI and MCPServers first (kubectl describe agent <name> -n <namespace> says why).
+The pods run on ${stack.plane.nodes.length} fake nodes (${stack.plane.nodes.join(', ')}): kube-scheduler places
+them and kwok plays the kubelet (no container runs; a pod turns Running and Ready within
+seconds), so the Deployments become available and every object reaches Ready; an Agent
+waits for its ModelAPI and MCPServers first (kubectl describe agent <name> -n <namespace>
+says why).
 Ctrl-C stops the operator and the control plane and removes ${stack.plane.dir}.
 `);
 }

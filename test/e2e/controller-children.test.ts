@@ -146,7 +146,7 @@ t.test('Agent: podSpec override merges onto the generated pod', async (t) => {
     kaos('ModelAPI', 'llm', { mode: 'Proxy', proxyConfig: { model: 'gpt-4o-mini' } }),
     kaos('Agent', 'custom', {
       modelAPI: 'llm',
-      // The ModelAPI is never Ready here (no nodes): use it at once.
+      // Use the ModelAPI at once, whether or not its pod is ready yet.
       waitForDependencies: false,
       podSpec: {
         nodeSelector: { pool: 'agents' },
