@@ -5,7 +5,8 @@
 // - not Ready while spec.waitForDependencies (default true) → Waiting (`… is not ready`);
 //   woken when its status changes.
 // In both cases nothing is applied or pruned: children from an earlier reconcile stay as they
-// are, and the status reports them truthfully (their Deployment, the endpoint of their Service).
+// are, and the status reports them truthfully (their Deployment, the endpoint of their Service);
+// one Event says why it waits, when the reason changes (not per retry).
 //
 // Without waitForDependencies (api.md is silent; our choice): a missing ModelAPI or MCPServer
 // still fails (there is no name to render), while one that exists but is not Ready is used
