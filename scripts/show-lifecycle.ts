@@ -1,21 +1,28 @@
 // `npm run docs:lifecycle`: what a user sees with kubectl as a ModelAPI, an MCPServer and an Agent
-// go from created to Ready, and as an Agent fails on a missing ModelAPI — printed as Markdown, one
-// section per kind, from a real control plane and the operator started through its real entry
-// point. Its output is the body of docs/lifecycle.md (paste it under that page's introduction
-// when the operator's behaviour changes). Progress goes to stderr, the transcript to
-// stdout; exit 1 (with the operator's log tail) when a state is not reached within 60 s.
+// go from created to Ready — the Agent waiting on its ModelAPI first — as a spec change rolls out,
+// and as an Agent fails on a missing ModelAPI; written as Markdown to docs/lifecycle.md, from a
+// real control plane whose pods run on kwok's fake nodes (scheduled, Running, Ready: nothing
+// writes a status by hand) and the operator started through its real entry point. Progress goes
+// to stderr; exit 1 (with the operator's log tail, docs/lifecycle.md untouched) when a state is not
+// reached within 60 s.
 //
-// There are no nodes: a Deployment becomes ready when this script writes its status subresource,
-// as the Deployment controller would once a pod passes its readiness probe. The controller is held
-// back at first (its Lease lives in a namespace that does not exist yet), so the transcript can
-// show the objects as the API server stores them before any reconcile.
+// The controller is held back at first (its Lease lives in a namespace that does not exist yet),
+// so the transcript can show the objects as the API server stores them before any reconcile. The
+// ModelAPI starts with pods that never become ready (kwok's never-ready marker, see
+// test/cluster/kwok/stages/), so the Agent's wait on it shows whatever the machine's speed; the
+// fix is an ordinary `kubectl apply`.
+import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { KaosKind } from '../src/api/kinds.ts';
 import type { KubeObject } from '../src/api/lookup.ts';
 import { kaosPath } from '../src/cluster/kaos-resources.ts';
+import { OPERATOR_IDENTITY } from '../src/cluster/rbac.ts';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../src/render/index.ts';
 import { eventually } from '../test/support/poll.ts';
-import { startLocalStack, tail, type LocalStack } from './local-stack.ts';
+import { NEVER_READY_ENV } from '../test/cluster/control-plane.ts';
+import { ROOT, startLocalStack, tail, type LocalStack } from './local-stack.ts';
 
 const NS = 'default';
 const LEASE_NAMESPACE = 'kaos-docs-leases';
@@ -28,8 +35,9 @@ const kaos = (kind: KaosKind, name: string, spec: Record<string, unknown>, annot
   spec,
 });
 
+const LLM_SPEC = { mode: 'Proxy', proxyConfig: { model: 'ollama/smollm2:135m', apiBase: 'http://ollama.ollama.svc:11434' } };
 const MANIFEST = [
-  kaos('ModelAPI', 'llm', { mode: 'Proxy', proxyConfig: { model: 'ollama/smollm2:135m', apiBase: 'http://ollama.ollama.svc:11434' } }),
+  kaos('ModelAPI', 'llm', { ...LLM_SPEC, container: { env: [{ name: NEVER_READY_ENV, value: 'true' }] } }),
   kaos('MCPServer', 'echo', { type: 'python-runtime', config: { tools: { fromPackage: 'test-mcp-echo-server' } } }),
   kaos('Agent', 'assistant', { modelAPI: 'llm', mcpServers: ['echo'] }),
 ];
@@ -44,11 +52,10 @@ function shellQuote(arg: string): string {
 }
 
 const progress = (line: string): void => { process.stderr.write(`[lifecycle] ${line}\n`); };
-const out = (text: string): void => { process.stdout.write(text); };
 
 interface Status { phase?: string; message?: string }
 
-async function main(stack: LocalStack): Promise<void> {
+async function main(stack: LocalStack): Promise<string> {
   const { plane, client } = stack;
   // One transcript per section, printed at the end: the three kinds progress at once, but the
   // docs/lifecycle.md tells each kind's story on its own.
@@ -78,10 +85,6 @@ async function main(stack: LocalStack): Promise<void> {
     }
     write(section, `$ kubectl ${(options.display ?? args).map(shellQuote).join(' ')}\n${text}`);
   };
-  const quiet = async (args: readonly string[]): Promise<void> => {
-    const result = await plane.kubectl(args);
-    if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
-  };
   const waitFor = async (kind: KaosKind, name: string, phase: string, message?: string): Promise<void> => {
     let last: Status | undefined;
     try {
@@ -93,16 +96,27 @@ async function main(stack: LocalStack): Promise<void> {
       throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}`);
     }
   };
-  /** What the Deployment controller would write once a pod is ready (there is no kubelet). */
-  const markReady = async (section: string, deployment: string): Promise<void> => {
-    comment(section, `no kubelet here: the script writes deployment/${deployment}'s status (1 ready replica), as the Deployment controller would`);
-    await quiet([
-      'patch', 'deployment', deployment, '-n', NS, '--subresource=status', '--type=merge',
-      '-p', JSON.stringify({ status: { replicas: 1, readyReplicas: 1, availableReplicas: 1, updatedReplicas: 1 } }),
-    ]);
+  /** `kubectl get … -w` in the background, as a user leaves it running in another terminal. */
+  const watching = (args: readonly string[]): { stop: () => Promise<string> } => {
+    const child = spawn(join(plane.binDir, 'kubectl'), ['--kubeconfig', plane.kubeconfigPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => { text += c; });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => { text += c; });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    return {
+      stop: async () => {
+        // A moment for the last events to print, as a user glancing at the terminal would see them.
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        child.kill('SIGTERM');
+        await exited;
+        return text;
+      },
+    };
   };
-  const statusColumns = (section: string, resource: string, endpoint = true): Promise<void> => shown(section, [
-    'get', resource, '-o', `custom-columns=PHASE:.status.phase,MESSAGE:.status.message${endpoint ? ',ENDPOINT:.status.endpoint' : ''}`,
+  const conditions = (section: string, resource: string): Promise<void> =>
+    shown(section, ['get', resource, '-o', 'jsonpath={range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\\n"}{end}']);
+  const statusColumns = (section: string, resource: string): Promise<void> => shown(section, [
+    'get', resource, '-o', 'custom-columns=PHASE:.status.phase,MESSAGE:.status.message,ENDPOINT:.status.endpoint',
   ]);
   const manifest = MANIFEST.map((o) => stringify(o)).join('---\n');
   const apply = (section: string, name: string, yaml: string): Promise<void> =>
@@ -110,90 +124,99 @@ async function main(stack: LocalStack): Promise<void> {
 
   // 1. Stored, not reconciled yet (the controller waits for its Lease's namespace).
   progress('applying while the controller is held back');
-  write('Created', `\`\`\`yaml\n# kaos.yaml\n${manifest}\`\`\`\n`);
-  write('Created', '\n```\n');
-  await apply('Created', 'kaos.yaml', manifest);
-  await shown('Created', ['get', 'modelapis,mcpservers,agents']);
-  await shown('Created', ['get', 'deployments,services,configmaps', '-l', MANAGED]);
-  write('Created', '```\n');
+  write('Created, before the first reconcile', `\`\`\`yaml\n# kaos.yaml\n${manifest}\`\`\`\n`);
+  write('Created, before the first reconcile', '\n```\n');
+  await apply('Created, before the first reconcile', 'kaos.yaml', manifest);
+  await shown('Created, before the first reconcile', ['get', 'modelapis,mcpservers,agents']);
+  write('Created, before the first reconcile', '```\n');
 
-  // 2. The controller starts: children for the dependencies, the Agent waits.
+  // 2. The controller starts, with a watch running: children, pods, the Agent waiting.
   progress('the controller starts');
-  await quiet(['create', 'namespace', LEASE_NAMESPACE]);
-  await waitFor('ModelAPI', 'llm', 'Pending');
-  await waitFor('MCPServer', 'echo', 'Pending');
-  await waitFor('Agent', 'assistant', 'Waiting', 'ModelAPI is not ready');
-  for (const [section, resource, label] of [['ModelAPI', 'modelapi/llm', 'modelapi=llm'], ['MCPServer', 'mcpserver/echo', 'mcpserver=echo']] as const) {
-    await shown(section, ['get', resource]);
-    await statusColumns(section, resource);
-    await shown(section, ['get', 'deployments,services,configmaps', '-l', label]);
-  }
-  comment('Agent', 'its ModelAPI and MCPServer are Pending');
-  await statusColumns('Agent', 'agent/assistant', false);
-  await shown('Agent', ['get', 'deployments,services', '-l', 'agent=assistant']);
-
-  // 3. The ModelAPI is ready; the Agent now waits for its MCPServer.
-  progress('the ModelAPI becomes ready');
-  await markReady('ModelAPI', 'modelapi-llm');
-  await waitFor('ModelAPI', 'llm', 'Ready');
-  await waitFor('Agent', 'assistant', 'Waiting', 'MCPServer echo is not ready');
-  await shown('ModelAPI', ['get', 'modelapi/llm']);
-  await statusColumns('ModelAPI', 'modelapi/llm');
-  await shown('ModelAPI', ['events', '--for', 'modelapi/llm']);
-  comment('Agent', 'its ModelAPI is Ready, its MCPServer still Pending');
-  await statusColumns('Agent', 'agent/assistant', false);
-
-  // 4. Both dependencies Ready: the Agent gets its Deployment, at 0/1.
-  progress('the MCPServer becomes ready');
-  await markReady('MCPServer', 'mcpserver-echo');
-  await waitFor('MCPServer', 'echo', 'Ready');
-  await waitFor('Agent', 'assistant', 'Pending', 'Deployment ready replicas: 0/1');
-  await shown('MCPServer', ['get', 'mcpserver/echo']);
-  await statusColumns('MCPServer', 'mcpserver/echo');
-  comment('Agent', 'both dependencies Ready: the Agent gets its children; no pod is ready yet');
-  await shown('Agent', ['get', 'agent/assistant']);
-  await shown('Agent', ['get', 'deployments,services', '-l', 'agent=assistant']);
-  await shown('Agent', ['describe', 'agent/assistant'], { from: 'Status:' });
-
-  // 5. The Agent's Deployment reports a ready replica: `kubectl wait` returns.
-  progress('kubectl wait, then the Agent\'s Deployment becomes ready');
-  const waitArgs = ['wait', '--for=condition=Ready', 'agent/assistant', '--timeout=60s'];
-  const waiting = plane.kubectl(waitArgs, { timeoutMs: 90_000 });
+  const W = 'The Agent waits for its ModelAPI, then turns Ready';
+  const watchAgents = watching(['get', 'agents', '-w']);
+  const watchPods = watching(['get', 'pods', '-w']);
   await new Promise((resolve) => setTimeout(resolve, 1000));
-  await markReady('Agent', 'agent-assistant');
-  const waited = await waiting;
+  // The namespace, and the Lease rights the chart grants in the operator's own namespace.
+  const serviceAccount = { kind: 'ServiceAccount', name: OPERATOR_IDENTITY.serviceAccount, namespace: OPERATOR_IDENTITY.namespace };
+  await plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: LEASE_NAMESPACE } },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'kaos-docs-lease', namespace: LEASE_NAMESPACE }, rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }] },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'kaos-docs-lease', namespace: LEASE_NAMESPACE }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'kaos-docs-lease' }, subjects: [serviceAccount] },
+  ] }) }).then((r) => { if (r.code !== 0) throw new Error(`kubectl apply of the Lease namespace failed: ${r.stderr}`); });
+  await waitFor('MCPServer', 'echo', 'Ready');
+  await waitFor('ModelAPI', 'llm', 'Pending');
+  await waitFor('Agent', 'assistant', 'Waiting', 'ModelAPI is not ready');
+  comment(W, 'the controller starts: the MCPServer\'s pod runs and is ready; the ModelAPI\'s pod runs but is not ready');
+  await shown(W, ['get', 'modelapis,mcpservers,agents']);
+  await statusColumns(W, 'agent/assistant');
+  await conditions(W, 'agent/assistant');
+  await shown(W, ['describe', 'agent/assistant'], { from: 'Events:' });
+  await statusColumns(W, 'modelapi/llm');
+  await conditions(W, 'modelapi/llm');
+
+  progress('the ModelAPI is fixed');
+  comment(W, 'the ModelAPI fixed (its pods become ready): the Agent gets its Deployment and turns Ready');
+  await apply(W, 'llm.yaml', stringify(kaos('ModelAPI', 'llm', LLM_SPEC)));
+  const waitArgs = ['wait', '--for=condition=Ready', 'agent/assistant', '--timeout=60s'];
+  const waited = await plane.kubectl(waitArgs, { timeoutMs: 90_000 });
   if (waited.code !== 0) throw new Error(`kubectl wait exited ${waited.code}: ${waited.stderr}`);
-  await waitFor('Agent', 'assistant', 'Ready');
-  comment('Agent', 'kubectl wait, started before that status write, returns once it lands');
-  write('Agent', `$ kubectl ${waitArgs.join(' ')}\n${waited.stdout}${waited.stderr}`);
-  await shown('Agent', ['get', 'agent/assistant']);
-  await statusColumns('Agent', 'agent/assistant');
-  await shown('Agent', ['get', 'agent/assistant', '-o', 'jsonpath={range .status.conditions[*]}{.type}={.status} {.reason}{"\\n"}{end}']);
-  await shown('Agent', ['events', '--for', 'agent/assistant']);
-  await shown('All', ['get', 'modelapis,mcpservers,agents']);
-  await shown('All', ['get', 'deployments', '-o', 'wide', '-l', MANAGED]);
+  write(W, `$ kubectl ${waitArgs.join(' ')}\n${waited.stdout}${waited.stderr}`);
+  await waitFor('ModelAPI', 'llm', 'Ready');
+  const [agents, pods] = [await watchAgents.stop(), await watchPods.stop()];
+  write(W, `# meanwhile, in two other terminals (kubectl watches one resource type at a time):\n$ kubectl get agents -w\n${agents}$ kubectl get pods -w\n${pods}`);
+  await shown(W, ['get', 'modelapis,mcpservers,agents']);
+  await statusColumns(W, 'agent/assistant');
+  await conditions(W, 'agent/assistant');
+  await shown(W, ['get', 'deployments,replicasets,services', '-l', MANAGED]);
+  await shown(W, ['get', 'pods', '-o', 'wide']);
+  await shown(W, ['events', '--for', 'agent/assistant']);
 
-  // 6. A missing ModelAPI: Failed until it appears.
+  // 3. A spec change rolls out: Pending (rolling out) until the old pod is gone, then Ready.
+  progress('an Agent spec change rolls out');
+  const R = 'A spec change rolls out';
+  const rolling = watching(['get', 'agent/assistant', '-w', '-o', 'custom-columns=GEN:.metadata.generation,OBSERVED:.status.observedGeneration,PHASE:.status.phase,MESSAGE:.status.message']);
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  await apply(R, 'assistant.yaml', stringify(kaos('Agent', 'assistant', { modelAPI: 'llm', mcpServers: ['echo'], config: { instructions: 'Answer in one sentence.' } })));
+  await eventually('the rollout', async () => {
+    const a = await client.get<{ metadata?: { generation?: number }; status?: Status & { observedGeneration?: number } }>(kaosPath('Agent', { namespace: NS, name: 'assistant' }));
+    return a.status?.phase === 'Ready' && a.status.observedGeneration === a.metadata?.generation;
+  }, { timeoutMs: 60_000, intervalMs: 100 });
+  write(R, `# in another terminal:\n$ kubectl get agent/assistant -w -o custom-columns=…\n${await rolling.stop()}`);
+  await shown(R, ['get', 'replicasets', '-l', 'agent=assistant']);
+
+  // 4. A missing ModelAPI: Failed until it appears.
   progress('an Agent whose ModelAPI does not exist');
-  await apply('Failed', 'orphan.yaml', stringify(ORPHAN));
+  const F = 'A missing ModelAPI';
+  await apply(F, 'orphan.yaml', stringify(ORPHAN));
   await waitFor('Agent', 'orphan', 'Failed');
-  await shown('Failed', ['get', 'agent/orphan']);
-  await statusColumns('Failed', 'agent/orphan', false);
-  await shown('Failed', ['get', 'agent/orphan', '-o', 'jsonpath={range .status.conditions[*]}{.type}={.status} {.reason}{"\\n"}{end}']);
-  await shown('Failed', ['get', 'events', '--field-selector', 'involvedObject.name=orphan']);
-  await shown('Failed', ['events', '--for', 'agent/orphan']);
+  await shown(F, ['get', 'agent/orphan']);
+  await statusColumns(F, 'agent/orphan');
+  await conditions(F, 'agent/orphan');
+  await shown(F, ['events', '--for', 'agent/orphan']);
   progress('the missing ModelAPI appears');
-  comment('Failed', 'the ModelAPI appears: the Agent is woken at once and waits for it');
-  await apply('Failed', 'ghost.yaml', stringify(GHOST));
-  await waitFor('Agent', 'orphan', 'Waiting', 'ModelAPI is not ready');
-  await shown('Failed', ['get', 'agent/orphan']);
-  await statusColumns('Failed', 'agent/orphan', false);
+  comment(F, 'the ModelAPI appears: the Agent is woken at once, waits for it, then turns Ready');
+  await apply(F, 'ghost.yaml', stringify(GHOST));
+  await waitFor('Agent', 'orphan', 'Ready');
+  await shown(F, ['get', 'agent/orphan']);
+  await shown(F, ['events', '--for', 'agent/orphan']);
 
-  out(`<!-- captured by \`npm run docs:lifecycle\` (scripts/show-lifecycle.ts) on ${new Date().toISOString().slice(0, 10)} -->\n`);
+  let doc = `# From created to Ready, with kubectl
+
+<!-- generated by \`npm run docs:lifecycle\` (scripts/show-lifecycle.ts) on ${new Date().toISOString().slice(0, 10)}; do not edit by hand -->
+
+Real output: the local control plane (\`npm start\` runs the same one), the operator started
+through its real entry point under its own RBAC, and kubectl. Pods run on kwok's fake nodes: the
+scheduler places them, the Deployment and ReplicaSet controllers roll them out, and kwok plays the
+kubelet (a pod turns Running and Ready within a second; no container runs). Nothing writes a
+status by hand. To show an Agent waiting on its ModelAPI whatever the machine's speed, the
+ModelAPI starts with pods that never become ready (the \`${NEVER_READY_ENV}\` marker of the local
+control plane's kwok rules) and is then fixed by an ordinary \`kubectl apply\`.
+`;
   for (const [section, lines] of sections) {
     const text = lines.join('');
-    out(section === 'Created' ? `\n## ${section}\n\n${text}` : `\n## ${section}\n\n\`\`\`\n${text}\`\`\`\n`);
+    doc += section.startsWith('Created') ? `\n## ${section}\n\n${text}` : `\n## ${section}\n\n\`\`\`\n${text}\`\`\`\n`;
   }
+  return doc;
 }
 
 let stack: LocalStack | undefined;
@@ -205,7 +228,10 @@ try {
   // LEADER_ELECT with a Lease namespace that does not exist yet: the webhooks answer at once, the
   // controller starts reconciling only when step 2 creates that namespace.
   stack = await startLocalStack({ log: progress, operatorEnv: { LEADER_ELECT: 'true', LEADER_ELECTION_NAMESPACE: LEASE_NAMESPACE } });
-  await main(stack);
+  const doc = await main(stack);
+  const file = join(ROOT, 'docs', 'lifecycle.md');
+  await writeFile(file, doc);
+  progress(`wrote ${file}`);
 } catch (err) {
   progress(`failed: ${err instanceof Error ? err.message : String(err)}`);
   if (stack !== undefined) progress(`operator log (tail):\n${tail(stack.operator.log(), 30)}`);

@@ -102,7 +102,7 @@ function signalStatus(signal: NodeJS.Signals): number {
 }
 
 async function runLocal(): Promise<void> {
-  say('no reachable cluster: starting a local control plane (etcd, kube-apiserver, kube-controller-manager on 127.0.0.1)');
+  say('no reachable cluster: starting a local control plane on 127.0.0.1 (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, and kwok running pods on fake nodes)');
   let stack: LocalStack | undefined;
   let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {
@@ -135,11 +135,15 @@ Use it from another terminal:
   ${kubectl} apply -f ${join(ROOT, 'test', 'fixtures', 'samples', '1-simple-echo-agent.yaml')}
   ${kubectl} get agents,modelapis,mcpservers -A
   ${kubectl} get deployments,services,configmaps -A -l app.kubernetes.io/managed-by=kaos-operator
+  ${kubectl} get pods -A -w
 
 The controller runs too (LEADER_ELECT=false: one replica, no Lease): each object gets its
 Deployment and Service (and a ConfigMap for a Proxy ModelAPI), owned by it, and a status.
-There is no kubelet: no pod ever runs, so Deployments stay at 0/1 ready and the objects
-do not reach Ready (kubectl describe agent <name> -n <namespace> shows why, with its Events).
+The pods run on ${stack.plane.nodes.length} fake nodes (${stack.plane.nodes.join(', ')}): kube-scheduler places
+them and kwok plays the kubelet (no container runs; a pod turns Running and Ready within
+seconds), so the Deployments become available and every object reaches Ready; an Agent
+waits for its ModelAPI and MCPServers first (kubectl describe agent <name> -n <namespace>
+says why).
 Ctrl-C stops the operator and the control plane and removes ${stack.plane.dir}.
 `);
 }

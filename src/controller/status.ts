@@ -73,6 +73,7 @@ export function failed(reason: string, message: string, options: { terminal?: bo
 
 /** The part of a Deployment status reads; tolerant of anything, as cached objects are unchecked. */
 export interface DeploymentLike {
+  metadata?: unknown;
   spec?: unknown;
   status?: unknown;
 }
@@ -80,18 +81,53 @@ export interface DeploymentLike {
 /**
  * docs/api.md, "Status and conditions": `readyReplicas > 0` → Ready, else Pending; message `Deployment ready replicas:
  * <ready>/<replicas>` with the desired replicas (spec, default 1) as KAOS writes it; and the
- * `status.deployment` mirror.
+ * `status.deployment` mirror. Refined where api.md is silent, as kstatus reads a Deployment:
+ * - not Ready while a rollout is in flight — the Deployment controller has not observed the
+ *   current generation yet, or pods of an older template remain (`replicas > updatedReplicas`):
+ *   ready old pods still serve the previous spec or config, so the parent is not Ready with
+ *   the new one. Pending, reason `DeploymentRollingOut`, the message says how far it got;
+ * - the Deployment's `Progressing` condition False with `ProgressDeadlineExceeded` (its pods did
+ *   not become ready within `progressDeadlineSeconds`): Failed and terminal (kstatus Stalled),
+ *   with the Deployment's own reason and message; a spec change that fixes it starts a new
+ *   rollout, which the Deployment reports as progressing again;
+ * - otherwise not ready: Pending with the reason of the Deployment's `Available` condition when it
+ *   is False (e.g. `MinimumReplicasUnavailable`), else `DeploymentNotReady`.
+ * Every message starts with api.md's `Deployment ready replicas: <ready>/<replicas>`.
  */
 export function deploymentProgress(deployment: DeploymentLike): Verdict & { deployment: DeploymentStatus } {
   const mirror = mirrorDeployment(deployment);
   const ready = mirror.readyReplicas ?? 0;
   const desired = int(asRecord(deployment.spec)?.replicas) ?? 1;
+  const counts = `Deployment ready replicas: ${ready}/${desired}`;
+  const conditionOf = (type: string) => mirror.conditions?.find((c) => c.type === type);
+
+  const progressing = conditionOf('Progressing');
+  if (progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
+    return { phase: 'Failed', reason: progressing.reason, message: `${counts}: ${progressing.message}`, terminal: true, deployment: mirror };
+  }
+  const rollout = rolloutInFlight(deployment, mirror);
+  if (rollout !== undefined) {
+    return { phase: 'Pending', reason: 'DeploymentRollingOut', message: `${counts} (${rollout})`, deployment: mirror };
+  }
+  if (ready > 0) return { phase: 'Ready', reason: 'DeploymentReady', message: counts, deployment: mirror };
+  const available = conditionOf('Available');
   return {
-    phase: ready > 0 ? 'Ready' : 'Pending',
-    reason: ready > 0 ? 'DeploymentReady' : 'DeploymentNotReady',
-    message: `Deployment ready replicas: ${ready}/${desired}`,
+    phase: 'Pending',
+    reason: available?.status === 'False' && available.reason !== 'Unknown' ? available.reason : 'DeploymentNotReady',
+    message: counts,
     deployment: mirror,
   };
+}
+
+/** Why the Deployment's rollout is not done, or undefined when it is (or nothing says otherwise). */
+function rolloutInFlight(deployment: DeploymentLike, mirror: DeploymentStatus): string | undefined {
+  const generation = int(asRecord(deployment.metadata)?.generation);
+  const observed = int(asRecord(deployment.status)?.observedGeneration);
+  if (generation !== undefined && (observed ?? 0) < generation) return 'rolling out: the new template not observed yet';
+  const updated = mirror.updatedReplicas ?? 0;
+  const old = (mirror.replicas ?? 0) - updated;
+  if (old > 0) return `rolling out: ${updated} updated, ${old} old replica${old === 1 ? '' : 's'} still running`;
+  return undefined;
 }
 
 /**

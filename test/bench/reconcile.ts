@@ -3,22 +3,26 @@
 //
 // One local control plane (an audit log of the operator's requests on), the operator started
 // through its real entry point under its own ServiceAccount, with leader election on:
-//  1. setup: MODELAPIS ModelAPIs and MCPSERVERS MCPServers, reconciled by the operator, made
-//     Ready by writing their Deployments' status subresource (there are no nodes);
+// Real rollouts: the control plane's Deployment and ReplicaSet controllers, kube-scheduler and
+// kwok run every pod on fake nodes (enough for both runs' pods), and nothing writes a status by
+// hand, so "converged" means Ready through that whole chain, for the operator and the floor alike.
+//  1. setup: MODELAPIS ModelAPIs and MCPSERVERS MCPServers, reconciled by the operator, Ready once
+//     their pods run;
 //  2. pause: the operator is stopped, the Lease is taken (and renewed) by this script and the
 //     operator started again: it serves the webhooks and fills its cache but may not reconcile.
 //     AGENTS Agents are created through the webhooks (CREATE_IN_FLIGHT at once);
 //  3. operator run: the Lease is freed; T0 is the acquireTime the operator writes into it. The
 //     end is when a watch of this script has seen every Agent with its Deployment and Service
-//     (controlled by it) and a final status (phase Pending or Ready at its generation);
+//     (controlled by it) and status Ready at its generation (its pod scheduled, run and ready);
 //  4. settle (SETTLE_SECONDS) and idle window (IDLE_SECONDS): the operator's writes, counted from
 //     the audit log — Lease renewals of leader election apart;
 //  5. floor, in a fresh namespace of the same control plane with the operator stopped and the
 //     webhook configurations deleted: copies of the same Agents are created (untimed), then
 //     MAX_CONCURRENT_RECONCILES workers server-side-apply exactly the children the operator
-//     renders for them (src/render, the operator's config, the same field manager and force) and
-//     PUT the status the operator wrote, one Agent after another; its end is seen by the same
-//     watch. Same processes, same warm API server and etcd, same garbage collector: the only
+//     renders for them (src/render, the operator's config, the same field manager and force), and
+//     PUT the Ready status the operator wrote as soon as each Agent's Deployment has a ready,
+//     rolled-out replica (a watch of the Deployments; no logic beyond that); its end is seen by
+//     the same watch. Same processes, same warm API server and etcd, same garbage collector: the only
 //     difference is the operator (a second control plane would cost a minute of CPU on shared
 //     cores and start with colder caches).
 // Printed: both times and their ratio, the operator's requests by verb and resource, its peak
@@ -61,7 +65,7 @@ import { KAOS_TYPES } from '../../src/cluster/kaos-resources.ts';
 import { OPERATOR_IDENTITY, renderRbac, serviceAccountUser } from '../../src/cluster/rbac.ts';
 import { Reflector } from '../../src/kube/reflector.ts';
 import { renderAgent, workloadName, type AgentInput } from '../../src/render/index.ts';
-import { startControlPlane, type ControlPlane } from '../cluster/control-plane.ts';
+import { NODES, startControlPlane, type ControlPlane } from '../cluster/control-plane.ts';
 
 export const int = (name: string, fallback: number): number => {
   const raw = process.env[name];
@@ -196,7 +200,8 @@ export class Sampler {
 /**
  * Watches Agents, Deployments and Services of one namespace and notes when the last Agent
  * reached its final state: its Deployment and Service controlled by it, and a status at its
- * generation with phase Pending or Ready.
+ * generation with phase Ready (its pod runs and is ready). `onDeployment` hears every Deployment
+ * event (the floor writes a status when its Deployment is ready).
  */
 class ConvergenceWatch {
   readonly #agents: Reflector;
@@ -212,7 +217,7 @@ class ConvergenceWatch {
 
   readonly #namespace: string;
 
-  constructor(client: KubeClient, namespace: string, expected: number) {
+  constructor(client: KubeClient, namespace: string, expected: number, onDeployment?: (deployment: KubeObject) => void) {
     this.#expected = expected;
     this.#namespace = namespace;
     const reflector = (type: ResourceType, labelSelector?: string): Reflector =>
@@ -232,6 +237,7 @@ class ConvergenceWatch {
     this.#agents.on(onEvent('Agent'));
     this.#deployments.on(onEvent('Deployment'));
     this.#services.on(onEvent('Service'));
+    if (onDeployment !== undefined) this.#deployments.on((event) => { if (event.type !== 'delete') onDeployment(event.object); });
   }
 
   start(): Promise<void> {
@@ -265,7 +271,7 @@ class ConvergenceWatch {
     const service = this.#services.getByName(this.#namespace, workloadName('Agent', agentName));
     const ok =
       uid !== undefined &&
-      (status?.phase === 'Pending' || status?.phase === 'Ready') &&
+      status?.phase === 'Ready' &&
       status.observedGeneration === agent?.metadata?.generation &&
       deployment !== undefined && controllerUid(deployment) === uid &&
       service !== undefined && controllerUid(service) === uid;
@@ -329,7 +335,10 @@ export async function startStack(): Promise<Stack> {
     uid: 'kaos-operator-uid',
     groups: ['system:serviceaccounts', `system:serviceaccounts:${OPERATOR_IDENTITY.namespace}`],
   };
-  const plane = await startControlPlane({ log, extraTokens: [identity], audit: { users: [OPERATOR_USER] } });
+  // Every pod of both runs at once (the floor's copies run beside the operator run's), 110 a node.
+  const pods = 2 * AGENTS + MODELAPIS + MCPSERVERS;
+  const nodes = Math.max(NODES.count, Math.ceil(pods / Number(NODES.capacity.pods)) + 1);
+  const plane = await startControlPlane({ log, extraTokens: [identity], audit: { users: [OPERATOR_USER] }, nodes });
   try {
     const certDir = join(plane.dir, 'webhook-certs');
     const certs = await makeDevCerts({ outDir: certDir });
@@ -416,21 +425,6 @@ export async function until(what: string, timeoutMs: number, probe: () => Promis
   }
 }
 
-/** Writes a ready Deployment status, as a kubelet-backed Deployment controller would. */
-async function markDeploymentReady(admin: KubeClient, namespace: string, name: string): Promise<void> {
-  const path = resourcePath(DEPLOYMENT, { namespace, name, subresource: 'status' });
-  const live = await admin.get<KubeObject>(resourcePath(DEPLOYMENT, { namespace, name }));
-  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  await admin.replace(path, {
-    ...live,
-    status: {
-      observedGeneration: live.metadata?.generation,
-      replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1,
-      conditions: [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.', lastUpdateTime: now, lastTransitionTime: now }],
-    },
-  });
-}
-
 export interface RunFigures {
   seconds: number;
   cpu: { operator: number; apiserver: number; etcd: number; script: number };
@@ -447,7 +441,7 @@ async function main(): Promise<void> {
     const { admin, plane } = stack;
     await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
 
-    // 1. dependencies, reconciled and made Ready
+    // 1. dependencies, reconciled, Ready once their pods run
     operator = await launchOperator(stack, 'setup');
     log(`setup: ${MODELAPIS} ModelAPIs and ${MCPSERVERS} MCPServers`);
     for (let i = 0; i < MODELAPIS; i++) await admin.create(kaosPath('ModelAPI', NS), modelAPI(i));
@@ -460,7 +454,6 @@ async function main(): Promise<void> {
       const list = await admin.list<KubeObject>(resourcePath(DEPLOYMENT, { namespace: NS }), { labelSelector: OWNED_SELECTOR });
       return depDeployments.every((d) => list.items.some((x) => x.metadata?.name === d));
     });
-    for (const name of depDeployments) await markDeploymentReady(admin, NS, name);
     await until('dependencies Ready', 120_000, async () => {
       const lists = await Promise.all([admin.list<KubeObject>(kaosPath('ModelAPI', NS)), admin.list<KubeObject>(kaosPath('MCPServer', NS))]);
       return lists.every((l) => l.items.every((o) => (o.status as { ready?: boolean } | undefined)?.ready === true));
@@ -595,7 +588,20 @@ async function runFloor(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
     return { name: object.metadata?.name ?? '', children, statusBody: { ...object, metadata, status } };
   });
 
-  const watch = new ConvergenceWatch(admin, FLOOR_NS, work.length);
+  // The status of each copy is written once its Deployment has a ready replica of the current
+  // template, as the operator's would be (deploymentProgress; the same chain of controllers).
+  const statusOf = new Map(work.map((w) => [workloadName('Agent', w.name), w]));
+  const statusWrites: Promise<unknown>[] = [];
+  const onDeployment = (d: KubeObject): void => {
+    const w = statusOf.get(d.metadata?.name ?? '');
+    const st = d.status as { observedGeneration?: number; replicas?: number; updatedReplicas?: number; readyReplicas?: number } | undefined;
+    if (w === undefined || st === undefined) return;
+    const rolledOut = (st.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) && (st.replicas ?? 0) <= (st.updatedReplicas ?? 0);
+    if (!rolledOut || (st.readyReplicas ?? 0) < 1) return;
+    statusOf.delete(d.metadata?.name ?? '');
+    statusWrites.push(admin.replace(kaosPath('Agent', FLOOR_NS, w.name, 'status'), w.statusBody, { fieldManager: FIELD_MANAGER }));
+  };
+  const watch = new ConvergenceWatch(admin, FLOOR_NS, work.length, onDeployment);
   await watch.start();
   await sleep(1000);
   const cpuAt = (): RunFigures['cpu'] => ({ operator: 0, apiserver: cpuSeconds(pids.apiserver), etcd: cpuSeconds(pids.etcd), script: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6 });
@@ -604,10 +610,10 @@ async function runFloor(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
   const start = Date.now();
   await inParallel(work, CONCURRENCY, async (w) => {
     for (const child of w.children) await admin.apply(childPath(child), child, { fieldManager: FIELD_MANAGER, force: true });
-    await admin.replace(kaosPath('Agent', FLOOR_NS, w.name, 'status'), w.statusBody, { fieldManager: FIELD_MANAGER });
   });
-  const writesDone = Date.now();
   const convergedAt = await watch.converged();
+  await Promise.all(statusWrites);
+  const writesDone = Date.now();
   const cpu1 = cpuAt();
   const deployments = watch.deployments();
   await watch.stop();

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds etcd, kube-apiserver, kube-controller-manager, kubectl (one Kubernetes release, from
-# this folder's go.mod), helm, and cert-manager's controller and cainjector (from the module in
+# Builds etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (one Kubernetes
+# release, from this folder's go.mod), kwok (kwok/: the fake kubelet for the local nodes), helm, and cert-manager's controller and cainjector (from the module in
 # cert-manager/, with its CRDs copied beside bin/) and lua-health (lua-health/: Argo CD's Lua runtime
 # for the documented health check) into a cache outside the repo, keyed by version.
 # Skips every binary that already reports its version. Prints the cache's bin directory last.
@@ -72,6 +72,7 @@ build() { # build NAME PACKAGE
 
 reports kube-apiserver "Kubernetes $k8s_version" --version || build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
 reports kube-controller-manager "Kubernetes $k8s_version" --version || build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
+reports kube-scheduler "Kubernetes $k8s_version" --version || build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
 reports kubectl "$k8s_version" version --client || build kubectl k8s.io/kubernetes/cmd/kubectl
 reports etcd "etcd Version: ${etcd_version#v}" --version || build etcd ./etcd
 if ! reports helm "$helm_version" version --short; then
@@ -99,6 +100,17 @@ if [ "$(cat "$cm_crds/.version" 2>/dev/null)" != "$cm_version" ]; then
   rm -rf "$cm_crds" && mkdir -p "$cm_crds"
   cp "$cm_src"/deploy/crds/*.yaml "$cm_crds/"
   echo "$cm_version" >"$cm_crds/.version"
+fi
+# kwok: its own module (it pins its own k8s.io/* versions), stamped like cert-manager's. Its Stage
+# rules (what a fake node and pod go through) are read by the launcher from kwok/stages/.
+kwok_dir="$here/kwok"
+kwok_version=$(awk '$1 == "sigs.k8s.io/kwok" { print $2; exit }' "$kwok_dir/go.mod")
+kwok_stamp="$kwok_version+$(cat "$kwok_dir"/go.sum | sha256sum | cut -c1-12)"
+if ! reports kwok "$kwok_stamp" --version; then
+  need_go
+  log "building kwok $kwok_stamp — the first build takes minutes"
+  (cd "$kwok_dir" && run go build -v -trimpath -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$kwok_stamp" -o "$bin/kwok.tmp" sigs.k8s.io/kwok/cmd/kwok)
+  mv "$bin/kwok.tmp" "$bin/kwok"
 fi
 # lua-health: Argo CD's Lua runtime (gopher-lua) for testing docs/argocd/health.lua. Seconds to
 # build; stamped like cert-manager's so an edit of its main or go.sum rebuilds it.

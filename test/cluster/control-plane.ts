@@ -1,6 +1,10 @@
-// A real Kubernetes control plane on loopback (etcd, kube-apiserver, kube-controller-manager
-// with only the garbage collector and the namespace controller), for e2e tests and local runs.
-// Everything lives in one temporary directory; stop() removes it and every process started.
+// A real Kubernetes control plane on loopback that runs workloads, for e2e tests and local runs:
+// etcd, kube-apiserver, kube-controller-manager (the controllers a Deployment needs: deployment,
+// replicaset, endpointslice, serviceaccount and its token, root CA publisher, garbage collector,
+// namespace, pod GC, node lifecycle), kube-scheduler, and kwok playing the kubelet on a few fake
+// nodes that this launcher creates with a real node's capacity: pods are scheduled, go Running
+// and Ready by kwok's Stage rules (kwok/stages/), with no container runtime. Everything lives in
+// one temporary directory; stop() removes it and every process started.
 //
 // Standalone: `node test/cluster/control-plane.ts` starts one, prints the kubeconfig path and
 // keeps running until Ctrl-C.
@@ -13,7 +17,7 @@
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
@@ -31,7 +35,7 @@ export interface ExtraToken {
 }
 
 export interface ControlPlaneOptions {
-  /** Where etcd, kube-apiserver, kube-controller-manager and kubectl are; built by build.sh when omitted. */
+  /** Where the binaries (BINARIES) are; built by build.sh when omitted. */
   binDir?: string;
   /** Progress lines (build output, startup steps). Default: stderr. */
   log?: (line: string) => void;
@@ -49,7 +53,49 @@ export interface ControlPlaneOptions {
   audit?: { users?: readonly string[] };
   /** More kube-apiserver flags, e.g. `--enable-aggregator-routing=true` to route Service webhooks to endpoints. */
   extraApiServerArgs?: readonly string[];
+  /** How many fake nodes kwok runs (default NODES.count, each with NODES.capacity). */
+  nodes?: number;
 }
+
+/** Every binary the launcher runs, from the build's bin directory. */
+export const BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'kubectl'] as const;
+
+/**
+ * The fake nodes: a common cloud machine's shape (8 vCPU, 32 GiB) and the kubelet's default pod
+ * limit, allocatable less the usual system reservations, so that the scheduler has real limits to
+ * honour. 3 × 110 pods by default; a benchmark asks for more nodes.
+ */
+export const NODES = {
+  count: 3,
+  namePrefix: 'kwok-node-',
+  capacity: { cpu: '8', memory: '32Gi', pods: '110', 'ephemeral-storage': '100Gi' },
+  allocatable: { cpu: '7910m', memory: '31Gi', pods: '110', 'ephemeral-storage': '95Gi' },
+} as const;
+
+/** The kube-controller-manager controllers a workload needs (see the header). */
+export const CONTROLLERS = [
+  'deployment-controller',
+  'replicaset-controller',
+  'endpointslice-controller',
+  'serviceaccount-controller',
+  'serviceaccount-token-controller',
+  'root-ca-certificate-publisher-controller',
+  'garbage-collector-controller',
+  'namespace-controller',
+  'pod-garbage-collector-controller',
+  // The API server taints a new Node not-ready (TaintNodesByCondition); this controller lifts the
+  // taint once kwok reports the node Ready, and puts it back if kwok stops renewing its Lease.
+  'node-lifecycle-controller',
+] as const;
+
+/** kwok's Stage rules: the release's own node and pod rules plus ours (each file says which). */
+export const STAGES_DIR = join(dirname(fileURLToPath(import.meta.url)), 'kwok', 'stages');
+
+/** A pod whose container has this env var set to `true` starts but never becomes ready (kwok/stages/pod-never-ready.yaml). */
+export const NEVER_READY_ENV = 'KWOK_NEVER_READY';
+
+/** A running pod annotated with this (value `true`) turns not ready until it is removed (kwok/stages/pod-not-ready.yaml). */
+export const NOT_READY_ANNOTATION = 'test.kaos.tools/not-ready';
 
 export interface KubectlResult {
   code: number;
@@ -71,9 +117,11 @@ export interface ControlPlane {
   readonly token: string;
   readonly etcdUrl: string;
   /** Pids of the processes started (the apiserver's changes on restartApiServer()). */
-  pids(): { etcd: number; apiserver: number; controllerManager: number; reaper: number };
+  pids(): { etcd: number; apiserver: number; controllerManager: number; scheduler: number; kwok: number; reaper: number };
   /** `audit` is set only when the control plane was started with the `audit` option. */
-  readonly logs: { etcd: string; apiserver: string; controllerManager: string; audit?: string };
+  readonly logs: { etcd: string; apiserver: string; controllerManager: string; scheduler: string; kwok: string; audit?: string };
+  /** The fake nodes' names. */
+  readonly nodes: readonly string[];
   /** Runs kubectl from binDir against this control plane. Never throws on a non-zero exit. */
   kubectl(args: readonly string[], options?: { input?: string; timeoutMs?: number }): Promise<KubectlResult>;
   /**
@@ -120,7 +168,7 @@ export async function buildBinaries(log: (line: string) => void = defaultLog): P
 export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const log = options.log ?? defaultLog;
   const binDir = options.binDir ?? process.env.KAOS_K8S_BIN_DIR ?? (await buildBinaries(log));
-  for (const bin of ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kubectl']) {
+  for (const bin of BINARIES) {
     if (!existsSync(join(binDir, bin))) throw new Error(`control plane: ${join(binDir, bin)} is missing (run test/cluster/build.sh)`);
   }
   const started = Date.now();
@@ -145,6 +193,7 @@ class RunningPlane implements ControlPlane {
   readonly caFile: string;
   readonly token = randomBytes(24).toString('hex');
   readonly logs: ControlPlane['logs'];
+  readonly nodes: readonly string[];
   server = '';
   etcdUrl = '';
   readonly #log: (line: string) => void;
@@ -155,6 +204,8 @@ class RunningPlane implements ControlPlane {
   #etcd: ManagedProcess | undefined;
   #apiserver: ManagedProcess | undefined;
   #controllerManager: ManagedProcess | undefined;
+  #scheduler: ManagedProcess | undefined;
+  #kwok: ManagedProcess | undefined;
   #apiserverArgs: string[] = [];
   #stopping: Promise<void> | undefined;
 
@@ -165,12 +216,15 @@ class RunningPlane implements ControlPlane {
     this.#extraTokens = options.extraTokens ?? [];
     this.#audit = options.audit;
     this.#extraApiServerArgs = options.extraApiServerArgs ?? [];
+    this.nodes = Array.from({ length: options.nodes ?? NODES.count }, (_, i) => `${NODES.namePrefix}${i}`);
     this.kubeconfigPath = join(dir, 'kubeconfig');
     this.caFile = join(dir, 'pki', 'apiserver.crt');
     this.logs = {
       etcd: join(dir, 'etcd.log'),
       apiserver: join(dir, 'kube-apiserver.log'),
       controllerManager: join(dir, 'kube-controller-manager.log'),
+      scheduler: join(dir, 'kube-scheduler.log'),
+      kwok: join(dir, 'kwok.log'),
       ...(options.audit === undefined ? {} : { audit: join(dir, 'audit.log') }),
     };
   }
@@ -180,6 +234,8 @@ class RunningPlane implements ControlPlane {
       etcd: this.#etcd?.pid ?? 0,
       apiserver: this.#apiserver?.pid ?? 0,
       controllerManager: this.#controllerManager?.pid ?? 0,
+      scheduler: this.#scheduler?.pid ?? 0,
+      kwok: this.#kwok?.pid ?? 0,
       reaper: this.#reaper?.pid ?? 0,
     };
   }
@@ -228,8 +284,10 @@ class RunningPlane implements ControlPlane {
       `--service-account-signing-key-file=${join(dir, 'pki', 'sa.key')}`,
       // A /16: a /24 holds 254 Services, fewer than the 1,000 Agents of bench:reconcile.
       '--service-cluster-ip-range=10.0.0.0/16',
-      // No ServiceAccount admission: there is no token controller to create the default accounts.
-      '--disable-admission-plugins=ServiceAccount',
+      // ServiceAccount admission is on (the default), as on a real cluster: every pod gets its
+      // namespace's `default` account (made by the serviceaccount controller) and the projected
+      // token volume (kube-root-ca.crt from the root CA publisher); a pod naming an account that
+      // does not exist is refused, and its ReplicaSet reports FailedCreate.
       '--allow-privileged=true',
       ...this.#extraApiServerArgs,
     ];
@@ -251,18 +309,57 @@ class RunningPlane implements ControlPlane {
       'current-context': 'kaos-test',
     }), { mode: 0o600 });
 
-    this.#log('[control-plane] starting kube-controller-manager (garbage collector, namespace controller)');
+    this.#log(`[control-plane] starting kube-controller-manager (${CONTROLLERS.length} controllers), kube-scheduler, kwok`);
     this.#controllerManager = this.#spawn('kube-controller-manager', [
       `--kubeconfig=${this.kubeconfigPath}`,
-      '--controllers=garbage-collector-controller,namespace-controller',
+      `--controllers=${CONTROLLERS.join(',')}`,
+      `--service-account-private-key-file=${join(dir, 'pki', 'sa.key')}`,
+      `--root-ca-file=${this.caFile}`,
       '--leader-elect=false',
       '--secure-port=0',
     ], this.logs.controllerManager);
-    // It serves nothing to probe; make sure at least that it did not die on its flags.
+    this.#scheduler = this.#spawn('kube-scheduler', [
+      `--kubeconfig=${this.kubeconfigPath}`,
+      '--leader-elect=false',
+      '--secure-port=0',
+    ], this.logs.scheduler);
+    const stages = (await readdir(STAGES_DIR)).filter((f) => f.endsWith('.yaml')).sort();
+    this.#kwok = this.#spawn('kwok', [
+      `--kubeconfig=${this.kubeconfigPath}`,
+      '--manage-all-nodes=true',
+      // kwok serves a kubelet-like API (logs, exec) that nothing here uses: any free port.
+      '--server-address=127.0.0.1:0',
+      // Pod IPs outside the Service range (10.0.0.0/16).
+      '--cidr=10.244.0.1/16',
+      '--node-lease-duration-seconds=40',
+      ...stages.map((f) => `--config=${join(STAGES_DIR, f)}`),
+    ], this.logs.kwok, { HOME: dir }); // HOME: never a user's ~/.kwok/kwok.yaml
+    // None of them serves anything to probe: make sure at least that none died on its flags.
     await new Promise((r) => setTimeout(r, 500));
-    if (this.#controllerManager.hasExited()) {
-      throw new Error(`kube-controller-manager exited at start; log:\n${this.#controllerManager.tail()}`);
+    for (const proc of [this.#controllerManager, this.#scheduler, this.#kwok]) {
+      if (proc.hasExited()) throw new Error(`${proc.name} exited at start; log:\n${proc.tail()}`);
     }
+    await this.#createNodes(readyTimeoutMs);
+  }
+
+  /** Creates the fake nodes and waits until kwok reports each Ready, and for the default ServiceAccount. */
+  async #createNodes(timeoutMs: number): Promise<void> {
+    this.#log(`[control-plane] creating ${this.nodes.length} kwok node(s)`);
+    const items = this.nodes.map((name) => fakeNode(name));
+    const created = await this.kubectl(['create', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
+    if (created.code !== 0) throw new Error(`creating the kwok nodes failed: ${created.stderr}`);
+    const kwok = this.#kwok;
+    if (kwok === undefined) throw new Error('kwok is not running');
+    await waitFor('the kwok nodes Ready', kwok, timeoutMs, async () => {
+      const res = await this.kubectl(['get', 'nodes', '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}']);
+      const ready = res.stdout.split('\n').filter((l) => l === 'True').length;
+      return res.code === 0 && ready === this.nodes.length;
+    });
+    // Pods created before the serviceaccount controller made `default` would be refused.
+    const controllerManager = this.#controllerManager;
+    if (controllerManager === undefined) throw new Error('kube-controller-manager is not running');
+    await waitFor('the default ServiceAccount', controllerManager, timeoutMs, async () =>
+      (await this.kubectl(['get', 'serviceaccount', 'default', '-n', 'default', '-o', 'name'])).code === 0);
   }
 
   async #startApiServer(readyTimeoutMs: number): Promise<void> {
@@ -285,8 +382,8 @@ class RunningPlane implements ControlPlane {
     await this.#startApiServer(90_000);
   }
 
-  #spawn(bin: string, args: string[], logFile: string): ManagedProcess {
-    const proc = startProcess(bin, join(this.binDir, bin), args, { logFile });
+  #spawn(bin: string, args: string[], logFile: string, env?: NodeJS.ProcessEnv): ManagedProcess {
+    const proc = startProcess(bin, join(this.binDir, bin), args, { logFile, ...(env === undefined ? {} : { env: { ...process.env, ...env } }) });
     this.#reaper?.watch(proc.pid);
     return proc;
   }
@@ -302,7 +399,7 @@ class RunningPlane implements ControlPlane {
 
   async #stop(): Promise<void> {
     // Reverse order of start: clients before the apiserver, the apiserver before its storage.
-    for (const proc of [this.#controllerManager, this.#apiserver, this.#etcd]) {
+    for (const proc of [this.#kwok, this.#scheduler, this.#controllerManager, this.#apiserver, this.#etcd]) {
       if (proc !== undefined) await proc.stop(STOP_GRACE_MS);
     }
     await rm(this.dir, { recursive: true, force: true });
@@ -313,7 +410,7 @@ class RunningPlane implements ControlPlane {
 
   /** Last resort when the process exits without stop(): synchronous, so it works in 'exit'. */
   killNow(): void {
-    for (const proc of [this.#controllerManager, this.#apiserver, this.#etcd]) {
+    for (const proc of [this.#kwok, this.#scheduler, this.#controllerManager, this.#apiserver, this.#etcd]) {
       if (proc !== undefined && !proc.hasExited()) {
         try {
           process.kill(proc.pid, 'SIGKILL');
@@ -364,6 +461,25 @@ function removeHandlers(): void {
 }
 
 // ---- helpers --------------------------------------------------------------------------------
+
+/** A Node as a kubelet registers it (kwok then keeps its conditions and Lease, as a kubelet would). */
+export function fakeNode(name: string): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok' },
+      annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+    },
+    spec: {},
+    status: {
+      capacity: { ...NODES.capacity },
+      allocatable: { ...NODES.allocatable },
+      nodeInfo: { architecture: 'amd64', operatingSystem: 'linux', kubeletVersion: 'kwok', kubeProxyVersion: '', containerRuntimeVersion: '', kernelVersion: '', osImage: '', machineID: '', systemUUID: '', bootID: '' },
+    },
+  };
+}
 
 /** One line per finished request, metadata only; `users` alone when given. */
 export function auditPolicy(users?: readonly string[]): Record<string, unknown> {

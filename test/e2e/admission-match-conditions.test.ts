@@ -5,6 +5,7 @@
 //
 // Run `npm run build` first: the operator process is dist/main.js.
 import t, { type Test } from 'tap';
+import { eventually } from '../support/poll.ts';
 import { startLocalStack, tail, type LocalStack } from '../../scripts/local-stack.ts';
 import { webhookPath } from '../../src/admission/webhook-paths.ts';
 import type { KubeObject } from '../../src/api/lookup.ts';
@@ -54,8 +55,32 @@ async function calls(): Promise<Map<string, number>> {
   return out;
 }
 
-/** How many calls each of the kind's two webhooks got while `action` ran. */
+/**
+ * Waits until the controller leaves the namespace alone: every object not being deleted Ready at
+ * its generation (its pods run on the local control plane's kwok nodes) and no resourceVersion moving for a second. A
+ * status write racing an UPDATE makes the API server retry that UPDATE, admission included, which
+ * would count twice.
+ */
+async function quiet(): Promise<void> {
+  const versions = async (): Promise<string | undefined> => {
+    const items = await Promise.all((['agents', 'modelapis'] as const).map(async (r) => (await live().client.list<KubeObject & { status?: { phase?: string; observedGeneration?: number } }>(path(r))).items));
+    const all = items.flat();
+    // An object being deleted gets no more status writes; the others settle at Ready.
+    const settling = all.filter((o) => o.metadata?.deletionTimestamp === undefined);
+    if (!settling.every((o) => o.status?.phase === 'Ready' && o.status.observedGeneration === o.metadata?.generation)) return undefined;
+    return all.map((o) => `${o.metadata?.name ?? ''}=${o.metadata?.resourceVersion ?? ''}`).join(' ');
+  };
+  await eventually('the controller to settle every object at Ready', async () => {
+    const before = await versions();
+    if (before === undefined) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    return (await versions()) === before ? true : undefined;
+  }, { timeoutMs: 60_000, intervalMs: 200, retryErrors: true });
+}
+
+/** How many calls each of the kind's two webhooks got while `action` ran (on a settled namespace). */
 async function callsDuring(kind: 'Agent' | 'ModelAPI', action: () => Promise<unknown>): Promise<{ mutate: number; validate: number }> {
+  await quiet();
   const before = await calls();
   await action();
   const after = await calls();

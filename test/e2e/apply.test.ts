@@ -6,6 +6,7 @@
 // deletes a same-named replacement. Never skipped: if the control plane cannot start, this fails.
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { eventually } from '../support/poll.ts';
 import { loadConfig } from '../../src/config.ts';
 import { applyIntent, type ObjectLike } from '../../src/kube/apply.ts';
 import { FIELD_MANAGER, applyChild, ensureChild, holdsAppliedFields, pruneOwned } from '../../src/cluster/child-apply.ts';
@@ -46,6 +47,15 @@ async function createParent<T extends { metadata?: object }>(kind: 'Agent' | 'Mo
 }
 
 const read = (child: ObjectLike): Promise<Obj> => client.get<Obj>(childPathOf(child));
+/**
+ * The child once nothing but us will write it: a Deployment's pods run on the control plane's
+ * kwok nodes, so the Deployment controller writes its status until the rollout is complete.
+ */
+const settled = (child: ObjectLike): Promise<Obj> => child.kind !== 'Deployment' ? read(child) : eventually(`${child.metadata?.name ?? ''} rolled out`, async () => {
+  const d = await read(child);
+  const progressing = (d.status?.conditions ?? []).find((c: { type: string }) => c.type === 'Progressing');
+  return d.status?.observedGeneration === d.metadata.generation && progressing?.reason === 'NewReplicaSetAvailable' && d.status?.availableReplicas === d.spec.replicas ? d : undefined;
+}, { timeoutMs: 60_000, intervalMs: 200 });
 function childPathOf(child: ObjectLike): string {
   const type = child.kind === 'Deployment' ? DEPLOYMENT : child.kind === 'Service' ? SERVICE : { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
   return resourcePath(type, { namespace: NS, name: child.metadata?.name ?? '' });
@@ -80,7 +90,7 @@ t.test('rendered children, applied and read back, hold every applied field; a se
     const what = `${desired.kind} ${desired.metadata.name}`;
     const first = await ensureChild<Obj>(client, desired, undefined);
     t.equal(first.action, 'created', `${what} created`);
-    const live = await read(desired);
+    const live = await settled(desired);
     t.ok(live.metadata.managedFields.some((e: { manager: string; operation: string }) => e.manager === FIELD_MANAGER && e.operation === 'Apply'), `${what}: applied by kaos-operator`);
     t.ok(holdsAppliedFields(live, applyIntent(desired, true)), `${what}: the next pass would make no write`);
     t.ok(holdsAppliedFields(live, desired), `${what}: holds the creation intent too`);

@@ -65,6 +65,15 @@ t.test('starts, serves kubectl, and stop() leaves no process, directory or port'
     t.equal((await plane.kubectl(['create', 'ns', 'doomed'])).code, 0);
     const del = await plane.kubectl(['delete', 'ns', 'doomed', '--wait=true', '--timeout=60s']);
     t.equal(del.code, 0, `namespace deletion completes: ${del.stderr}`);
+    // Workloads run: the scheduler places pods on the kwok nodes, kwok makes them Ready, the
+    // Deployment controller reports the rollout complete.
+    const nodes = await plane.kubectl(['get', 'nodes', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status} {end}']);
+    t.equal(nodes.stdout.trim(), plane.nodes.map((n) => `${n}=True`).join(' '), 'every kwok node Ready');
+    t.equal((await plane.kubectl(['create', 'deployment', 'web', '--image=example.invalid/web:1', '--replicas=2'])).code, 0);
+    const rollout = await plane.kubectl(['rollout', 'status', 'deployment/web', '--timeout=60s'], { timeoutMs: 90_000 });
+    t.equal(rollout.code, 0, `the Deployment rolls out: ${rollout.stdout}${rollout.stderr}`);
+    const pods = await plane.kubectl(['get', 'pods', '-l', 'app=web', '-o', 'jsonpath={range .items[*]}{.status.phase}/{.spec.nodeName}/{.spec.serviceAccountName} {end}']);
+    t.match(pods.stdout.trim(), /^Running\/kwok-node-\d\/default Running\/kwok-node-\d\/default$/, 'two pods Running on kwok nodes, with the default ServiceAccount');
     for (const [name, pid] of Object.entries(pids)) t.ok(pidAlive(pid), `${name} (${pid}) running`);
     t.ok(await portOpen(port), 'apiserver listening');
   } finally {
@@ -94,7 +103,7 @@ t.test('a failed start cleans up what it had started and says why', async (t) =>
     await rm(fakeBin, { recursive: true, force: true });
     await rm(tmpRoot, { recursive: true, force: true });
   });
-  for (const bin of ['etcd', 'kube-controller-manager', 'kubectl']) await symlink(join(binDir, bin), join(fakeBin, bin));
+  for (const bin of ['etcd', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'kubectl']) await symlink(join(binDir, bin), join(fakeBin, bin));
   await writeFile(join(fakeBin, 'kube-apiserver'), '#!/bin/sh\necho "E0101 fake apiserver: cannot start" >&2\nexit 3\n');
   await chmod(join(fakeBin, 'kube-apiserver'), 0o755);
   await t.rejects(startControlPlane({ binDir: fakeBin, log, tmpRoot }), /kube-apiserver exited \(code 3[\s\S]*fake apiserver: cannot start/);

@@ -22,7 +22,6 @@ import {
   httpPort,
   kaos,
   kubectlOk,
-  markDeploymentReady,
   podSpecHash,
   podSpecOf,
   probe,
@@ -60,8 +59,7 @@ t.test('Agent: env vars in docs/api.md order, and exact Deployment and Service',
     kaos('MCPServer', 'echo-tools', { type: 'python-runtime', config: { tools: { fromString: 'def echo(x):\n    return x\n' } } }),
     kaos('MCPServer', 'calc', { type: 'python-runtime', config: { tools: { fromString: 'def add(a, b):\n    return a + b\n' } } }),
   ]);
-  // No nodes: the dependencies become Ready when their Deployments say a replica is ready.
-  for (const d of ['modelapi-llm', 'mcpserver-echo-tools', 'mcpserver-calc']) await markDeploymentReady(s(), ns, d);
+  // The dependencies become Ready through the real chain: scheduler, ReplicaSet, kwok's ready pods.
   await waitForPhase(s(), 'modelapi', ns, 'llm', 'Ready');
   await waitForPhase(s(), 'mcpserver', ns, 'echo-tools', 'Ready');
   await waitForPhase(s(), 'mcpserver', ns, 'calc', 'Ready');
@@ -148,7 +146,7 @@ t.test('Agent: podSpec override merges onto the generated pod', async (t) => {
     kaos('ModelAPI', 'llm', { mode: 'Proxy', proxyConfig: { model: 'gpt-4o-mini' } }),
     kaos('Agent', 'custom', {
       modelAPI: 'llm',
-      // The ModelAPI is never Ready here (no nodes): use it at once.
+      // Use the ModelAPI at once, whether or not its pod is ready yet.
       waitForDependencies: false,
       podSpec: {
         nodeSelector: { pool: 'agents' },

@@ -3,13 +3,15 @@
 // until they are Ready; then a Deployment; Ready when that Deployment reports a ready replica, as
 // `kubectl wait --for=condition=Ready` sees it; a missing ModelAPI is Failed until it is created;
 // a peer created after its coordinator is wired into the coordinator without touching it.
-// There are no nodes: a Deployment becomes ready by writing its status subresource.
+// Pods run on kwok's fake nodes: each step is held back by a spec whose pods never become ready
+// (support/kwok.ts) and released by fixing that spec, which rolls out pods that do.
 import t from 'tap';
 import type { KubeObject } from '../../src/api/lookup.ts';
 import { startLocalStack, tail } from '../../scripts/local-stack.ts';
 import {
-  condition, containerEnv, getDeployment, getKaos, kubectl, kubectlApply, markDeploymentReady, sleep, statusIs, waitForStatus,
+  condition, containerEnv, getDeployment, getKaos, kubectl, kubectlApply, sleep, statusIs, waitForStatus,
 } from './support/lifecycle.ts';
+import { NEVER_READY } from './support/kwok.ts';
 import { eventually } from '../support/poll.ts';
 
 const stack = await startLocalStack({ log: (line) => t.comment(line) });
@@ -37,11 +39,12 @@ const orphanCreated = Date.now();
 await kubectlApply(plane, [kaos('Agent', WARN_NS, 'y', { modelAPI: 'ghost' })]);
 
 t.test('dependency flow: Waiting on the ModelAPI, then the MCPServer, then a Deployment, then Ready', async (t) => {
-  await kubectlApply(plane, [
-    kaos('ModelAPI', NS, 'llm', { mode: 'Proxy', proxyConfig: { model: 'ollama/smollm2:135m', apiBase: 'http://ollama.example:11434' } }),
-    kaos('MCPServer', NS, 'tools', { type: 'python-runtime', config: { tools: { fromPackage: 'test-mcp-echo-server' } } }),
-  ]);
-  await kubectlApply(plane, [kaos('Agent', NS, 'x', { modelAPI: 'llm', mcpServers: ['tools'] })]);
+  const llm = { mode: 'Proxy', proxyConfig: { model: 'ollama/smollm2:135m', apiBase: 'http://ollama.example:11434' } };
+  const tools = { type: 'python-runtime', config: { tools: { fromPackage: 'test-mcp-echo-server' } } };
+  const x = { modelAPI: 'llm', mcpServers: ['tools'] };
+  // Each starts with pods that never become ready; `kubectl apply` without `container` fixes it.
+  await kubectlApply(plane, [kaos('ModelAPI', NS, 'llm', { ...llm, container: NEVER_READY }), kaos('MCPServer', NS, 'tools', { ...tools, container: NEVER_READY })]);
+  await kubectlApply(plane, [kaos('Agent', NS, 'x', { ...x, container: NEVER_READY })]);
 
   const waitingModel = await waitForStatus(client, 'Agent', NS, 'x', (a) => statusIs(a, 'Waiting', 'ModelAPI is not ready'), 'Waiting on the ModelAPI');
   t.equal(waitingModel.status?.ready, false);
@@ -50,11 +53,11 @@ t.test('dependency flow: Waiting on the ModelAPI, then the MCPServer, then a Dep
   t.match(condition(waitingModel, 'Stalled'), { status: 'False' });
   t.equal(await getDeployment(client, NS, 'agent-x'), undefined, 'no Deployment while waiting');
 
-  // The ModelAPI gets its own Deployment (Pending: nothing runs); make it ready.
+  // The ModelAPI gets its own Deployment, whose pod runs but is not ready: Pending; then fixed.
   await waitForStatus(client, 'ModelAPI', NS, 'llm', (m) => statusIs(m, 'Pending', 'Deployment ready replicas: 0/1'), 'Pending on its Deployment');
-  await markDeploymentReady(plane, NS, 'modelapi-llm');
-  const llm = await waitForStatus(client, 'ModelAPI', NS, 'llm', (m) => statusIs(m, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready');
-  t.equal(llm.status?.endpoint, `http://modelapi-llm.${NS}.svc.cluster.local:8000`);
+  await kubectlApply(plane, [kaos('ModelAPI', NS, 'llm', llm)]);
+  const llmReady = await waitForStatus(client, 'ModelAPI', NS, 'llm', (m) => statusIs(m, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready');
+  t.equal(llmReady.status?.endpoint, `http://modelapi-llm.${NS}.svc.cluster.local:8000`);
 
   const waitingTools = await waitForStatus(client, 'Agent', NS, 'x', (a) => statusIs(a, 'Waiting', 'MCPServer tools is not ready'), 'Waiting on the MCPServer');
   t.match(condition(waitingTools, 'Ready'), { status: 'False', reason: 'MCPServerNotReady' });
@@ -62,7 +65,7 @@ t.test('dependency flow: Waiting on the ModelAPI, then the MCPServer, then a Dep
   t.equal(await getDeployment(client, NS, 'agent-x'), undefined, 'still no Deployment');
 
   await waitForStatus(client, 'MCPServer', NS, 'tools', (m) => statusIs(m, 'Pending', 'Deployment ready replicas: 0/1'), 'Pending on its Deployment');
-  await markDeploymentReady(plane, NS, 'mcpserver-tools');
+  await kubectlApply(plane, [kaos('MCPServer', NS, 'tools', tools)]);
 
   const pending = await waitForStatus(client, 'Agent', NS, 'x', (a) => statusIs(a, 'Pending', 'Deployment ready replicas: 0/1'), 'Pending on its own Deployment');
   const deployment = await getDeployment(client, NS, 'agent-x');
@@ -70,13 +73,14 @@ t.test('dependency flow: Waiting on the ModelAPI, then the MCPServer, then a Dep
   const env = containerEnv(deployment, 'agent');
   t.ok(env.includes(`MODEL_API_URL=http://modelapi-llm.${NS}.svc.cluster.local:8000`), 'wired to the ModelAPI');
   t.ok(env.includes(`MCP_SERVER_tools_URL=http://mcpserver-tools.${NS}.svc.cluster.local:8000`), 'wired to the MCPServer');
-  t.match(condition(pending, 'Ready'), { status: 'False', reason: 'DeploymentNotReady' });
+  // Not ready, with the Deployment's own reason (its Available condition).
+  t.match(condition(pending, 'Ready'), { status: 'False', reason: 'MinimumReplicasUnavailable' });
   t.match(condition(pending, 'Reconciling'), { status: 'True' });
 
-  // What a user (or a CD pipeline) runs: it must return 0 once the Deployment has a ready replica.
+  // What a user (or a CD pipeline) runs: it must return 0 once the fixed spec's pod is ready.
   const waiting = plane.kubectl(['wait', '--for=condition=Ready', `agent/x`, '-n', NS, '--timeout=60s'], { timeoutMs: 90_000 });
   await sleep(500);
-  await markDeploymentReady(plane, NS, 'agent-x');
+  await kubectlApply(plane, [kaos('Agent', NS, 'x', x)]);
   const waited = await waiting;
   t.equal(waited.code, 0, `kubectl wait returns 0 (${waited.stdout.trim()}${waited.stderr.trim()})`);
 
@@ -119,7 +123,7 @@ t.test('a missing ModelAPI: Failed with the API server\'s words, and the Agent p
 t.test('a peer created after its coordinator is wired into its PEER_AGENTS with no change to the coordinator', async (t) => {
   // llm is Ready (first test); the coordinator names a peer that does not exist yet (a warning).
   await kubectlApply(plane, [kaos('Agent', NS, 'coordinator', { modelAPI: 'llm', agentNetwork: { access: ['worker-1'] } })]);
-  await waitForStatus(client, 'Agent', NS, 'coordinator', (a) => statusIs(a, 'Pending', 'Deployment ready replicas: 0/1'), 'Pending');
+  await waitForStatus(client, 'Agent', NS, 'coordinator', (a) => statusIs(a, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready');
   const before = await getKaos(client, 'Agent', NS, 'coordinator');
   const envBefore = containerEnv(await getDeployment(client, NS, 'agent-coordinator'), 'agent');
   t.notOk(envBefore.some((e) => e.startsWith('PEER_AGENTS=')), 'no PEER_AGENTS while the peer is missing');

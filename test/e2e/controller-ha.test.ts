@@ -15,7 +15,7 @@ import { OPERATOR_IDENTITY } from '../../src/cluster/rbac.ts';
 import { applySetupObjects, startLocalStack, tail, waitForAdmission, type OperatorProcess } from '../../scripts/local-stack.ts';
 import { admissionReview } from '../bench/reviews.ts';
 import {
-  getDeployment, killHard, kubectlApply, metricSum, scrape, startAnotherOperator, statusIs, waitForStatus,
+  getDeployment, killHard, kubectlApply, metricSum, scrape, startAnotherOperator, waitForStatus, type KaosView,
 } from './support/lifecycle.ts';
 import { eventually } from '../support/poll.ts';
 
@@ -89,12 +89,16 @@ t.test('both replicas answer the webhooks, leader or not', async (t) => {
   }
 });
 
+/** A status from the Deployment at the current generation: Pending until its pod (on a kwok node) is ready, then Ready. */
+const reconciled = (o: KaosView): boolean =>
+  o.status?.observedGeneration === o.metadata.generation && (o.status?.phase === 'Pending' || o.status?.phase === 'Ready') && o.status.message?.startsWith('Deployment ready replicas: ') === true;
+
 t.test('only the leader reconciles, and its metric says so', async (t) => {
   t.equal(await leaderStatus(a), 1, 'leader_election_master_status 1 on replica-a');
   t.equal(await leaderStatus(follower), 0, '0 on replica-b');
   t.equal(await leaseHolder(), 'replica-a', 'the Lease names replica-a');
   await kubectlApply(plane, [kaos('ModelAPI', 'first', { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' } })]);
-  await waitForStatus(client, 'ModelAPI', NS, 'first', (o) => statusIs(o, 'Pending', 'Deployment ready replicas: 0/1'), 'reconciled');
+  await waitForStatus(client, 'ModelAPI', NS, 'first', reconciled, 'reconciled');
   t.ok(await getDeployment(client, NS, 'modelapi-first'), 'its Deployment exists');
   t.ok((await reconciles(a)) >= 1, `replica-a reconciled (${await reconciles(a)} reconciles)`);
   t.equal(await reconciles(follower), 0, 'replica-b reconciled nothing');
@@ -106,7 +110,7 @@ t.test('SIGKILL the leader: the other takes over within 20 s and reconciles a ne
   // Admitted by replica-b, which still only follows: the Lease has up to 15 s left.
   await kubectlApply(plane, [kaos('ModelAPI', 'second', { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' } })]);
   const deadline = killed + 20_000;
-  await waitForStatus(client, 'ModelAPI', NS, 'second', (o) => statusIs(o, 'Pending', 'Deployment ready replicas: 0/1'), 'reconciled by the new leader', Math.max(0, deadline - Date.now()));
+  await waitForStatus(client, 'ModelAPI', NS, 'second', reconciled, 'reconciled by the new leader', Math.max(0, deadline - Date.now()));
   t.comment(`replica-b reconciled the new object ${Date.now() - killed} ms after the leader was killed (lease 15 s, retry 2 s)`);
   t.ok(await getDeployment(client, NS, 'modelapi-second'), 'its Deployment exists');
   t.equal(await leaderStatus(follower), 1, 'leader_election_master_status 1 on replica-b');

@@ -18,7 +18,7 @@ import { kaosPath } from '../../src/cluster/kaos-resources.ts';
 import { startLocalStack, tail, waitForAdmission, type OperatorProcess } from '../../scripts/local-stack.ts';
 import {
   CHILD_TYPES, auditMark, auditSince, changedKeys, describeRequest, getDeployment, killHard, kubectlApply,
-  markDeploymentReady, metricSum, operatorSettled, resourceVersions, scrape, sleep, startAnotherOperator, statusIs, waitForStatus,
+  metricSum, operatorSettled, resourceVersions, scrape, sleep, startAnotherOperator, statusIs, waitForStatus,
   writesBy, containerEnv, type OwnerReference,
 } from './support/lifecycle.ts';
 import { eventually } from '../support/poll.ts';
@@ -72,10 +72,7 @@ t.test('idle means idle: a converged cluster gets no write from the operator for
     kaos('Agent', IDLE_NS, 'worker', { modelAPI: 'llm', mcpServers: ['tools'] }),
     kaos('Agent', IDLE_NS, 'lead', { modelAPI: 'local', agentNetwork: { access: ['worker'] } }),
   ]);
-  for (const d of ['modelapi-llm', 'modelapi-local', 'mcpserver-tools', 'agent-worker', 'agent-lead']) {
-    await eventually(`Deployment ${d}`, () => getDeployment(client, IDLE_NS, d), { timeoutMs: 30_000, intervalMs: 200, retryErrors: true });
-    await markDeploymentReady(plane, IDLE_NS, d);
-  }
+  // Ready through the real chain: Deployment and ReplicaSet controllers, scheduler, kwok's pods.
   for (const [kind, name] of [['ModelAPI', 'llm'], ['ModelAPI', 'local'], ['MCPServer', 'tools'], ['Agent', 'worker'], ['Agent', 'lead']] as const) {
     await waitForStatus(client, kind, IDLE_NS, name, (o) => statusIs(o, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready');
   }
@@ -120,10 +117,6 @@ t.test('SIGKILL while 50 Agents are being created, then a restart: converges wit
     kaos('ModelAPI', NS, 'llm', { mode: 'Proxy', proxyConfig: { model: 'ollama/smollm2:135m' } }),
     kaos('MCPServer', NS, 'tools', { type: 'python-runtime', config: { tools: { fromPackage: 'test-mcp-echo-server' } } }),
   ]);
-  for (const d of ['modelapi-llm', 'mcpserver-tools']) {
-    await eventually(`Deployment ${d}`, () => getDeployment(client, NS, d), { timeoutMs: 30_000, intervalMs: 200, retryErrors: true });
-    await markDeploymentReady(plane, NS, d);
-  }
   await waitForStatus(client, 'ModelAPI', NS, 'llm', (o) => statusIs(o, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready');
   await waitForStatus(client, 'MCPServer', NS, 'tools', (o) => statusIs(o, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready');
 
@@ -145,7 +138,7 @@ t.test('SIGKILL while 50 Agents are being created, then a restart: converges wit
   await waitForAdmission(client);
   await kubectlApply(plane, agents);
   for (const a of agents) {
-    await waitForStatus(client, 'Agent', NS, a.metadata?.name ?? '', (o) => statusIs(o, 'Pending', 'Deployment ready replicas: 0/1'), 'Pending on its Deployment', 60_000);
+    await waitForStatus(client, 'Agent', NS, a.metadata?.name ?? '', (o) => statusIs(o, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready (its pod runs)', 60_000);
   }
   await eventually('the operator\'s queues to empty', () => operatorSettled(metricsPort, 52), { timeoutMs: 60_000, intervalMs: 200, retryErrors: true });
 
@@ -193,13 +186,18 @@ t.test('kube-apiserver restarted under a running operator: objects created after
     kaos('ModelAPI', NS, 'm', { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' } }),
     kaos('MCPServer', NS, 's', { type: 'python-runtime', config: { tools: { fromPackage: 'test-mcp-echo-server' } } }),
   ]);
-  // waitForDependencies: false, so the Agent gets its Deployment while its dependencies are Pending.
+  // waitForDependencies: false, so the Agent gets its Deployment while its dependencies may still be Pending.
   await kubectlApply(plane, [kaos('Agent', NS, 'a', { modelAPI: 'm', mcpServers: ['s'], waitForDependencies: false })]);
   const deadline = created + 30_000;
   for (const [kind, name, child] of [['ModelAPI', 'm', 'modelapi-m'], ['MCPServer', 's', 'mcpserver-s'], ['Agent', 'a', 'agent-a']] as const) {
-    const o = await waitForStatus(client, kind, NS, name, (x) => statusIs(x, 'Pending', 'Deployment ready replicas: 0/1'), 'reconciled (Pending on its Deployment)', Math.max(0, deadline - Date.now()));
+    // Reconciled: a status of this generation from its Deployment (Pending or, once its pod runs, Ready).
+    const o = await waitForStatus(client, kind, NS, name, (x) => x.status?.observedGeneration === x.metadata.generation && (x.status?.phase === 'Pending' || x.status?.phase === 'Ready'),
+      'reconciled (its Deployment\'s progress)', Math.max(0, deadline - Date.now()));
     t.equal(o.status?.observedGeneration, o.metadata.generation, `${kind} ${name} reconciled`);
     t.ok(await getDeployment(client, NS, child), `Deployment ${child}`);
   }
   t.comment(`reconciled ${Date.now() - created} ms after the first create following the apiserver restart`);
+  for (const [kind, name] of [['ModelAPI', 'm'], ['MCPServer', 's'], ['Agent', 'a']] as const) {
+    await waitForStatus(client, kind, NS, name, (x) => statusIs(x, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready (its pod runs)', 60_000);
+  }
 });

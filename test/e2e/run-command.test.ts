@@ -145,18 +145,22 @@ t.test('no cluster: a local control plane; prints how to use it; kubectl goes th
     `  ${kubectl} apply -f ${SAMPLE}`,
     `  ${kubectl} get agents,modelapis,mcpservers -A`,
     `  ${kubectl} get deployments,services,configmaps -A -l app.kubernetes.io/managed-by=kaos-operator`,
+    `  ${kubectl} get pods -A -w`,
     '',
     'The controller runs too (LEADER_ELECT=false: one replica, no Lease): each object gets its',
     'Deployment and Service (and a ConfigMap for a Proxy ModelAPI), owned by it, and a status.',
-    'There is no kubelet: no pod ever runs, so Deployments stay at 0/1 ready and the objects',
-    'do not reach Ready (kubectl describe agent <name> -n <namespace> shows why, with its Events).',
+    'The pods run on 3 fake nodes (kwok-node-0, kwok-node-1, kwok-node-2): kube-scheduler places',
+    'them and kwok plays the kubelet (no container runs; a pod turns Running and Ready within',
+    'seconds), so the Deployments become available and every object reaches Ready; an Agent',
+    'waits for its ModelAPI and MCPServers first (kubectl describe agent <name> -n <namespace>',
+    'says why).',
     `Ctrl-C stops the operator and the control plane and removes ${dir}.`,
     '',
   ].join('\n');
   const stderrAtReady = run.stderr();
   t.equal(stderrAtReady.slice(-banner.length), banner, 'it ends with the KUBECONFIG line, the kubectl to use (from the cache), the sample and what Ctrl-C does');
   const progress = stderrAtReady.slice(0, -banner.length).split('\n').slice(0, -1);
-  t.equal(progress[0], '[kaos] no reachable cluster: starting a local control plane (etcd, kube-apiserver, kube-controller-manager on 127.0.0.1)', 'it says there is no cluster first');
+  t.equal(progress[0], '[kaos] no reachable cluster: starting a local control plane on 127.0.0.1 (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, and kwok running pods on fake nodes)', 'it says there is no cluster first');
   t.equal(progress[1], `[kaos] [cluster-build] control plane v1.36.3 ready in ${binDir}`, 'it found the binaries in KAOS_CACHE_DIR');
   t.equal(progress.at(-1), '[kaos] [stack] admission is live', 'and says admission is live last');
   t.same(progress.filter((l) => !l.startsWith('[kaos] ')), [], 'every progress line carries the [kaos] prefix');
@@ -178,14 +182,15 @@ t.test('no cluster: a local control plane; prints how to use it; kubectl goes th
   // Everything it started: the control plane (each mentions the directory), its reaper, and the operator.
   const started = descendants(run.pid);
   const named = (name: string): ProcInfo[] => started.filter((p) => basename(p.argv[0] ?? '') === name && p.argv.some((a) => a.includes(dir)));
-  for (const name of ['etcd', 'kube-apiserver', 'kube-controller-manager']) {
+  const CONTROL_PLANE = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'];
+  for (const name of CONTROL_PLANE) {
     t.equal(named(name).length, 1, `${name} runs, started by it, in ${dir}`);
   }
   t.equal(started.filter((p) => p.argv[0] === 'sh' && p.argv.includes(dir)).length, 1, 'the control plane\'s reaper runs');
   const operator = operatorOf(run);
   t.equal(operator.length, 1, 'the operator runs as node dist/main.js, its child');
   t.ok(environOf(operator[0]?.pid ?? 0, 'KUBECONFIG')?.startsWith(`${dir}/`), 'with a kubeconfig of that control plane');
-  t.same(started.map(describe).sort(), [...named('etcd'), ...named('kube-apiserver'), ...named('kube-controller-manager'), ...started.filter((p) => p.argv[0] === 'sh'), ...operator].map(describe).sort(), 'and nothing else');
+  t.same(started.map(describe).sort(), [...CONTROL_PLANE.flatMap(named), ...started.filter((p) => p.argv[0] === 'sh'), ...operator].map(describe).sort(), 'and nothing else');
   t.same(processesMentioning(dir).filter((p) => !started.some((s) => s.pid === p.pid)).map(describe), [], 'every process using the directory is one of them');
 
   run.interrupt();
@@ -329,7 +334,7 @@ t.test('no cluster and no Go toolchain: says so and exits 1, without building an
   const status = await run.waitForExit(EXIT_MS);
   t.same(status, { code: 1, signal: null }, 'it exits 1');
   t.equal(run.stderr(), [
-    '[kaos] no reachable cluster: starting a local control plane (etcd, kube-apiserver, kube-controller-manager on 127.0.0.1)',
+    '[kaos] no reachable cluster: starting a local control plane on 127.0.0.1 (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, and kwok running pods on fake nodes)',
     '[kaos] [cluster-build] FAILED: no Go toolchain on PATH: install Go ≥ 1.26.0 to build the control plane',
     '[kaos] no cluster is reachable (set KUBECONFIG to one) and there is no Go toolchain to build a local control plane:',
     '[kaos] install Go ≥ 1.26, or point KUBECONFIG at a reachable cluster.',

@@ -60,8 +60,8 @@ const object = (kind: string, generation: number, status?: unknown): Obj => ({
 const written = (kind: string, generation: number, outcome: Outcome, observed = generation): Obj =>
   object(kind, generation, nextStatus(defaultStatus(kind), observed, outcome, NOW));
 
-const ready = deploymentProgress({ spec: { replicas: 1 }, status: { replicas: 1, readyReplicas: 1 } });
-const pending = deploymentProgress({ spec: { replicas: 1 }, status: { replicas: 1 } });
+const ready = deploymentProgress({ spec: { replicas: 1 }, status: { replicas: 1, updatedReplicas: 1, readyReplicas: 1 } });
+const pending = deploymentProgress({ spec: { replicas: 1 }, status: { replicas: 1, updatedReplicas: 1 } });
 
 for (const kind of KINDS) {
   t.test(`${kind}: Healthy, Progressing and Degraded from the operator's statuses`, async (t) => {

@@ -5,7 +5,8 @@
 // - not Ready while spec.waitForDependencies (default true) → Waiting (`… is not ready`);
 //   woken when its status changes.
 // In both cases nothing is applied or pruned: children from an earlier reconcile stay as they
-// are, and the status reports them truthfully (their Deployment, the endpoint of their Service).
+// are, and the status reports them truthfully (their Deployment, the endpoint of their Service);
+// one Event says why it waits, when the reason changes (not per retry).
 //
 // Without waitForDependencies (our choice; docs/api.md, "Agent reconcile"): a missing ModelAPI or MCPServer
 // still fails (there is no name to render), while one that exists but is not Ready is used
@@ -36,7 +37,7 @@ import {
 } from '../status.ts';
 import { converge, ownedChild } from './children.ts';
 import type { KindReconciler, ReconcileReads } from './context.ts';
-import { reconciler, settleStatus, type Run } from './frame.ts';
+import { reconciler, regarding, settleStatus, type Run } from './frame.ts';
 
 /** Either everything an Agent's render needs, or why it cannot be rendered yet. */
 export type AgentResolution = { deps: AgentDeps } | { verdict: Verdict };
@@ -87,6 +88,7 @@ export const reconcileAgent: KindReconciler = reconciler('Agent', async (run) =>
   const linkedResources = { modelapi: asString(asRecord(run.parent.spec)?.modelAPI) ?? '' };
   const resolution = resolveAgentDeps(ctx.reads, key.namespace, run.parent.spec);
   if ('verdict' in resolution) {
+    recordDependencyEvent(run, resolution.verdict);
     await settleStatus(run, { ...resolution.verdict, ...existingChildren(run), linkedResources });
     // Failed (missing dependency): back off and look again; its creation also wakes us at once.
     // Waiting: the dependency's status change wakes us, nothing to poll.
@@ -97,6 +99,22 @@ export const reconcileAgent: KindReconciler = reconciler('Agent', async (run) =>
   await converge(run, rendered, { linkedResources });
   return undefined;
 });
+
+/**
+ * One Event when the Agent starts waiting on a dependency, or on another one (so `kubectl describe
+ * agent` says why it waits): only when the status' message changes, never for a retry of the
+ * same wait. Missing is a Warning (the user may have to act); not ready is Normal (it will pass).
+ */
+function recordDependencyEvent(run: Run, verdict: Verdict): void {
+  if (asString(asRecord(run.parent.status)?.message) === verdict.message) return;
+  run.ctx.events.record({
+    regarding: regarding(run),
+    type: verdict.phase === 'Failed' ? 'Warning' : 'Normal',
+    reason: verdict.reason,
+    action: 'ResolveDependencies',
+    note: verdict.message,
+  });
+}
 
 /** What the status says of children an earlier reconcile made, while dependencies hold it back. */
 function existingChildren(run: Run): Pick<Outcome, 'deployment' | 'endpoint'> {

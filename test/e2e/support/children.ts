@@ -1,7 +1,7 @@
 // Helpers for the controller's end-to-end tests: drive objects with kubectl as a user would,
-// wait (with a deadline) until the operator has done something, make a Deployment "ready" by
-// writing its status subresource (the local control plane has no nodes, hence no pods), and
-// read children back in a shape that can be compared whole with values written out in a test.
+// wait (with a deadline) until the operator has done something (pods run on the local control
+// plane's kwok nodes, so Deployments become ready by themselves), and read children back in a
+// shape that can be compared whole with values written out in a test.
 import type { LocalStack } from '../../../scripts/local-stack.ts';
 import type { KubectlResult } from '../../cluster/control-plane.ts';
 import { eventually } from '../../support/poll.ts';
@@ -167,22 +167,6 @@ export const httpGet = (path: string, port: number): Json => ({ httpGet: { path,
 export const tcpSocket = (port: number): Json => ({ tcpSocket: { port } });
 export const httpPort = (port: number): Json[] => [{ name: 'http', containerPort: port, protocol: 'TCP' }];
 export const servicePorts = (port: number): Json[] => [{ name: 'http', port, targetPort: port, protocol: 'TCP' }];
-
-/**
- * Makes a Deployment report one ready replica, as the deployment controller and kubelet would
- * on a cluster with nodes: writes its status subresource (observedGeneration current).
- */
-export async function markDeploymentReady(stack: LocalStack, ns: string, name: string): Promise<void> {
-  const live = await waitForObject(stack, 'deployment', ns, name);
-  const status = {
-    observedGeneration: at(live, 'metadata', 'generation'),
-    replicas: 1,
-    updatedReplicas: 1,
-    readyReplicas: 1,
-    availableReplicas: 1,
-  };
-  await kubectlOk(stack, ['patch', 'deployment', name, '-n', ns, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
-}
 
 /** Waits until a KAOS object reports `status.phase`. */
 export function waitForPhase(stack: LocalStack, resource: string, ns: string, name: string, phase: string): Promise<Json> {

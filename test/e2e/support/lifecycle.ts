@@ -64,15 +64,6 @@ export function kubectlApply(plane: ControlPlane, objects: readonly KubeObject[]
   return kubectl(plane, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
 }
 
-/**
- * There is no kubelet: a Deployment becomes "ready" when someone writes its status subresource,
- * as the Deployment controller would once a pod passes its readiness probe.
- */
-export async function markDeploymentReady(plane: ControlPlane, namespace: string, name: string, replicas = 1): Promise<void> {
-  const status = { replicas, readyReplicas: replicas, availableReplicas: replicas, updatedReplicas: replicas };
-  await kubectl(plane, ['patch', 'deployment', name, '-n', namespace, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })]);
-}
-
 export async function getOrUndefined<T>(client: KubeClient, path: string): Promise<T | undefined> {
   try {
     return await client.get<T>(path);

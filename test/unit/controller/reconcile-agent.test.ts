@@ -246,3 +246,34 @@ t.test('legacy finalizer of an Agent being deleted, even with its ModelAPI missi
   t.same(ctx.requests, [{ verb: 'finalizers', target: `Agent/${NS}/${AGENT}`, body: ['kaos.tools/agent-finalizer'] }], 'no status');
   t.equal(ctx.kaos('Agent', NS, AGENT), undefined, 'its last finalizer gone, the object goes');
 });
+
+t.test('one Event per dependency transition, none for a retry of the same wait', async (t) => {
+  const ctx = new MemoryReconcileContext();
+  ctx.putKaos(sampleObject(SIMPLE, 'Agent', AGENT));
+  const events = () => ctx.recorded.map((e) => `${e.type} ${e.reason}: ${e.note}`);
+
+  await reconcile(ctx, 'Agent', NS, AGENT);
+  await reconcile(ctx, 'Agent', NS, AGENT);
+  await reconcile(ctx, 'Agent', NS, AGENT);
+  t.same(events(), ['Warning ModelAPIUnresolved: Failed to resolve ModelAPI: modelapis.kaos.tools "simple-modelapi" not found'], 'missing: one Warning over three retries');
+
+  ctx.clearRecords();
+  await dependency(ctx, SIMPLE, 'ModelAPI', 'simple-modelapi', false);
+  await reconcile(ctx, 'Agent', NS, AGENT);
+  await reconcile(ctx, 'Agent', NS, AGENT);
+  t.same(events().filter((e) => e.includes('ModelAPINotReady')), ['Normal ModelAPINotReady: ModelAPI is not ready'], 'not ready: one Normal Event');
+
+  ctx.setDeploymentStatus(NS, 'modelapi-simple-modelapi', deploymentStatus(1));
+  await reconcile(ctx, 'ModelAPI', NS, 'simple-modelapi');
+  await dependency(ctx, SIMPLE, 'MCPServer', 'simple-echo-mcp');
+  ctx.clearRecords();
+  await reconcile(ctx, 'Agent', NS, AGENT);
+  t.same(events().filter((e) => e.includes('NotReady') || e.includes('Unresolved')), [], 'nothing to wait for: no dependency Event');
+
+  ctx.setDeploymentStatus(NS, 'modelapi-simple-modelapi', deploymentStatus(0));
+  await reconcile(ctx, 'ModelAPI', NS, 'simple-modelapi');
+  ctx.clearRecords();
+  await reconcile(ctx, 'Agent', NS, AGENT);
+  await reconcile(ctx, 'Agent', NS, AGENT);
+  t.same(events(), ['Normal ModelAPINotReady: ModelAPI is not ready'], 'the ModelAPI going unready again: one more');
+});

@@ -48,6 +48,34 @@ t.test('deploymentProgress: Ready iff readyReplicas > 0; message with the desire
   t.equal(deploymentProgress({ spec: { replicas: 0 }, status: {} }).message, 'Deployment ready replicas: 0/0', 'scaled to zero');
 });
 
+t.test('deploymentProgress: not Ready while a rollout is in flight, Stalled past the progress deadline', async (t) => {
+  const cond = (type: string, status: string, reason: string, message = '') => ({ type, status, reason, message, lastTransitionTime: '2026-01-01T00:00:00Z' });
+  const deployment = (generation: number, status: Record<string, unknown>) => ({ metadata: { generation }, spec: { replicas: 1 }, status });
+  const done = { observedGeneration: 2, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 };
+
+  const ready = deploymentProgress(deployment(2, done));
+  t.same([ready.phase, ready.reason, ready.message], ['Ready', 'DeploymentReady', 'Deployment ready replicas: 1/1'], 'rollout complete, a pod ready');
+
+  const unobserved = deploymentProgress(deployment(3, done));
+  t.same([unobserved.phase, unobserved.reason, unobserved.message],
+    ['Pending', 'DeploymentRollingOut', 'Deployment ready replicas: 1/1 (rolling out: the new template not observed yet)'],
+    'a new template the Deployment controller has not seen: the ready pod is an old one');
+
+  const surging = deploymentProgress(deployment(3, { ...done, observedGeneration: 3, replicas: 2, updatedReplicas: 1 }));
+  t.same([surging.phase, surging.reason, surging.message],
+    ['Pending', 'DeploymentRollingOut', 'Deployment ready replicas: 1/1 (rolling out: 1 updated, 1 old replica still running)'],
+    'the old pod still serves while the new one starts');
+
+  const unavailable = deploymentProgress(deployment(1, { observedGeneration: 1, replicas: 1, updatedReplicas: 1, conditions: [cond('Available', 'False', 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.'), cond('Progressing', 'True', 'ReplicaSetUpdated')] }));
+  t.same([unavailable.phase, unavailable.reason, unavailable.message], ['Pending', 'MinimumReplicasUnavailable', 'Deployment ready replicas: 0/1'], "not ready: the Deployment's own reason");
+
+  const stalled = deploymentProgress(deployment(1, { observedGeneration: 1, replicas: 1, updatedReplicas: 1, conditions: [cond('Progressing', 'False', 'ProgressDeadlineExceeded', 'ReplicaSet "agent-a-1" has timed out progressing.')] }));
+  t.same([stalled.phase, stalled.reason, stalled.message, stalled.terminal],
+    ['Failed', 'ProgressDeadlineExceeded', 'Deployment ready replicas: 0/1: ReplicaSet "agent-a-1" has timed out progressing.', true],
+    'past progressDeadlineSeconds: Failed, terminal');
+  t.equal(statuses(nextStatus(undefined, 1, stalled, T0)), 'Ready=False Reconciling=False Stalled=True', 'kstatus Stalled');
+});
+
 t.test('mirrorDeployment keeps only what the CRD schema keeps, valid', async (t) => {
   const mirror = mirrorDeployment({
     status: {

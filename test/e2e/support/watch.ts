@@ -1,0 +1,45 @@
+// Every version of one object as a watch delivers it (`kubectl get -w`): each status the object
+// went through, in order, none missed between two polls — what a rollout test reads to prove that
+// a state was or was not reached.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import type { ControlPlane } from '../../cluster/control-plane.ts';
+
+export interface Seen {
+  resourceVersion: string;
+  generation: number;
+  status: Record<string, unknown>;
+}
+
+export interface Watcher {
+  /** Every version delivered so far, the first being the object as it was when the watch began. */
+  readonly seen: readonly Seen[];
+  stop(): Promise<void>;
+}
+
+export function watchObject(plane: ControlPlane, resource: string, namespace: string, name: string): Watcher {
+  // Space-separated: kubectl's watch output expands tabs.
+  const template = '{.metadata.resourceVersion} {.metadata.generation} {.status}{"\\n"}';
+  const child = spawn(join(plane.binDir, 'kubectl'), ['--kubeconfig', plane.kubeconfigPath, 'get', resource, name, '-n', namespace, '-w', '-o', `jsonpath=${template}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const seen: Seen[] = [];
+  let partial = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    partial += chunk;
+    const lines = partial.split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      const m = /^(\S+) +(\S+) *(.*)$/.exec(line);
+      if (m === null) continue;
+      const status = m[3] ?? '';
+      seen.push({ resourceVersion: m[1] ?? '', generation: Number(m[2]), status: status === '' ? {} : (JSON.parse(status) as Record<string, unknown>) });
+    }
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    seen,
+    async stop(): Promise<void> {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
