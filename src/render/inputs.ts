@@ -36,6 +36,11 @@ export interface ContainerOverrideInput {
   readonly env?: readonly EnvVarInput[];
 }
 
+export interface TelemetryInput {
+  readonly enabled?: boolean;
+  readonly endpoint?: string;
+}
+
 export interface GatewayRouteInput {
   readonly timeout?: string;
 }
@@ -58,6 +63,8 @@ export interface AgentMemoryInput {
 
 export interface AgentSpecInput extends CommonSpecInput {
   readonly modelAPI?: string;
+  /** The new shape's model (MODEL_NAME); absent in the original shape. */
+  readonly model?: string;
   readonly mcpServers?: readonly string[];
   readonly agentNetwork?: { readonly expose?: boolean; readonly access?: readonly string[] };
   readonly config?: {
@@ -66,6 +73,7 @@ export interface AgentSpecInput extends CommonSpecInput {
     readonly reasoningLoopMaxSteps?: number;
     readonly memory?: AgentMemoryInput;
     readonly env?: readonly EnvVarInput[];
+    readonly telemetry?: TelemetryInput;
   };
 }
 
@@ -79,6 +87,15 @@ export interface ModelAPISpecInput extends CommonSpecInput {
   readonly proxyConfig?: {
     readonly apiBase?: string;
     readonly model?: string;
+    readonly models?: readonly string[];
+    readonly provider?: string;
+    readonly apiKey?: {
+      readonly value?: string;
+      readonly valueFrom?: {
+        readonly secretKeyRef?: SecretKeySelectorInput;
+        readonly configMapKeyRef?: SecretKeySelectorInput;
+      };
+    };
     readonly configYaml?: {
       readonly fromString?: string;
       readonly fromSecretKeyRef?: SecretKeySelectorInput;
@@ -89,6 +106,7 @@ export interface ModelAPISpecInput extends CommonSpecInput {
     readonly model?: string;
     readonly env?: readonly EnvVarInput[];
   };
+  readonly telemetry?: TelemetryInput;
 }
 
 export interface ModelAPIInput {
@@ -106,6 +124,7 @@ export interface MCPServerSpecInput extends CommonSpecInput {
     };
     readonly env?: readonly EnvVarInput[];
   };
+  readonly telemetry?: TelemetryInput;
 }
 
 export interface MCPServerInput {
