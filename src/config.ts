@@ -1,5 +1,6 @@
 // Every setting of the operator process, parsed and validated in one place (api.md §6).
 // Each variable is documented in README.md's configuration table.
+import { CONTAINER_LOG_LEVELS, DEFAULT_CONTAINER_LOG_LEVEL, type ContainerLogLevel } from './api/enums.ts';
 import { REFERENCE_POLICIES, type ReferencePolicy } from './api/kinds.ts';
 import {
   POD_SECURITY_CONTEXTS,
@@ -50,12 +51,23 @@ export interface ControllerConfig {
   leaderElectionNamespace: string;
 }
 
+/** OpenTelemetry defaults of new-shape objects (docs/api.md §7.2). */
+export interface TelemetryDefaults {
+  /** `enabled` of objects without a telemetry block (DEFAULT_TELEMETRY_ENABLED). */
+  enabled: boolean;
+  /** OTLP endpoint of objects whose block names none (DEFAULT_TELEMETRY_ENDPOINT); '' = none. */
+  endpoint: string;
+}
+
 export interface Config {
   images: ImageDefaults;
   /** Defaults for every generated pod, applied before spec.container and spec.podSpec. */
   workload: WorkloadDefaults;
   controller: ControllerConfig;
   defaultModelName: string;
+  telemetry: TelemetryDefaults;
+  /** LOG_LEVEL / LITELLM_LOG / OLLAMA_DEBUG of new-shape objects' containers, unless they set it. */
+  defaultLogLevel: ContainerLogLevel;
   gateway: GatewayConfig;
   /** Operator-wide reference policy; a namespace label or object annotation may override it. */
   referencePolicy: ReferencePolicy;
@@ -177,6 +189,11 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       ollama: str('DEFAULT_OLLAMA_IMAGE', 'alpine/ollama:latest'),
     },
     defaultModelName: str('DEFAULT_MODEL_NAME', 'smollm2:135m'),
+    telemetry: {
+      enabled: bool('DEFAULT_TELEMETRY_ENABLED', false),
+      endpoint: str('DEFAULT_TELEMETRY_ENDPOINT', ''),
+    },
+    defaultLogLevel: oneOf('DEFAULT_LOG_LEVEL', CONTAINER_LOG_LEVELS, DEFAULT_CONTAINER_LOG_LEVEL),
     workload: {
       imagePullSecrets: parseImagePullSecrets('IMAGE_PULL_SECRETS', str('IMAGE_PULL_SECRETS', ''), problems),
       resources: {

@@ -58,10 +58,13 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
 
     // This request's live reads on cache misses: a few, within a deadline, shared by its lookups only.
     const budget = new LookupBudget();
-    const [references, namespaceLabels, podSpecErrors] = await Promise.all([
+    const [references, namespaceLabels, podSpecErrors, modelAPIDependents] = await Promise.all([
       isAgent ? resolveReferences(deps.lookup, namespace, namesToResolve(object.spec, oldObject?.spec), budget) : undefined,
       isAgent ? namespaceLabelsWithin(deps.lookup, namespace, budget) : undefined,
       checkPodSpec ? podSpecCheck(kind, object) : [],
+      kind === 'ModelAPI' && oldObject !== undefined && specChanged
+        ? modelAPIDependentsInCache(deps.lookup, namespace, object.metadata?.name ?? req.name ?? '')
+        : undefined,
     ]);
 
     const result = validateObject(kind, object, {
@@ -69,6 +72,8 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
       namespaceLabels,
       referencePolicy: deps.config.referencePolicy,
       references,
+      defaultTelemetryEndpoint: deps.config.telemetry.endpoint,
+      modelAPIDependents,
     });
     // Ratcheting, as Kubernetes does for CRD schemas: an UPDATE that leaves the spec alone is not
     // refused for what the spec already was (objects admitted by the Go operator, or by an older
@@ -97,8 +102,10 @@ function namesToResolve(spec: unknown, oldSpec: unknown): ReferencedNames {
   const valid = (name: string): boolean => validateDNS1123Subdomain('', name).length === 0;
   const isNew = (name: string, previous: readonly string[] | undefined): boolean => previous === undefined || !previous.includes(name);
   const everyDependency = getIn(spec, 'waitForDependencies') === false;
+  // A new spec.model is judged against the ModelAPI it names (docs/api.md §7.1), new or not.
+  const modelChanged = isSet(getIn(spec, 'model')) && getIn(spec, 'model') !== getIn(oldSpec, 'model');
   return {
-    modelAPIs: now.modelAPIs.filter((n) => valid(n) && (everyDependency || isNew(n, before?.modelAPIs))),
+    modelAPIs: now.modelAPIs.filter((n) => valid(n) && (everyDependency || modelChanged || isNew(n, before?.modelAPIs))),
     mcpServers: now.mcpServers.filter((n) => valid(n) && (everyDependency || isNew(n, before?.mcpServers))),
     agents: now.agents.filter((n) => valid(n) && isNew(n, before?.agents)).slice(0, MAX_PEER_LOOKUPS),
   };
@@ -144,6 +151,27 @@ async function resolveReferences(
     agents: new Map(agents.flat()),
     unchecked: { modelAPIs: unchecked.ModelAPI, mcpServers: unchecked.MCPServer },
   };
+}
+
+/**
+ * The Agents that reference a ModelAPI and name a model, from the cache only (a warning is never
+ * worth a live read): the reference index names them, and an Agent the cache does not hold is
+ * left out rather than read.
+ */
+async function modelAPIDependentsInCache(lookup: ObjectLookup, namespace: string, name: string): Promise<{ name: string; model: string }[]> {
+  const cacheOnly = new LookupBudget({ maxLiveLookups: 0 });
+  const agents = await Promise.all(
+    lookup.referencedBy('ModelAPI', namespace, name).map(async (agent) => {
+      try {
+        const model = getIn((await lookup.get('Agent', namespace, agent, cacheOnly))?.spec, 'model');
+        return typeof model === 'string' && model !== '' ? [{ name: agent, model }] : [];
+      } catch (err) {
+        if (err instanceof LookupNotMade) return [];
+        throw err;
+      }
+    }),
+  );
+  return agents.flat();
 }
 
 /** The namespace's labels; unknown (so the operator's policy applies) when its read would pass the deadline. */

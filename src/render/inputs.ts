@@ -161,4 +161,4 @@ export interface ConfigSourceDeps {
 }
 
 /** The part of the operator configuration render reads (so tests need not build a full Config). */
-export type RenderConfig = Pick<Config, 'images' | 'defaultModelName' | 'gateway' | 'workload'>;
+export type RenderConfig = Pick<Config, 'images' | 'defaultModelName' | 'gateway' | 'workload' | 'telemetry' | 'defaultLogLevel'>;
