@@ -9,6 +9,7 @@ import {
   uniqueEnv,
 } from './container.ts';
 import { renderHTTPRoute } from './gateway.ts';
+import { agentTelemetryEnv, logLevelEnv, telemetrySettings } from './observability.ts';
 import { defaultMCPServerImage } from './images.ts';
 import { configSourceOfSecret } from './hash.ts';
 import type { ConfigSourceDeps, MCPServerInput, RenderConfig } from './inputs.ts';
@@ -93,6 +94,18 @@ function toolsContainer(mcp: MCPServerInput): ToolsContainer {
   }
 }
 
+/**
+ * New shape only (docs/api.md §7.2; a telemetry block): the OpenTelemetry variables and LOG_LEVEL
+ * unless the user set it. spec.container.env still comes last (applyContainerOverride).
+ */
+export function mcpObservabilityEnv(mcp: MCPServerInput, config: RenderConfig): EnvVar[] {
+  if (mcp.spec.telemetry === undefined) return [];
+  return [
+    ...agentTelemetryEnv(mcp.metadata, telemetrySettings(mcp.spec.telemetry, config)),
+    ...logLevelEnv('LOG_LEVEL', config.defaultLogLevel, mcp.spec.config?.env, mcp.spec.container?.env),
+  ];
+}
+
 export function mcpServerContainer(mcp: MCPServerInput, config: RenderConfig): Container {
   const tools = toolsContainer(mcp);
   const generated: Container = {
@@ -103,7 +116,7 @@ export function mcpServerContainer(mcp: MCPServerInput, config: RenderConfig): C
     ports: [httpPort(MCP_PORT)],
     // config.env first, then the generated entries, which win a clash (they are what makes
     // the server run at all).
-    env: uniqueEnv([...copyEnv(mcp.spec.config?.env), ...tools.env]),
+    env: uniqueEnv([...copyEnv(mcp.spec.config?.env), ...tools.env, ...mcpObservabilityEnv(mcp, config)]),
     livenessProbe: tcpSocketProbe(MCP_PORT, { initialDelaySeconds: 20, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 3 }),
     readinessProbe: tcpSocketProbe(MCP_PORT, { initialDelaySeconds: 15, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 }),
   };

@@ -9,15 +9,17 @@ import {
   httpGetProbe,
   httpPort,
   uniqueEnv,
+  withoutEnv,
   type ProbeTiming,
 } from './container.ts';
+import { liteLLMTelemetryEnv, logLevelEnv, telemetrySettings } from './observability.ts';
 import { renderHTTPRoute } from './gateway.ts';
 import { defaultModelAPIImage, imageOf } from './images.ts';
 import { configSourceOfSecret } from './hash.ts';
 import type { ConfigSourceDeps, ModelAPIInput, RenderConfig } from './inputs.ts';
-import type { ConfigMap, Container, PodSpec, Volume } from './k8s.ts';
+import type { ConfigMap, Container, EnvVar, PodSpec, Volume } from './k8s.ts';
 import { childMeta, parentIdentity, type ParentIdentity } from './labels.ts';
-import { liteLLMConfigMapContent } from './litellm.ts';
+import { liteLLMConfigMapContent, PROXY_API_BASE_ENV, PROXY_API_KEY_ENV } from './litellm.ts';
 import { liteLLMConfigSource } from './sources.ts';
 import { CONTAINER_NAME, LITELLM_PORT, OLLAMA_PORT, configMapName, modelAPIMode, serviceURL, workloadName } from './names.ts';
 import type { Rendered } from './rendered.ts';
@@ -49,23 +51,68 @@ interface ModelAPIPod {
   port: number;
 }
 
+/** docs/api.md §7: `models`, `provider`, `apiKey` or a telemetry block make a ModelAPI new-shape. */
+export function isNewShapeModelAPI(modelAPI: ModelAPIInput): boolean {
+  const proxy = modelAPI.spec.proxyConfig;
+  return (
+    proxy?.models !== undefined || (proxy?.provider !== undefined && proxy.provider !== '') || proxy?.apiKey !== undefined || modelAPI.spec.telemetry !== undefined
+  );
+}
+
+/** PROXY_API_KEY from the key itself or from a Secret's or ConfigMap's key (never read by the operator). */
+function proxyApiKeyEnv(apiKey: NonNullable<NonNullable<ModelAPIInput['spec']['proxyConfig']>['apiKey']>): EnvVar {
+  const secret = apiKey.valueFrom?.secretKeyRef;
+  if (secret !== undefined) return { name: PROXY_API_KEY_ENV, valueFrom: { secretKeyRef: copySecretKeySelector(secret) } };
+  const configMap = apiKey.valueFrom?.configMapKeyRef;
+  if (configMap !== undefined) return { name: PROXY_API_KEY_ENV, valueFrom: { configMapKeyRef: copySecretKeySelector(configMap) } };
+  return env(PROXY_API_KEY_ENV, apiKey.value ?? '');
+}
+
+/**
+ * The `model-api` env of a Proxy. Original shape (§3): proxyConfig.env, then LITELLM_LOG=INFO
+ * unless set. New shape (§7.1): PROXY_API_BASE, PROXY_API_KEY, the user's list (proxyConfig.env,
+ * or container.env in its place, which wins a clash), LITELLM_LOG at the configured level unless
+ * set, then the OpenTelemetry variables.
+ */
+function proxyEnv(modelAPI: ModelAPIInput, config: RenderConfig): EnvVar[] {
+  const proxy = modelAPI.spec.proxyConfig;
+  if (!isNewShapeModelAPI(modelAPI)) {
+    const envList = copyEnv(proxy?.env);
+    if (!hasEnv(proxy?.env, 'LITELLM_LOG')) envList.push(env('LITELLM_LOG', 'INFO'));
+    return uniqueEnv(envList);
+  }
+  const containerEnv = modelAPI.spec.container?.env;
+  const user = [...copyEnv(proxy?.env), ...copyEnv(containerEnv)];
+  const userNames = new Set(copyEnv(containerEnv).map((e) => e.name));
+  const generated: EnvVar[] = [];
+  if (proxy?.apiBase !== undefined && proxy.apiBase !== '') generated.push(env(PROXY_API_BASE_ENV, proxy.apiBase));
+  if (proxy?.apiKey !== undefined) generated.push(proxyApiKeyEnv(proxy.apiKey));
+  const after = [
+    ...logLevelEnv('LITELLM_LOG', config.defaultLogLevel, proxy?.env, containerEnv),
+    ...liteLLMTelemetryEnv(modelAPI.metadata, telemetrySettings(modelAPI.spec.telemetry, config)),
+  ];
+  const keep = (e: EnvVar): boolean => !userNames.has(e.name);
+  return uniqueEnv([...generated.filter(keep), ...user, ...after.filter(keep)]);
+}
+
 function proxyPod(modelAPI: ModelAPIInput, parent: ParentIdentity, deps: ConfigSourceDeps, config: RenderConfig): ModelAPIPod {
   const proxy = modelAPI.spec.proxyConfig;
-  const envList = copyEnv(proxy?.env);
-  if (!hasEnv(proxy?.env, 'LITELLM_LOG')) envList.push(env('LITELLM_LOG', 'INFO'));
+  const newShape = isNewShapeModelAPI(modelAPI);
   const container: Container = {
     name: CONTAINER_NAME.ModelAPI,
     image: defaultModelAPIImage(modelAPI.spec, config),
     imagePullPolicy: 'IfNotPresent',
     args: ['--config', `${LITELLM_CONFIG_DIR}/${LITELLM_CONFIG_KEY}`, '--port', String(LITELLM_PORT)],
     ports: [httpPort(LITELLM_PORT)],
-    env: uniqueEnv(envList),
+    env: proxyEnv(modelAPI, config),
     volumeMounts: [{ name: LITELLM_CONFIG_VOLUME, mountPath: LITELLM_CONFIG_DIR }],
     livenessProbe: httpGetProbe('/health/liveliness', LITELLM_PORT, LIVENESS),
     readinessProbe: httpGetProbe('/health/liveliness', LITELLM_PORT, READINESS),
   };
+  // A new-shape object's container.env is already in place (proxyEnv).
+  const override = newShape ? withoutEnv(modelAPI.spec.container) : modelAPI.spec.container;
   const podSpec = (volume: Volume): PodSpec => ({
-    containers: [applyContainerOverride(withDefaultResources(container, 'ModelAPI', config.workload), modelAPI.spec.container)],
+    containers: [applyContainerOverride(withDefaultResources(container, 'ModelAPI', config.workload), override)],
     volumes: [volume],
   });
 
@@ -86,7 +133,8 @@ function proxyPod(modelAPI: ModelAPIInput, parent: ParentIdentity, deps: ConfigS
     return { podSpec: podSpec(volume), configSource, port: LITELLM_PORT };
   }
 
-  const content = liteLLMConfigMapContent(modelAPI.spec) ?? '';
+  const telemetry = newShape && telemetrySettings(modelAPI.spec.telemetry, config).enabled;
+  const content = liteLLMConfigMapContent(modelAPI.spec, telemetry) ?? '';
   const name = configMapName(parent.name);
   const configMap: ConfigMap = {
     apiVersion: 'v1',
@@ -99,13 +147,19 @@ function proxyPod(modelAPI: ModelAPIInput, parent: ParentIdentity, deps: ConfigS
 
 function hostedPod(modelAPI: ModelAPIInput, config: RenderConfig): ModelAPIPod {
   const hosted = modelAPI.spec.hostedConfig;
+  // New shape (§7.2): container.env in hostedConfig.env's place, then OLLAMA_DEBUG unless set; no OTel.
+  const newShape = isNewShapeModelAPI(modelAPI);
+  const containerEnv = modelAPI.spec.container?.env;
+  const mainEnv = newShape
+    ? uniqueEnv([...copyEnv(hosted?.env), ...copyEnv(containerEnv), ...logLevelEnv('OLLAMA_DEBUG', config.defaultLogLevel, hosted?.env, containerEnv)])
+    : uniqueEnv(copyEnv(hosted?.env));
   const dataMount = { name: OLLAMA_DATA_VOLUME, mountPath: OLLAMA_DATA_DIR };
   const main: Container = {
     name: CONTAINER_NAME.ModelAPI,
     image: defaultModelAPIImage(modelAPI.spec, config),
     imagePullPolicy: 'IfNotPresent',
     ports: [httpPort(OLLAMA_PORT)],
-    env: uniqueEnv(copyEnv(hosted?.env)),
+    env: mainEnv,
     volumeMounts: [{ ...dataMount }],
     livenessProbe: httpGetProbe('/', OLLAMA_PORT, LIVENESS),
     readinessProbe: httpGetProbe('/', OLLAMA_PORT, READINESS),
@@ -125,7 +179,12 @@ function hostedPod(modelAPI: ModelAPIInput, config: RenderConfig): ModelAPIPod {
   return {
     podSpec: {
       initContainers: [pull],
-      containers: [applyContainerOverride(withDefaultResources(main, 'ModelAPI', config.workload), modelAPI.spec.container)],
+      containers: [
+        applyContainerOverride(
+          withDefaultResources(main, 'ModelAPI', config.workload),
+          newShape ? withoutEnv(modelAPI.spec.container) : modelAPI.spec.container,
+        ),
+      ],
       volumes: [{ name: OLLAMA_DATA_VOLUME, emptyDir: {} }],
     },
     configSource: undefined,

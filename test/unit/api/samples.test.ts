@@ -24,17 +24,22 @@ async function loadSample(file: string): Promise<KubeObject[]> {
 }
 
 
-const files = (await readdir(samplesDir)).filter((f) => f.endsWith('.yaml')).sort();
+/** The original samples, and KAOS v0.1.3's (the newer shapes, docs/api.md §7) in their own folder. */
+const RELEASES = ['', 'kaos-v0.1.3/'];
+const yamlIn = async (dir: URL | string): Promise<string[]> => (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort();
+const files = (await Promise.all(RELEASES.map(async (r) => (await yamlIn(new URL(r, samplesDir))).map((f) => r + f)))).flat();
 
 t.test('the fixtures are the shared samples, unchanged', async (t) => {
-  t.ok(files.length >= 3);
-  const shared = await readdir(sharedDir).catch(() => undefined);
-  if (shared === undefined) {
-    t.comment(`${sharedDir} is not on this machine: only the fixtures are checked`);
-    return;
+  t.ok(files.length >= 6);
+  for (const release of RELEASES) {
+    const shared = await yamlIn(sharedDir + release).catch(() => undefined);
+    if (shared === undefined) {
+      t.comment(`${sharedDir + release} is not on this machine: only the fixtures are checked`);
+      continue;
+    }
+    t.same(files.filter((f) => f.startsWith(release) && !f.slice(release.length).includes('/')), shared.map((f) => release + f));
+    for (const f of shared) t.equal(await readFile(new URL(release + f, samplesDir), 'utf8'), await readFile(sharedDir + release + f, 'utf8'), release + f);
   }
-  t.same(files, shared.filter((f) => f.endsWith('.yaml')).sort());
-  for (const f of files) t.equal(await readFile(new URL(f, samplesDir), 'utf8'), await readFile(sharedDir + f, 'utf8'), f);
 });
 
 for (const file of files) {
@@ -53,7 +58,7 @@ for (const file of files) {
       const modelAPI = references?.modelAPIs.values().next().value;
       const defaulted = defaultObject(kind, object, { config: CONFIG, modelAPI });
       t.same(validateObject(kind, defaulted.object, ctx), { errors: [], warnings: [] }, `${label} is valid once defaulted`);
-      t.same(defaulted.defaulted, ['spec.container.image'], `${label}: only the image is chosen (samples give MODEL_NAME)`);
+      t.same(defaulted.defaulted, ['spec.container.image'], `${label}: only the image is chosen (samples give MODEL_NAME or spec.model)`);
       t.equal(defaulted.object.metadata?.annotations?.[DEFAULTED_ANNOTATION], 'spec.container.image');
       const again = defaultObject(kind, defaulted.object, { config: CONFIG, modelAPI, oldObject: defaulted.object });
       t.same(again.object, defaulted.object, `${label}: defaulting is idempotent`);
