@@ -158,6 +158,11 @@ export interface AgentDeps {
 export interface ConfigSourceDeps {
   /** The Secret's metadata.resourceVersion; undefined when unknown or missing (no config hash). */
   readonly secretResourceVersion?: string;
+  /**
+   * A Proxy ModelAPI whose `apiKey.valueFrom.secretKeyRef` names a Secret: its resourceVersion.
+   * An env var from a Secret is read only at container start, so it enters the config hash too.
+   */
+  readonly apiKeySecretResourceVersion?: string;
 }
 
 /** The part of the operator configuration render reads (so tests need not build a full Config). */

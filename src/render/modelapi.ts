@@ -130,7 +130,7 @@ function proxyPod(modelAPI: ModelAPIInput, parent: ParentIdentity, deps: ConfigS
     };
     const version = deps.secretResourceVersion;
     const configSource = version === undefined ? undefined : configSourceOfSecret(volume.secret?.secretName ?? '', version, selector.key);
-    return { podSpec: podSpec(volume), configSource, port: LITELLM_PORT };
+    return { podSpec: podSpec(volume), configSource: withApiKeySource(configSource, modelAPI, deps), port: LITELLM_PORT };
   }
 
   const telemetry = newShape && telemetrySettings(modelAPI.spec.telemetry, config).enabled;
@@ -142,7 +142,23 @@ function proxyPod(modelAPI: ModelAPIInput, parent: ParentIdentity, deps: ConfigS
     metadata: childMeta(parent, name),
     data: { [LITELLM_CONFIG_KEY]: content },
   };
-  return { podSpec: podSpec({ name: LITELLM_CONFIG_VOLUME, configMap: { name } }), configMap, configSource: content, port: LITELLM_PORT };
+  return {
+    podSpec: podSpec({ name: LITELLM_CONFIG_VOLUME, configMap: { name } }),
+    configMap,
+    configSource: withApiKeySource(content, modelAPI, deps),
+    port: LITELLM_PORT,
+  };
+}
+
+/**
+ * The config source with the API key's Secret version appended (new shape, key from a Secret, its
+ * version known), so that a new key rolls the pods; otherwise the source unchanged.
+ */
+function withApiKeySource(source: string | undefined, modelAPI: ModelAPIInput, deps: ConfigSourceDeps): string | undefined {
+  const ref = modelAPI.spec.proxyConfig?.apiKey?.valueFrom?.secretKeyRef;
+  const version = deps.apiKeySecretResourceVersion;
+  if (ref === undefined || version === undefined || source === undefined) return source;
+  return `${source}\n${configSourceOfSecret(ref.name ?? '', version, ref.key)}`;
 }
 
 function hostedPod(modelAPI: ModelAPIInput, config: RenderConfig): ModelAPIPod {
