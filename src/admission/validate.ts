@@ -194,8 +194,8 @@ function isSpecField(field: string): boolean {
 
 /**
  * Whether the spec holds anything the schema leaves opaque that reaches the pod: a podSpec
- * override, a container override beyond its image (resources, command, env), or an env entry
- * with valueFrom. Only then is the pod worth a dry run.
+ * override, a container override beyond its image (resources, command, env), an env entry with
+ * valueFrom, or an API key from a Secret or ConfigMap. Only then is the pod worth a dry run.
  */
 function shapesThePod(spec: unknown): boolean {
   if (isSet(getIn(spec, 'podSpec'))) return true;
@@ -203,5 +203,7 @@ function shapesThePod(spec: unknown): boolean {
   const container = getIn(spec, 'container');
   if (container !== null && typeof container === 'object' && Object.keys(container).some((k) => k !== 'image')) return true;
   const envLists = [getIn(spec, 'config', 'env'), getIn(spec, 'proxyConfig', 'env'), getIn(spec, 'hostedConfig', 'env')];
+  // A Proxy's apiKey.valueFrom becomes PROXY_API_KEY's valueFrom (docs/api.md §7.1).
+  if (isSet(getIn(spec, 'proxyConfig', 'apiKey', 'valueFrom'))) return true;
   return envLists.some((list) => Array.isArray(list) && list.some((e) => isSet(getIn(e, 'valueFrom'))));
 }
