@@ -66,6 +66,8 @@ export interface Config {
   controller: ControllerConfig;
   defaultModelName: string;
   telemetry: TelemetryDefaults;
+  /** Warn (admission, lint) about original-shape fields the newer KAOS shapes replace. */
+  deprecationWarnings: boolean;
   /** LOG_LEVEL / LITELLM_LOG / OLLAMA_DEBUG of new-shape objects' containers, unless they set it. */
   defaultLogLevel: ContainerLogLevel;
   gateway: GatewayConfig;
@@ -193,6 +195,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       enabled: bool('DEFAULT_TELEMETRY_ENABLED', false),
       endpoint: str('DEFAULT_TELEMETRY_ENDPOINT', ''),
     },
+    deprecationWarnings: bool('DEPRECATION_WARNINGS', false),
     defaultLogLevel: oneOf('DEFAULT_LOG_LEVEL', CONTAINER_LOG_LEVELS, DEFAULT_CONTAINER_LOG_LEVEL),
     workload: {
       imagePullSecrets: parseImagePullSecrets('IMAGE_PULL_SECRETS', str('IMAGE_PULL_SECRETS', ''), problems),

@@ -74,6 +74,7 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
       references,
       defaultTelemetryEndpoint: deps.config.telemetry.endpoint,
       modelAPIDependents,
+      deprecationWarnings: deps.config.deprecationWarnings,
     });
     // Ratcheting, as Kubernetes does for CRD schemas: an UPDATE that leaves the spec alone is not
     // refused for what the spec already was (objects admitted by the Go operator, or by an older

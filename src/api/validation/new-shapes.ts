@@ -93,3 +93,23 @@ export function telemetryWarnings(kind: KaosKind, spec: unknown, defaultEndpoint
   if (isSet(telemetry.endpoint) || defaultEndpoint !== '') return [];
   return [clampWarning(`${path}.endpoint: telemetry enabled, but no endpoint here nor in DEFAULT_TELEMETRY_ENDPOINT`)];
 }
+
+/**
+ * With DEPRECATION_WARNINGS (off by default, docs/api.md §7.3): one warning per original-shape
+ * field the newer KAOS shapes replace, naming its successor, for teams that want to migrate.
+ */
+export function deprecationWarnings(kind: KaosKind, spec: unknown): string[] {
+  const out: string[] = [];
+  const has = (...keys: string[]): boolean => isSet(getIn(spec, ...keys)) && (asArray(getIn(spec, ...keys))?.length ?? 1) > 0;
+  const warn = (field: string, successor: string): void => {
+    out.push(clampWarning(`${field} is the original KAOS shape; newer KAOS releases use ${successor}`));
+  };
+  if (kind === 'Agent' && !has('model')) warn('spec.config.env[MODEL_NAME]', 'spec.model');
+  if (kind === 'ModelAPI' && has('proxyConfig', 'model')) warn('spec.proxyConfig.model', 'spec.proxyConfig.models');
+  const ownEnv = kind === 'ModelAPI' ? (getIn(spec, 'mode') === 'Hosted' ? ['hostedConfig', 'env'] : ['proxyConfig', 'env']) : ['config', 'env'];
+  // An Agent's MODEL_NAME alone is the warning above, not a reason to move the list.
+  const entries = asArray(getIn(spec, ...ownEnv)) ?? [];
+  const userEntries = kind === 'Agent' ? entries.filter((e) => asRecord(e)?.name !== 'MODEL_NAME') : entries;
+  if (userEntries.length > 0) warn(`spec.${ownEnv.join('.')}`, 'spec.container.env');
+  return out;
+}

@@ -14,7 +14,7 @@ import type { AgentReferences, ValidationResult } from './validation-types.ts';
 import { stillReferencedWarning } from '../warnings.ts';
 import { servedPatterns, strandedAgents } from '../model-patterns.ts';
 import { mixedShapeErrors } from '../shapes.ts';
-import { strandedWarning, telemetryWarnings } from './new-shapes.ts';
+import { deprecationWarnings, strandedWarning, telemetryWarnings } from './new-shapes.ts';
 
 export interface ValidationContext {
   /** The stored object on UPDATE; absent on CREATE. */
@@ -32,6 +32,8 @@ export interface ValidationContext {
    * those the change of its models strands are warned about. Absent: not judged.
    */
   modelAPIDependents?: readonly { name: string; model: string }[];
+  /** DEPRECATION_WARNINGS: warn about original-shape fields the newer shapes replace. */
+  deprecationWarnings?: boolean;
 }
 
 export function validateObject(kind: KaosKind, object: KubeObject, ctx: ValidationContext): ValidationResult {
@@ -45,7 +47,10 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
     schema.cutStrings.size === 0 ? errors : errors.filter((e) => !isAboutCutString(e.field, schema.cutStrings));
   // Both shapes (docs/api.md §7.3): one shape per object part; telemetry that cannot export.
   const shapeErrors = mixedShapeErrors(kind, clipped.spec);
-  const shapeWarnings = telemetryWarnings(kind, clipped.spec, ctx.defaultTelemetryEndpoint ?? '');
+  const shapeWarnings = [
+    ...telemetryWarnings(kind, clipped.spec, ctx.defaultTelemetryEndpoint ?? ''),
+    ...(ctx.deprecationWarnings === true ? deprecationWarnings(kind, clipped.spec) : []),
+  ];
   switch (kind) {
     case 'Agent': {
       // The policy only means something for Agents, the one kind with references to judge.

@@ -13,7 +13,7 @@ import {
   strandedAgents,
 } from '../../../src/api/model-patterns.ts';
 import { mixedShapeErrors, shapeOf } from '../../../src/api/shapes.ts';
-import { apiKeyErrors, configYamlCoverageErrors, telemetryWarnings } from '../../../src/api/validation/new-shapes.ts';
+import { apiKeyErrors, configYamlCoverageErrors, deprecationWarnings, telemetryWarnings } from '../../../src/api/validation/new-shapes.ts';
 import { validateObject, type ValidationContext } from '../../../src/api/validation/validate-object.ts';
 import { agent, CONFIG, deepFreeze, hosted, modelAPI, referencesIn } from './objects.ts';
 
@@ -185,4 +185,25 @@ t.test('defaulting per shape: spec.model turns MODEL_NAME defaulting off, and ne
 
   const original = run(agent('a', { modelAPI: 'm' }));
   t.same((original.object.spec as { config: { env: unknown } }).config.env, [{ name: 'MODEL_NAME', value: 'smollm2:135m' }], 'original shape: as before');
+});
+
+t.test('deprecation warnings for original-shape fields: only when switched on', async (t) => {
+  const original = agent('a', { modelAPI: 'm', config: { env: [{ name: 'MODEL_NAME', value: 'llama3:8b' }, { name: 'X', value: '1' }] } });
+  t.same(deprecationWarnings('Agent', original.spec), [
+    'spec.config.env[MODEL_NAME] is the original KAOS shape; newer KAOS releases use spec.model',
+    'spec.config.env is the original KAOS shape; newer KAOS releases use spec.container.env',
+  ]);
+  t.same(deprecationWarnings('Agent', { modelAPI: 'm', config: { env: [{ name: 'MODEL_NAME', value: 'x' }] } }), [
+    'spec.config.env[MODEL_NAME] is the original KAOS shape; newer KAOS releases use spec.model',
+  ], 'the defaulted MODEL_NAME alone is no reason to move the list');
+  t.same(deprecationWarnings('Agent', { modelAPI: 'm', model: 'x' }), []);
+  t.same(deprecationWarnings('ModelAPI', { mode: 'Proxy', proxyConfig: { model: 'x' } }), [
+    'spec.proxyConfig.model is the original KAOS shape; newer KAOS releases use spec.proxyConfig.models',
+  ]);
+  t.same(deprecationWarnings('ModelAPI', { mode: 'Hosted', hostedConfig: { model: 'x', env: [{ name: 'A' }] } }), [
+    'spec.hostedConfig.env is the original KAOS shape; newer KAOS releases use spec.container.env',
+  ]);
+  const world = [hosted('m', 'llama3:8b')];
+  t.same(check(original, world).warnings, [], 'off by default');
+  t.equal(check(original, world, { deprecationWarnings: true }).warnings.length, 2, 'on: through validateObject');
 });
