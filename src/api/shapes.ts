@@ -91,8 +91,10 @@ export function mixedShapeErrors(kind: KaosKind, spec: unknown): FieldError[] {
   if (shapeOf(kind, spec) === 'new') {
     const own = ownEnvPath(kind, spec);
     // The object is in the new shape, so the original list is the one refused, naming its successor.
-    const hasItems = (v: unknown): boolean => (asArray(v)?.length ?? 0) > 0;
-    if (hasItems(getIn(spec, ...own.keys)) && hasItems(getIn(spec, 'container', 'env'))) {
+    // An Agent's MODEL_NAME entry is the model part (above; the webhook may have chosen it), not this one.
+    const isModelName = (e: unknown): boolean => kind === 'Agent' && isRecord(e) && e.name === 'MODEL_NAME';
+    const ownEntries = (asArray(getIn(spec, ...own.keys)) ?? []).filter((e) => !isModelName(e));
+    if (ownEntries.length > 0 && (asArray(getIn(spec, 'container', 'env'))?.length ?? 0) > 0) {
       errors.push(forbidden(own.path, `may not be set together with spec.container.env`));
     }
   }

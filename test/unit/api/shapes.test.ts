@@ -89,6 +89,11 @@ t.test('mixed shapes: each minority field is refused, naming the other shape', a
   t.same(errorsOf('Agent', { modelAPI: 'm', config: { env: [{ name: 'MODEL_NAME', value: 'y' }] }, container: { env: [{ name: 'B' }] } }), [],
     'an original-shape Agent: container.env is the §1 override, as before');
   t.same(errorsOf('Agent', { modelAPI: 'm', model: 'x', config: { env: [] }, container: { env: [{ name: 'B' }] } }), [], 'an empty list is not set');
+  t.same(
+    errorsOf('Agent', { modelAPI: 'm', config: { telemetry: { enabled: true }, env: [{ name: 'MODEL_NAME', value: 'x' }] }, container: { env: [{ name: 'B' }] } }),
+    [],
+    'a MODEL_NAME the webhook chose (no spec.model) is the model part, not a second env list',
+  );
 });
 
 t.test('apiKey: exactly one source', async (t) => {
