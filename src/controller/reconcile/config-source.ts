@@ -19,6 +19,8 @@ export function configSourceDeps(reads: ReconcileReads, namespace: string, secre
  * A Proxy ModelAPI's API key from a Secret (docs/api.md §7.1) is a dependency like the config
  * file's: its resourceVersion enters the config hash (a new key rolls the pods), and a Secret that
  * does not exist (unless `optional`) is reported instead of rendering a pod that cannot start.
+ * A key from a ConfigMap (`configMapKeyRef`) is rendered but not yet a watched dependency: the
+ * operator watches only the ConfigMaps it owns, so neither its absence nor its change is seen.
  */
 export function apiKeySecretDeps(
   reads: ReconcileReads,
