@@ -1,5 +1,6 @@
 // Agent → Deployment `agent-<name>`, Service and HTTPRoute when exposed (api.md §2).
 import { AGENT_DEFAULTS } from '../api/defaults.ts';
+import { shapeOf } from '../api/shapes.ts';
 import { applyContainerOverride, copyEnv, env, hasEnv, httpGetProbe, httpPort, uniqueEnv, withoutEnv } from './container.ts';
 import { agentTelemetryEnv, logLevelEnv, telemetrySettings } from './observability.ts';
 import { renderHTTPRoute } from './gateway.ts';
@@ -53,9 +54,9 @@ export function agentEnv(agent: AgentInput, deps: AgentDeps, config: RenderConfi
   return uniqueEnv(out);
 }
 
-/** docs/api.md §7: `spec.model` or a telemetry block make an Agent new-shape. */
+/** docs/api.md §7: `spec.model` or a telemetry block make an Agent new-shape (api/shapes.ts decides). */
 export function isNewShapeAgent(agent: AgentInput): boolean {
-  return (agent.spec.model !== undefined && agent.spec.model !== '') || agent.spec.config?.telemetry !== undefined;
+  return shapeOf('Agent', agent.spec) === 'new';
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   tcpSocketProbe,
   uniqueEnv,
 } from './container.ts';
+import { shapeOf } from '../api/shapes.ts';
 import { renderHTTPRoute } from './gateway.ts';
 import { agentTelemetryEnv, logLevelEnv, telemetrySettings } from './observability.ts';
 import { defaultMCPServerImage } from './images.ts';
@@ -95,11 +96,11 @@ function toolsContainer(mcp: MCPServerInput): ToolsContainer {
 }
 
 /**
- * New shape only (docs/api.md §7.2; a telemetry block): the OpenTelemetry variables and LOG_LEVEL
- * unless the user set it. spec.container.env still comes last (applyContainerOverride).
+ * New shape only (docs/api.md §7.2; api/shapes.ts decides): the OpenTelemetry variables and
+ * LOG_LEVEL unless the user set it. spec.container.env still comes last (applyContainerOverride).
  */
 export function mcpObservabilityEnv(mcp: MCPServerInput, config: RenderConfig): EnvVar[] {
-  if (mcp.spec.telemetry === undefined) return [];
+  if (shapeOf('MCPServer', mcp.spec) !== 'new') return [];
   return [
     ...agentTelemetryEnv(mcp.metadata, telemetrySettings(mcp.spec.telemetry, config)),
     ...logLevelEnv('LOG_LEVEL', config.defaultLogLevel, mcp.spec.config?.env, mcp.spec.container?.env),

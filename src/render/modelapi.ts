@@ -13,6 +13,7 @@ import {
   type ProbeTiming,
 } from './container.ts';
 import { liteLLMTelemetryEnv, logLevelEnv, telemetrySettings } from './observability.ts';
+import { shapeOf } from '../api/shapes.ts';
 import { renderHTTPRoute } from './gateway.ts';
 import { defaultModelAPIImage, imageOf } from './images.ts';
 import { configSourceOfSecret } from './hash.ts';
@@ -51,12 +52,9 @@ interface ModelAPIPod {
   port: number;
 }
 
-/** docs/api.md §7: `models`, `provider`, `apiKey` or a telemetry block make a ModelAPI new-shape. */
+/** docs/api.md §7: `models`, `provider`, `apiKey` or a telemetry block make a ModelAPI new-shape (api/shapes.ts decides). */
 export function isNewShapeModelAPI(modelAPI: ModelAPIInput): boolean {
-  const proxy = modelAPI.spec.proxyConfig;
-  return (
-    proxy?.models !== undefined || (proxy?.provider !== undefined && proxy.provider !== '') || proxy?.apiKey !== undefined || modelAPI.spec.telemetry !== undefined
-  );
+  return shapeOf('ModelAPI', modelAPI.spec) === 'new';
 }
 
 /** PROXY_API_KEY from the key itself or from a Secret's or ConfigMap's key (never read by the operator). */
