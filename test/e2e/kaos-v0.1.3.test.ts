@@ -4,7 +4,8 @@
 // (every expectation written out from the contract, never computed with the renderer); mixed
 // shapes are refused naming both fields; a model the ModelAPI does not serve is refused at apply
 // time (Enforce) and reported by the controller in KAOS's words (Warn); a ModelAPI change that
-// strands an Agent is warned about; and original-shape objects survive a restart of the operator
+// strands an Agent is warned about; an API key from a Secret is a dependency (absence in status,
+// a change rolls the pods, the key in no Event or status); and original-shape objects survive a restart of the operator
 // with new operator-wide defaults byte for byte (same resourceVersion, no rollout).
 //
 // Run `npm run build` first: the operator process is dist/main.js.
@@ -18,6 +19,7 @@ import {
   applyObjects,
   at,
   createNamespace,
+  getObject,
   kaos,
   kubectlOk,
   markDeploymentReady,
@@ -203,6 +205,41 @@ t.test("under Warn: admitted with a warning, reported by the controller in KAOS'
   t.equal(change.stderr, 'Warning: ModelAPI "llm" no longer serves the model of Agents: served\n', 'names the Agent it strands (not the one already lost)');
   const stranded = await waitForObject(s(), 'agent', ns, 'served', (o) => at(o, 'status', 'phase') === 'Failed');
   t.equal(at(stranded, 'status', 'message'), 'model "openai/gpt-4o" not supported by ModelAPI "llm" (supported: [claude])');
+});
+
+t.test('an apiKey from a Secret: its absence is the status; its creation and every change roll the pods', async (t) => {
+  const ns = 'api-key';
+  await createNamespace(s(), ns);
+  await applyObjects(s(), ns, [
+    kaos('ModelAPI', 'cloud', {
+      mode: 'Proxy',
+      proxyConfig: { models: ['gpt-4o'], provider: 'openai', apiKey: { valueFrom: { secretKeyRef: { name: 'openai', key: 'api-key' } } } },
+    }),
+  ]);
+  const failed = await waitForPhase(s(), 'modelapi', ns, 'cloud', 'Failed');
+  t.equal(at(failed, 'status', 'message'), 'Failed to resolve Secret openai: secrets "openai" not found');
+  t.equal(await getObject(s(), 'deployment', ns, 'modelapi-cloud'), undefined, 'no pod that cannot start');
+
+  await kubectlOk(s(), ['create', 'secret', 'generic', 'openai', '-n', ns, '--from-literal=api-key=sk-one']);
+  const first = await waitForObject(s(), 'deployment', ns, 'modelapi-cloud');
+  t.strictSame(envOf(first, 'model-api'), [
+    { name: 'PROXY_API_KEY', valueFrom: { secretKeyRef: { key: 'api-key', name: 'openai' } } },
+    { name: 'LITELLM_LOG', value: 'INFO' },
+  ], 'the key by reference: its value is never in the Deployment');
+  const configMap = await waitForObject(s(), 'configmap', ns, 'litellm-config-cloud');
+  t.same(parse(String(at(configMap, 'data', 'config.yaml'))), {
+    model_list: [{ model_name: 'gpt-4o', litellm_params: { model: 'openai/gpt-4o', api_key: 'os.environ/PROXY_API_KEY' } }],
+    litellm_settings: { drop_params: true },
+  });
+  const hashOf = (d: Json): unknown => at(d, 'spec', 'template', 'metadata', 'annotations', 'kaos.tools/config-hash');
+  t.match(hashOf(first), /^[0-9a-f]{16}$/);
+  await kubectlOk(s(), ['patch', 'secret', 'openai', '-n', ns, '--type=merge', '-p', JSON.stringify({ stringData: { 'api-key': 'sk-two' } })]);
+  const rolled = await waitForObject(s(), 'deployment', ns, 'modelapi-cloud', (d) => hashOf(d) !== hashOf(first), 'a new config hash');
+  t.not(hashOf(rolled), hashOf(first), 'a new key rolls the pods');
+  const events = await kubectlOk(s(), ['get', 'events', '-n', ns, '-o', 'json']);
+  t.notOk(events.includes('sk-one') || events.includes('sk-two'), 'the key is in no Event');
+  const status = JSON.stringify(at(await getObject(s(), 'modelapi', ns, 'cloud') ?? {}, 'status'));
+  t.notOk(status.includes('sk-'), 'nor in the status');
 });
 
 t.test('original-shape objects survive an operator restart with new defaults byte for byte: same resourceVersion, no rollout', async (t) => {
