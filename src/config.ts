@@ -1,5 +1,6 @@
 // Every setting of the operator process, parsed and validated in one place (docs/api.md, "Operator configuration"; every variable in docs/configuration.md).
 // Each variable is documented in docs/configuration.md's configuration table.
+import { CONTAINER_LOG_LEVELS, DEFAULT_CONTAINER_LOG_LEVEL, type ContainerLogLevel } from './api/enums.ts';
 import { REFERENCE_POLICIES, type ReferencePolicy } from './api/kinds.ts';
 import {
   POD_SECURITY_CONTEXTS,
@@ -55,12 +56,25 @@ export interface ControllerConfig {
   leaderElectionNamespace: string;
 }
 
+/** OpenTelemetry defaults of new-shape objects (docs/api.md, "Newer KAOS shapes"). */
+export interface TelemetryDefaults {
+  /** `enabled` of objects without a telemetry block (DEFAULT_TELEMETRY_ENABLED). */
+  enabled: boolean;
+  /** OTLP endpoint of objects whose block names none (DEFAULT_TELEMETRY_ENDPOINT); '' = none. */
+  endpoint: string;
+}
+
 export interface Config {
   images: ImageDefaults;
   /** Defaults for every generated pod, applied before spec.container and spec.podSpec. */
   workload: WorkloadDefaults;
   controller: ControllerConfig;
   defaultModelName: string;
+  telemetry: TelemetryDefaults;
+  /** Warn (admission, lint) about original-shape fields the newer KAOS shapes replace. */
+  deprecationWarnings: boolean;
+  /** LOG_LEVEL / LITELLM_LOG / OLLAMA_DEBUG of new-shape objects' containers, unless they set it. */
+  defaultLogLevel: ContainerLogLevel;
   gateway: GatewayConfig;
   /** Operator-wide reference policy; a namespace label or object annotation may override it. */
   referencePolicy: ReferencePolicy;
@@ -194,6 +208,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       ollama: str('DEFAULT_OLLAMA_IMAGE', 'alpine/ollama:latest'),
     },
     defaultModelName: str('DEFAULT_MODEL_NAME', 'smollm2:135m'),
+    telemetry: {
+      enabled: bool('DEFAULT_TELEMETRY_ENABLED', false),
+      endpoint: str('DEFAULT_TELEMETRY_ENDPOINT', ''),
+    },
+    deprecationWarnings: bool('DEPRECATION_WARNINGS', false),
+    defaultLogLevel: oneOf('DEFAULT_LOG_LEVEL', CONTAINER_LOG_LEVELS, DEFAULT_CONTAINER_LOG_LEVEL),
     workload: {
       imagePullSecrets: parseImagePullSecrets('IMAGE_PULL_SECRETS', str('IMAGE_PULL_SECRETS', ''), problems),
       resources: {

@@ -30,6 +30,22 @@
 - name: DEFAULT_MODEL_NAME
   value: {{ $c.defaultModelName | toString | quote }}
 {{- end }}
+{{- if and (hasKey $c "defaultTelemetryEnabled") (ne (toString $c.defaultTelemetryEnabled) "") }}
+- name: DEFAULT_TELEMETRY_ENABLED
+  value: {{ $c.defaultTelemetryEnabled | toString | quote }}
+{{- end }}
+{{- if and (hasKey $c "defaultTelemetryEndpoint") (ne (toString $c.defaultTelemetryEndpoint) "") }}
+- name: DEFAULT_TELEMETRY_ENDPOINT
+  value: {{ $c.defaultTelemetryEndpoint | toString | quote }}
+{{- end }}
+{{- if and (hasKey $c "defaultLogLevel") (ne (toString $c.defaultLogLevel) "") }}
+- name: DEFAULT_LOG_LEVEL
+  value: {{ $c.defaultLogLevel | toString | quote }}
+{{- end }}
+{{- if and (hasKey $c "deprecationWarnings") (ne (toString $c.deprecationWarnings) "") }}
+- name: DEPRECATION_WARNINGS
+  value: {{ $c.deprecationWarnings | toString | quote }}
+{{- end }}
 {{- if and (hasKey $c "gatewayApiEnabled") (ne (toString $c.gatewayApiEnabled) "") }}
 - name: GATEWAY_API_ENABLED
   value: {{ $c.gatewayApiEnabled | toString | quote }}

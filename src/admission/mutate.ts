@@ -3,7 +3,7 @@
 import jsonPatch from 'fast-json-patch';
 import type { Config } from '../config.ts';
 import { defaultObject } from '../api/defaulting/default-object.ts';
-import { asString, getIn, type JsonRecord } from '../api/json.ts';
+import { asString, getIn, isSet, type JsonRecord } from '../api/json.ts';
 import type { KaosKind } from '../api/kinds.ts';
 import { validateDNS1123Subdomain } from '../api/name-validation.ts';
 import { requireKubeObject } from '../api/kube-object.ts';
@@ -41,6 +41,8 @@ async function referencedModelAPI(lookup: ObjectLookup, namespace: string, agent
   const name = asString(getIn(agent.spec, 'modelAPI'));
   // An invalid name is validation's to report; looking it up could only make a nonsense URL.
   if (name === undefined || validateDNS1123Subdomain('', name).length > 0) return undefined;
+  // With spec.model (docs/api.md, "Newer KAOS shapes") no MODEL_NAME is chosen: nothing to look up.
+  if (isSet(getIn(agent.spec, 'model'))) return undefined;
   // One lookup, but within the same per-request deadline as validation's: past it, the ModelAPI
   // is unknown and MODEL_NAME takes the operator's default, as for a ModelAPI that does not exist.
   try {

@@ -60,10 +60,13 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
 
     // This request's live reads on cache misses: a few, within a deadline, shared by its lookups only.
     const budget = new LookupBudget();
-    const [references, namespaceLabels, podSpecErrors] = await Promise.all([
+    const [references, namespaceLabels, podSpecErrors, modelAPIDependents] = await Promise.all([
       isAgent ? resolveReferences(deps.lookup, namespace, namesToResolve(object.spec, oldObject?.spec), budget) : undefined,
       isAgent ? namespaceLabelsWithin(deps.lookup, namespace, budget) : undefined,
       checkPodSpec ? podSpecCheck(kind, object) : [],
+      kind === 'ModelAPI' && oldObject !== undefined && specChanged
+        ? modelAPIDependentsInCache(deps.lookup, namespace, object.metadata?.name ?? req.name ?? '')
+        : undefined,
     ]);
 
     const result = validateObject(kind, object, {
@@ -71,6 +74,9 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
       namespaceLabels,
       referencePolicy: deps.config.referencePolicy,
       references,
+      defaultTelemetryEndpoint: deps.config.telemetry.endpoint,
+      modelAPIDependents,
+      deprecationWarnings: deps.config.deprecationWarnings,
     });
     // Ratcheting, as Kubernetes does for CRD schemas: an UPDATE that leaves the spec alone is not
     // refused for what the spec already was (objects admitted by the Go operator, or by an older
@@ -99,8 +105,10 @@ function namesToResolve(spec: unknown, oldSpec: unknown): ReferencedNames {
   const valid = (name: string): boolean => validateDNS1123Subdomain('', name).length === 0;
   const isNew = (name: string, previous: readonly string[] | undefined): boolean => previous === undefined || !previous.includes(name);
   const everyDependency = getIn(spec, 'waitForDependencies') === false;
+  // A new spec.model is judged against the ModelAPI it names (docs/api.md, "Newer KAOS shapes"), new or not.
+  const modelChanged = isSet(getIn(spec, 'model')) && getIn(spec, 'model') !== getIn(oldSpec, 'model');
   return {
-    modelAPIs: now.modelAPIs.filter((n) => valid(n) && (everyDependency || isNew(n, before?.modelAPIs))),
+    modelAPIs: now.modelAPIs.filter((n) => valid(n) && (everyDependency || modelChanged || isNew(n, before?.modelAPIs))),
     mcpServers: now.mcpServers.filter((n) => valid(n) && (everyDependency || isNew(n, before?.mcpServers))),
     agents: now.agents.filter((n) => valid(n) && isNew(n, before?.agents)).slice(0, MAX_PEER_LOOKUPS),
   };
@@ -155,6 +163,27 @@ async function resolveReferences(
   };
 }
 
+/**
+ * The Agents that reference a ModelAPI and name a model, from the cache only (a warning is never
+ * worth a live read): the reference index names them, and an Agent the cache does not hold is
+ * left out rather than read.
+ */
+async function modelAPIDependentsInCache(lookup: ObjectLookup, namespace: string, name: string): Promise<{ name: string; model: string }[]> {
+  const cacheOnly = new LookupBudget({ maxLiveLookups: 0 });
+  const agents = await Promise.all(
+    lookup.referencedBy('ModelAPI', namespace, name).map(async (agent) => {
+      try {
+        const model = getIn((await lookup.get('Agent', namespace, agent, cacheOnly))?.spec, 'model');
+        return typeof model === 'string' && model !== '' ? [{ name: agent, model }] : [];
+      } catch (err) {
+        if (err instanceof LookupNotMade) return [];
+        throw err;
+      }
+    }),
+  );
+  return agents.flat();
+}
+
 /** The namespace's labels; unknown (so the operator's policy applies) when its read would pass the deadline. */
 async function namespaceLabelsWithin(lookup: ObjectLookup, namespace: string, budget: LookupBudget): Promise<Record<string, string> | undefined> {
   try {
@@ -175,8 +204,8 @@ function isSpecField(field: string): boolean {
 
 /**
  * Whether the spec holds anything the schema leaves opaque that reaches the pod: a podSpec
- * override, a container override beyond its image (resources, command, env), or an env entry
- * with valueFrom. Only then is the pod worth a dry run.
+ * override, a container override beyond its image (resources, command, env), an env entry with
+ * valueFrom, or an API key from a Secret or ConfigMap. Only then is the pod worth a dry run.
  */
 function shapesThePod(spec: unknown): boolean {
   if (isSet(getIn(spec, 'podSpec'))) return true;
@@ -184,5 +213,7 @@ function shapesThePod(spec: unknown): boolean {
   const container = getIn(spec, 'container');
   if (container !== null && typeof container === 'object' && Object.keys(container).some((k) => k !== 'image')) return true;
   const envLists = [getIn(spec, 'config', 'env'), getIn(spec, 'proxyConfig', 'env'), getIn(spec, 'hostedConfig', 'env')];
+  // A Proxy's apiKey.valueFrom becomes PROXY_API_KEY's valueFrom (docs/api.md, "Newer KAOS shapes").
+  if (isSet(getIn(spec, 'proxyConfig', 'apiKey', 'valueFrom'))) return true;
   return envLists.some((list) => Array.isArray(list) && list.some((e) => isSet(getIn(e, 'valueFrom'))));
 }

@@ -16,3 +16,9 @@ export type Phase = (typeof AGENT_PHASES)[number];
 
 export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
 export type ConditionStatus = (typeof CONDITION_STATUSES)[number];
+
+/** Log levels of the generated containers (DEFAULT_LOG_LEVEL; docs/api.md, "Newer KAOS shapes"). */
+export const CONTAINER_LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARNING', 'ERROR'] as const;
+export type ContainerLogLevel = (typeof CONTAINER_LOG_LEVELS)[number];
+/** What DEFAULT_LOG_LEVEL defaults to. */
+export const DEFAULT_CONTAINER_LOG_LEVEL: ContainerLogLevel = 'INFO';

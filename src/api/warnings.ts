@@ -37,7 +37,14 @@ const codePointLength = (text: string): number => [...text].length;
  */
 export function stillReferencedWarning(kind: KaosKind, name: string, agents: readonly string[]): string {
   const how = kind === 'Agent' ? 'is still listed as a peer by Agents' : 'is still referenced by Agents';
-  const head = `${kind} ${goQuote(name)} ${how}: `;
+  return namingWarning(`${kind} ${goQuote(name)} ${how}: `, agents);
+}
+
+/**
+ * `<head><a1>, <a2> and 12 more`: as many names as fit in one warning, the rest counted; just the
+ * count (`<head>14 Agents`) when not even one name fits.
+ */
+export function namingWarning(head: string, agents: readonly string[]): string {
   for (let shown = agents.length; shown > 0; shown--) {
     const rest = agents.length - shown;
     const text = head + agents.slice(0, shown).join(', ') + (rest > 0 ? ` and ${rest} more` : '');

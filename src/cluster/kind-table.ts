@@ -128,6 +128,18 @@ function modelAPIConfigSecret(object: KubeObject): string[] {
   return one(spec.proxyConfig?.configYaml?.fromSecretKeyRef?.name);
 }
 
+/**
+ * The Secret behind a Proxy ModelAPI's `proxyConfig.apiKey.valueFrom.secretKeyRef` (docs/api.md,
+ * "Newer KAOS shapes"): its resourceVersion enters the config hash (a new key rolls the pods), and
+ * its absence is reported. A key from a ConfigMap (`configMapKeyRef`) is rendered but not a
+ * dependency: the operator watches only the ConfigMaps it owns.
+ */
+function modelAPIApiKeySecret(object: KubeObject): string[] {
+  const spec = asRecord(object.spec) as ModelAPISpec | undefined;
+  if (spec === undefined || spec.mode !== 'Proxy') return [];
+  return one(spec.proxyConfig?.apiKey?.valueFrom?.secretKeyRef?.name);
+}
+
 /** The Secret behind an MCPServer's `config.tools.fromSecretKeyRef`, exactly when render uses it. */
 function mcpServerToolsSecret(object: KubeObject): string[] {
   const spec = asRecord(object.spec) as MCPServerSpec | undefined;
@@ -158,6 +170,7 @@ export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {
       children: [{ kind: 'ConfigMap', name: configMapName, when: 'mode Proxy without configYaml.fromSecretKeyRef' }, ...workload('ModelAPI')],
       dependsOn: {
         configSecret: { kind: 'Secret', names: modelAPIConfigSecret },
+        apiKeySecret: { kind: 'Secret', names: modelAPIApiKeySecret },
       },
     },
     MCPServer: {

@@ -8,6 +8,7 @@ import { KIND_NAMES, type KaosKind } from '../api/kinds.ts';
 import type { Condition, DeploymentStatus } from '../api/schema/status.ts';
 import { asRecord, jsonEqual } from '../api/json.ts';
 import { formatTime } from '../meta-time.ts';
+import { notServedMessage } from '../api/model-patterns.ts';
 
 /** `status` of any of the three kinds, as the controller writes it. */
 export interface KaosStatus {
@@ -64,6 +65,19 @@ export function mcpServerUnresolved(name: string, reason: string): Verdict {
 
 export function mcpServerNotReady(name: string): Verdict {
   return { phase: 'Waiting', reason: 'MCPServerNotReady', message: `MCPServer ${name} is not ready` };
+}
+
+/** A Secret the object reads (a Proxy's API key) does not exist; its creation wakes the object. */
+export function secretUnresolved(name: string): Verdict {
+  return { phase: 'Failed', reason: 'SecretUnresolved', message: `Failed to resolve Secret ${name}: secrets "${name}" not found` };
+}
+
+/**
+ * KAOS's message for an Agent whose spec.model its ModelAPI does not serve (docs/api.md, "Newer KAOS shapes").
+ * Terminal: retrying cannot fix it; a change of the Agent or of the ModelAPI wakes it.
+ */
+export function modelNotSupported(model: string, modelAPI: string, patterns: readonly string[]): Verdict {
+  return failed('ModelNotSupported', notServedMessage(model, modelAPI, patterns), { terminal: true });
 }
 
 /** Any other failure; `terminal` when only a change by the user can fix it. */

@@ -1,6 +1,8 @@
 // Agent → Deployment `agent-<name>`, Service and HTTPRoute when exposed (docs/api.md, "Agent").
 import { AGENT_DEFAULTS } from '../api/defaults.ts';
-import { applyContainerOverride, copyEnv, env, hasEnv, httpGetProbe, httpPort, uniqueEnv } from './container.ts';
+import { shapeOf } from '../api/shapes.ts';
+import { applyContainerOverride, copyEnv, env, hasEnv, httpGetProbe, httpPort, uniqueEnv, withoutEnv } from './container.ts';
+import { agentTelemetryEnv, logLevelEnv, telemetrySettings } from './observability.ts';
 import { renderHTTPRoute } from './gateway.ts';
 import { defaultAgentImage } from './images.ts';
 import type { AgentDeps, AgentInput, AgentMemoryInput, RenderConfig } from './inputs.ts';
@@ -30,6 +32,7 @@ export function mcpServerEnvName(name: string): string {
  * entry that repeats a generated name resolves as the kubelet would (last one wins).
  */
 export function agentEnv(agent: AgentInput, deps: AgentDeps, config: RenderConfig): EnvVar[] {
+  if (isNewShapeAgent(agent)) return newShapeAgentEnv(agent, deps, config);
   const spec = agent.spec;
   const cfg = spec.config;
   const out: EnvVar[] = [env('AGENT_NAME', agent.metadata?.name ?? '')];
@@ -49,6 +52,40 @@ export function agentEnv(agent: AgentInput, deps: AgentDeps, config: RenderConfi
   const peers = deps.peers.filter((p) => p.endpoint !== '');
   out.push(...namedEndpointsEnv('PEER_AGENTS', peers, peerEnvName));
   return uniqueEnv(out);
+}
+
+/** docs/api.md, "Newer KAOS shapes": `spec.model` or a telemetry block make an Agent new-shape (api/shapes.ts decides). */
+export function isNewShapeAgent(agent: AgentInput): boolean {
+  return shapeOf('Agent', agent.spec) === 'new';
+}
+
+/**
+ * The new shape (docs/api.md, "Newer KAOS shapes"): the user's env list (config.env, or container.env, which
+ * takes its place and wins a clash with a generated entry) right after AGENT_INSTRUCTIONS;
+ * MODEL_NAME = spec.model; then docs/api.md, "Agent environment"'s steps 6–9, the OpenTelemetry variables, and LOG_LEVEL
+ * unless the user set it.
+ */
+function newShapeAgentEnv(agent: AgentInput, deps: AgentDeps, config: RenderConfig): EnvVar[] {
+  const spec = agent.spec;
+  const cfg = spec.config;
+  const containerEnv = spec.container?.env;
+  const out: EnvVar[] = [env('AGENT_NAME', agent.metadata?.name ?? '')];
+  if (cfg?.description) out.push(env('AGENT_DESCRIPTION', cfg.description));
+  if (cfg?.instructions) out.push(env('AGENT_INSTRUCTIONS', cfg.instructions));
+  out.push(...copyEnv(cfg?.env));
+  const userAt = out.length;
+  const generated: EnvVar[] = [env('MODEL_API_URL', deps.modelAPI.endpoint)];
+  if (spec.model !== undefined && spec.model !== '') generated.push(env('MODEL_NAME', spec.model));
+  else if (!hasEnv(cfg?.env, 'MODEL_NAME')) generated.push(env('MODEL_NAME', deps.modelAPI.model || config.defaultModelName));
+  if (cfg?.reasoningLoopMaxSteps !== undefined) generated.push(env('AGENTIC_LOOP_MAX_STEPS', String(cfg.reasoningLoopMaxSteps)));
+  if (cfg?.memory !== undefined) generated.push(...memoryEnv(cfg.memory));
+  generated.push(...namedEndpointsEnv('MCP_SERVERS', deps.mcpServers, mcpServerEnvName));
+  generated.push(...namedEndpointsEnv('PEER_AGENTS', deps.peers.filter((p) => p.endpoint !== ''), peerEnvName));
+  generated.push(...agentTelemetryEnv(agent.metadata, telemetrySettings(cfg?.telemetry, config)));
+  generated.push(...logLevelEnv('LOG_LEVEL', config.defaultLogLevel, cfg?.env, containerEnv));
+  const user = copyEnv(containerEnv);
+  const userNames = new Set(user.map((e) => e.name));
+  return uniqueEnv([...out.slice(0, userAt), ...user, ...generated.filter((e) => !userNames.has(e.name))]);
 }
 
 function memoryEnv(memory: AgentMemoryInput): EnvVar[] {
@@ -92,7 +129,9 @@ export function agentContainer(agent: AgentInput, deps: AgentDeps, config: Rende
     livenessProbe: httpGetProbe('/health', AGENT_PORT, { initialDelaySeconds: 30, periodSeconds: 10 }),
     readinessProbe: httpGetProbe('/ready', AGENT_PORT, { initialDelaySeconds: 10, periodSeconds: 5 }),
   };
-  return applyContainerOverride(withDefaultResources(generated, 'Agent', config.workload), agent.spec.container);
+  // A new-shape Agent's container.env is already in place (agentEnv); the rest of the override applies as docs/api.md, "Common behaviour" says.
+  const override = isNewShapeAgent(agent) ? withoutEnv(agent.spec.container) : agent.spec.container;
+  return applyContainerOverride(withDefaultResources(generated, 'Agent', config.workload), override);
 }
 
 /** expose defaults to true. Takes any Agent's spec (a peer read from the cache is unchecked). */

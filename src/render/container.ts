@@ -93,6 +93,13 @@ export function applyContainerOverride(container: Container, override: Container
   return out;
 }
 
+/** The override without its env (for a renderer that has already placed spec.container.env). */
+export function withoutEnv(override: ContainerOverrideInput | undefined): ContainerOverrideInput | undefined {
+  if (override?.env === undefined) return override;
+  const { env: _env, ...rest } = override;
+  return rest;
+}
+
 function setList(container: Container, field: 'command' | 'args', value: readonly string[]): void {
   if (value.length === 0) delete container[field];
   else container[field] = [...value];

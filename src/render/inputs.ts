@@ -16,6 +16,7 @@ import type {
   ModelAPISpec,
   ObjectMeta,
   SecretKeySelector,
+  Telemetry,
 } from '../api/schema/index.ts';
 import type { Config } from '../config.ts';
 
@@ -26,6 +27,7 @@ export type EnvVarInput = EnvVar;
 export type SecretKeySelectorInput = SecretKeySelector;
 export type ContainerOverrideInput = ContainerOverride;
 export type GatewayRouteInput = GatewayRoute;
+export type TelemetryInput = Telemetry;
 export type AgentMemoryInput = NonNullable<NonNullable<AgentSpec['config']>['memory']>;
 export type AgentInput = Agent;
 export type AgentSpecInput = AgentSpec;
@@ -60,7 +62,12 @@ export interface AgentDeps {
 export interface ConfigSourceDeps {
   /** The Secret's metadata.resourceVersion; undefined when unknown or missing (no config hash). */
   readonly secretResourceVersion?: string;
+  /**
+   * A Proxy ModelAPI whose `apiKey.valueFrom.secretKeyRef` names a Secret: its resourceVersion.
+   * An env var from a Secret is read only at container start, so it enters the config hash too.
+   */
+  readonly apiKeySecretResourceVersion?: string;
 }
 
 /** The part of the operator configuration render reads (so tests need not build a full Config). */
-export type RenderConfig = Pick<Config, 'images' | 'defaultModelName' | 'gateway' | 'workload'>;
+export type RenderConfig = Pick<Config, 'images' | 'defaultModelName' | 'gateway' | 'workload' | 'telemetry' | 'defaultLogLevel'>;

@@ -8,7 +8,9 @@ import {
   tcpSocketProbe,
   uniqueEnv,
 } from './container.ts';
+import { shapeOf } from '../api/shapes.ts';
 import { renderHTTPRoute } from './gateway.ts';
+import { agentTelemetryEnv, logLevelEnv, telemetrySettings } from './observability.ts';
 import { defaultMCPServerImage } from './images.ts';
 import { configSourceOfSecret } from './hash.ts';
 import type { ConfigSourceDeps, MCPServerInput, RenderConfig } from './inputs.ts';
@@ -93,6 +95,18 @@ function toolsContainer(mcp: MCPServerInput): ToolsContainer {
   }
 }
 
+/**
+ * New shape only (docs/api.md, "Newer KAOS shapes"; api/shapes.ts decides): the OpenTelemetry variables and
+ * LOG_LEVEL unless the user set it. spec.container.env still comes last (applyContainerOverride).
+ */
+export function mcpObservabilityEnv(mcp: MCPServerInput, config: RenderConfig): EnvVar[] {
+  if (shapeOf('MCPServer', mcp.spec) !== 'new') return [];
+  return [
+    ...agentTelemetryEnv(mcp.metadata, telemetrySettings(mcp.spec.telemetry, config)),
+    ...logLevelEnv('LOG_LEVEL', config.defaultLogLevel, mcp.spec.config?.env, mcp.spec.container?.env),
+  ];
+}
+
 export function mcpServerContainer(mcp: MCPServerInput, config: RenderConfig): Container {
   const tools = toolsContainer(mcp);
   const generated: Container = {
@@ -103,7 +117,7 @@ export function mcpServerContainer(mcp: MCPServerInput, config: RenderConfig): C
     ports: [httpPort(MCP_PORT)],
     // config.env first, then the generated entries, which win a clash (they are what makes
     // the server run at all).
-    env: uniqueEnv([...copyEnv(mcp.spec.config?.env), ...tools.env]),
+    env: uniqueEnv([...copyEnv(mcp.spec.config?.env), ...tools.env, ...mcpObservabilityEnv(mcp, config)]),
     livenessProbe: tcpSocketProbe(MCP_PORT, { initialDelaySeconds: 20, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 3 }),
     readinessProbe: tcpSocketProbe(MCP_PORT, { initialDelaySeconds: 15, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 }),
   };

@@ -9,15 +9,18 @@ import {
   httpGetProbe,
   httpPort,
   uniqueEnv,
+  withoutEnv,
   type ProbeTiming,
 } from './container.ts';
+import { liteLLMTelemetryEnv, logLevelEnv, telemetrySettings } from './observability.ts';
+import { shapeOf } from '../api/shapes.ts';
 import { renderHTTPRoute } from './gateway.ts';
 import { defaultModelAPIImage, imageOf } from './images.ts';
 import { configSourceOfSecret } from './hash.ts';
 import type { ConfigSourceDeps, ModelAPIInput, RenderConfig } from './inputs.ts';
-import type { ConfigMap, Container, PodSpec, Volume } from './k8s.ts';
+import type { ConfigMap, Container, EnvVar, PodSpec, Volume } from './k8s.ts';
 import { childMeta, parentIdentity, type ParentIdentity } from './labels.ts';
-import { liteLLMConfigMapContent } from './litellm.ts';
+import { liteLLMConfigMapContent, PROXY_API_BASE_ENV, PROXY_API_KEY_ENV } from './litellm.ts';
 import { liteLLMConfigSource } from './sources.ts';
 import { CONTAINER_NAME, LITELLM_PORT, OLLAMA_PORT, configMapName, modelAPIMode, serviceURL, workloadName } from './names.ts';
 import type { Rendered } from './rendered.ts';
@@ -49,23 +52,65 @@ interface ModelAPIPod {
   port: number;
 }
 
+/** docs/api.md, "Newer KAOS shapes": `models`, `provider`, `apiKey` or a telemetry block make a ModelAPI new-shape (api/shapes.ts decides). */
+export function isNewShapeModelAPI(modelAPI: ModelAPIInput): boolean {
+  return shapeOf('ModelAPI', modelAPI.spec) === 'new';
+}
+
+/** PROXY_API_KEY from the key itself or from a Secret's or ConfigMap's key (never read by the operator). */
+function proxyApiKeyEnv(apiKey: NonNullable<NonNullable<ModelAPIInput['spec']['proxyConfig']>['apiKey']>): EnvVar {
+  const secret = apiKey.valueFrom?.secretKeyRef;
+  if (secret !== undefined) return { name: PROXY_API_KEY_ENV, valueFrom: { secretKeyRef: copySecretKeySelector(secret) } };
+  const configMap = apiKey.valueFrom?.configMapKeyRef;
+  if (configMap !== undefined) return { name: PROXY_API_KEY_ENV, valueFrom: { configMapKeyRef: copySecretKeySelector(configMap) } };
+  return env(PROXY_API_KEY_ENV, apiKey.value ?? '');
+}
+
+/**
+ * The `model-api` env of a Proxy. Original shape (docs/api.md, "Proxy mode"): proxyConfig.env, then LITELLM_LOG=INFO
+ * unless set. New shape (docs/api.md, "Newer KAOS shapes"): PROXY_API_BASE, PROXY_API_KEY, the user's list (proxyConfig.env,
+ * or container.env in its place, which wins a clash), LITELLM_LOG at the configured level unless
+ * set, then the OpenTelemetry variables.
+ */
+function proxyEnv(modelAPI: ModelAPIInput, config: RenderConfig): EnvVar[] {
+  const proxy = modelAPI.spec.proxyConfig;
+  if (!isNewShapeModelAPI(modelAPI)) {
+    const envList = copyEnv(proxy?.env);
+    if (!hasEnv(proxy?.env, 'LITELLM_LOG')) envList.push(env('LITELLM_LOG', 'INFO'));
+    return uniqueEnv(envList);
+  }
+  const containerEnv = modelAPI.spec.container?.env;
+  const user = [...copyEnv(proxy?.env), ...copyEnv(containerEnv)];
+  const userNames = new Set(copyEnv(containerEnv).map((e) => e.name));
+  const generated: EnvVar[] = [];
+  if (proxy?.apiBase !== undefined && proxy.apiBase !== '') generated.push(env(PROXY_API_BASE_ENV, proxy.apiBase));
+  if (proxy?.apiKey !== undefined) generated.push(proxyApiKeyEnv(proxy.apiKey));
+  const after = [
+    ...logLevelEnv('LITELLM_LOG', config.defaultLogLevel, proxy?.env, containerEnv),
+    ...liteLLMTelemetryEnv(modelAPI.metadata, telemetrySettings(modelAPI.spec.telemetry, config)),
+  ];
+  const keep = (e: EnvVar): boolean => !userNames.has(e.name);
+  return uniqueEnv([...generated.filter(keep), ...user, ...after.filter(keep)]);
+}
+
 function proxyPod(modelAPI: ModelAPIInput, parent: ParentIdentity, deps: ConfigSourceDeps, config: RenderConfig): ModelAPIPod {
   const proxy = modelAPI.spec.proxyConfig;
-  const envList = copyEnv(proxy?.env);
-  if (!hasEnv(proxy?.env, 'LITELLM_LOG')) envList.push(env('LITELLM_LOG', 'INFO'));
+  const newShape = isNewShapeModelAPI(modelAPI);
   const container: Container = {
     name: CONTAINER_NAME.ModelAPI,
     image: defaultModelAPIImage(modelAPI.spec, config),
     imagePullPolicy: 'IfNotPresent',
     args: ['--config', `${LITELLM_CONFIG_DIR}/${LITELLM_CONFIG_KEY}`, '--port', String(LITELLM_PORT)],
     ports: [httpPort(LITELLM_PORT)],
-    env: uniqueEnv(envList),
+    env: proxyEnv(modelAPI, config),
     volumeMounts: [{ name: LITELLM_CONFIG_VOLUME, mountPath: LITELLM_CONFIG_DIR }],
     livenessProbe: httpGetProbe('/health/liveliness', LITELLM_PORT, LIVENESS),
     readinessProbe: httpGetProbe('/health/liveliness', LITELLM_PORT, READINESS),
   };
+  // A new-shape object's container.env is already in place (proxyEnv).
+  const override = newShape ? withoutEnv(modelAPI.spec.container) : modelAPI.spec.container;
   const podSpec = (volume: Volume): PodSpec => ({
-    containers: [applyContainerOverride(withDefaultResources(container, 'ModelAPI', config.workload), modelAPI.spec.container)],
+    containers: [applyContainerOverride(withDefaultResources(container, 'ModelAPI', config.workload), override)],
     volumes: [volume],
   });
 
@@ -83,10 +128,11 @@ function proxyPod(modelAPI: ModelAPIInput, parent: ParentIdentity, deps: ConfigS
     };
     const version = deps.secretResourceVersion;
     const configSource = version === undefined ? undefined : configSourceOfSecret(volume.secret?.secretName ?? '', version, selector.key);
-    return { podSpec: podSpec(volume), configSource, port: LITELLM_PORT };
+    return { podSpec: podSpec(volume), configSource: withApiKeySource(configSource, modelAPI, deps), port: LITELLM_PORT };
   }
 
-  const content = liteLLMConfigMapContent(modelAPI.spec) ?? '';
+  const telemetry = newShape && telemetrySettings(modelAPI.spec.telemetry, config).enabled;
+  const content = liteLLMConfigMapContent(modelAPI.spec, telemetry) ?? '';
   const name = configMapName(parent.name);
   const configMap: ConfigMap = {
     apiVersion: 'v1',
@@ -94,18 +140,40 @@ function proxyPod(modelAPI: ModelAPIInput, parent: ParentIdentity, deps: ConfigS
     metadata: childMeta(parent, name),
     data: { [LITELLM_CONFIG_KEY]: content },
   };
-  return { podSpec: podSpec({ name: LITELLM_CONFIG_VOLUME, configMap: { name } }), configMap, configSource: content, port: LITELLM_PORT };
+  return {
+    podSpec: podSpec({ name: LITELLM_CONFIG_VOLUME, configMap: { name } }),
+    configMap,
+    configSource: withApiKeySource(content, modelAPI, deps),
+    port: LITELLM_PORT,
+  };
+}
+
+/**
+ * The config source with the API key's Secret version appended (new shape, key from a Secret, its
+ * version known), so that a new key rolls the pods; otherwise the source unchanged.
+ */
+function withApiKeySource(source: string | undefined, modelAPI: ModelAPIInput, deps: ConfigSourceDeps): string | undefined {
+  const ref = modelAPI.spec.proxyConfig?.apiKey?.valueFrom?.secretKeyRef;
+  const version = deps.apiKeySecretResourceVersion;
+  if (ref === undefined || version === undefined || source === undefined) return source;
+  return `${source}\n${configSourceOfSecret(ref.name ?? '', version, ref.key)}`;
 }
 
 function hostedPod(modelAPI: ModelAPIInput, config: RenderConfig): ModelAPIPod {
   const hosted = modelAPI.spec.hostedConfig;
+  // New shape (docs/api.md, "Newer KAOS shapes"): container.env in hostedConfig.env's place, then OLLAMA_DEBUG unless set; no OTel.
+  const newShape = isNewShapeModelAPI(modelAPI);
+  const containerEnv = modelAPI.spec.container?.env;
+  const mainEnv = newShape
+    ? uniqueEnv([...copyEnv(hosted?.env), ...copyEnv(containerEnv), ...logLevelEnv('OLLAMA_DEBUG', config.defaultLogLevel, hosted?.env, containerEnv)])
+    : uniqueEnv(copyEnv(hosted?.env));
   const dataMount = { name: OLLAMA_DATA_VOLUME, mountPath: OLLAMA_DATA_DIR };
   const main: Container = {
     name: CONTAINER_NAME.ModelAPI,
     image: defaultModelAPIImage(modelAPI.spec, config),
     imagePullPolicy: 'IfNotPresent',
     ports: [httpPort(OLLAMA_PORT)],
-    env: uniqueEnv(copyEnv(hosted?.env)),
+    env: mainEnv,
     volumeMounts: [{ ...dataMount }],
     livenessProbe: httpGetProbe('/', OLLAMA_PORT, LIVENESS),
     readinessProbe: httpGetProbe('/', OLLAMA_PORT, READINESS),
@@ -125,7 +193,12 @@ function hostedPod(modelAPI: ModelAPIInput, config: RenderConfig): ModelAPIPod {
   return {
     podSpec: {
       initContainers: [pull],
-      containers: [applyContainerOverride(withDefaultResources(main, 'ModelAPI', config.workload), modelAPI.spec.container)],
+      containers: [
+        applyContainerOverride(
+          withDefaultResources(main, 'ModelAPI', config.workload),
+          newShape ? withoutEnv(modelAPI.spec.container) : modelAPI.spec.container,
+        ),
+      ],
       volumes: [{ name: OLLAMA_DATA_VOLUME, emptyDir: {} }],
     },
     configSource: undefined,

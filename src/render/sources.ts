@@ -6,14 +6,17 @@ import type { MCPServerSpecInput, ModelAPISpecInput } from './inputs.ts';
 /**
  * Where a Proxy ModelAPI's LiteLLM config comes from: a whole config (fromString, then
  * fromSecretKeyRef: `configYaml` is the user's complete config, so it beats the shorthands),
- * else the wildcard (apiBase), else a single model. `none` only for input the webhook refuses.
+ * else one entry per model of the new shape's `models`, else the wildcard (apiBase), else a
+ * single model. `none` only for input the webhook refuses.
  */
-export type LiteLLMConfigSource = 'fromString' | 'fromSecretKeyRef' | 'apiBase' | 'model' | 'none';
+export type LiteLLMConfigSource = 'fromString' | 'fromSecretKeyRef' | 'models' | 'apiBase' | 'model' | 'none';
 
 export function liteLLMConfigSource(spec: ModelAPISpecInput): LiteLLMConfigSource {
   const proxy = spec.proxyConfig;
   if (proxy?.configYaml?.fromString !== undefined) return 'fromString';
   if (proxy?.configYaml?.fromSecretKeyRef !== undefined) return 'fromSecretKeyRef';
+  // The new shape (docs/api.md, "Newer KAOS shapes"): a config generated from the models.
+  if (proxy?.models !== undefined && proxy.models.length > 0) return 'models';
   if (proxy?.apiBase !== undefined && proxy.apiBase !== '') return 'apiBase';
   if (proxy?.model !== undefined && proxy.model !== '') return 'model';
   return 'none';

@@ -410,9 +410,9 @@ t.test('kubectl get shows the printer columns', async (t) => {
   t.strictSame(await table(['agents,modelapis,mcpservers']), {
     code: 0,
     stdout: lines(
-      'NAME                          MODELAPI   READY   PHASE     AGE',
-      'agent.kaos.tools/researcher   llm        false   Waiting   <age>',
-      'agent.kaos.tools/writer       gateway    false   Waiting   <age>',
+      'NAME                          MODELAPI   MODEL   READY   PHASE     AGE',
+      'agent.kaos.tools/researcher   llm                false   Waiting   <age>',
+      'agent.kaos.tools/writer       gateway            false   Waiting   <age>',
       '',
       'NAME                          MODE     READY   PHASE     AGE',
       'modelapi.kaos.tools/gateway   Proxy    false   Pending   <age>',
@@ -446,9 +446,9 @@ t.test('kubectl get shows the printer columns', async (t) => {
   t.strictSame(await table(['agent']), {
     code: 0,
     stdout: lines(
-      'NAME         MODELAPI   READY   PHASE     AGE',
-      'researcher   llm        false   Waiting   <age>',
-      'writer       gateway    false   Waiting   <age>',
+      'NAME         MODELAPI   MODEL   READY   PHASE     AGE',
+      'researcher   llm                false   Waiting   <age>',
+      'writer       gateway            false   Waiting   <age>',
     ),
     stderr: '',
   }, 'kubectl get agent');

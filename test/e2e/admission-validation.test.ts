@@ -91,7 +91,7 @@ t.test('denied: Proxy without a usable proxyConfig', async (t) => {
   await expectDenied(
     t, ns,
     kaos('ModelAPI', 'm2', { mode: 'Proxy', proxyConfig: { env: [{ name: 'OPENAI_API_KEY', value: 'sk-test' }] } }),
-    invalid('ModelAPI', 'm2', ['spec.proxyConfig: Required value: must specify at least one of apiBase, model, configYaml']),
+    invalid('ModelAPI', 'm2', ['spec.proxyConfig: Required value: must specify at least one of apiBase, model, models, configYaml']),
     'proxyConfig without apiBase, model or configYaml',
   );
   await expectDenied(

@@ -9,10 +9,11 @@ import {
   modelNameEntry,
   modelNameField,
   modelNameFor,
+  MODEL_NAME_ENV,
   type DerivedField,
 } from './derived-defaults.ts';
 import { goQuote } from '../go-format.ts';
-import { asRecord, cloneJson, jsonEqual, type JsonRecord } from '../json.ts';
+import { asArray, asRecord, cloneJson, isRecord, isSet, jsonEqual, type JsonRecord } from '../json.ts';
 import type { KaosKind } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 import { applySchemaDefaults } from './schema-defaults.ts';
@@ -101,7 +102,19 @@ export function defaultObject(kind: KaosKind, object: KubeObject, ctx: Defaultin
   const image = defaultImage(kind, spec, ctx.config.images);
   if (decide(imageField, spec, history(imageField), { fill: image, refresh: image }).ours) ours.add(imageField.path);
 
-  if (kind === 'Agent') {
+  if (kind === 'Agent' && isSet(spec.model)) {
+    // The new shape names its model in spec.model (docs/api.md, "Newer KAOS shapes"): no MODEL_NAME is chosen,
+    // and one we chose earlier goes with the request that adds spec.model (the annotation says it
+    // is ours, and this request left it as stored). A MODEL_NAME the user wrote is never touched.
+    const path = modelNameField.path;
+    const current = modelNameField.read(spec);
+    const stored = oldSpec !== undefined && recordedBefore.has(path) ? modelNameField.read(oldSpec) : undefined;
+    if (recorded.has(path) && current !== undefined && stored !== undefined && jsonEqual(current, stored)) {
+      removeModelNameEntry(spec);
+    } else if (recorded.has(path) && current !== undefined) {
+      ours.add(path);
+    }
+  } else if (kind === 'Agent') {
     const { model, fallback } = modelNameFor(ctx.modelAPI, ctx.config);
     const entry = modelNameEntry(model);
     // With the ModelAPI out of sight (deleted, or not yet in the cache) and the reference
@@ -123,4 +136,14 @@ export function defaultObject(kind: KaosKind, object: KubeObject, ctx: Defaultin
   // After the derived values, so that a config block created for MODEL_NAME gets its defaults too.
   applySchemaDefaults(SPEC_SCHEMAS[kind], spec);
   return { object: out, defaulted: [...ours].sort(), warnings };
+}
+
+/** Drops the MODEL_NAME entry from spec.config.env, and the list when nothing else is left in it. */
+function removeModelNameEntry(spec: JsonRecord): void {
+  const config = asRecord(spec.config);
+  const env = asArray(config?.env);
+  if (config === undefined || env === undefined) return;
+  const rest = env.filter((e) => !(isRecord(e) && e.name === MODEL_NAME_ENV));
+  if (rest.length === 0) delete config.env;
+  else config.env = rest;
 }

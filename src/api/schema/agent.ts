@@ -2,8 +2,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AGENT_DEFAULTS } from '../defaults.ts';
 import { AGENT_PHASES, MEMORY_TYPES } from '../enums.ts';
-import { MAX_DESCRIPTION_LENGTH, MAX_INLINE_TEXT_LENGTH, MAX_NAME_LENGTH, MAX_REFERENCES } from './limits.ts';
-import { ContainerOverride, EnvVarList, GatewayRoute, PodSpecFragment } from './common.ts';
+import { MAX_DESCRIPTION_LENGTH, MAX_INLINE_TEXT_LENGTH, MAX_MODEL_LENGTH, MAX_NAME_LENGTH, MAX_REFERENCES } from './limits.ts';
+import { ContainerOverride, EnvVarList, GatewayRoute, PodSpecFragment, Telemetry } from './common.ts';
 import { Int32, StringEnum, StringMap } from './helpers.ts';
 import { StatusSchema } from './status.ts';
 
@@ -41,7 +41,10 @@ export const AgentConfig = Type.Object(
       }),
     ),
     memory: Type.Optional(AgentMemory),
-    env: Type.Optional(EnvVarList('Passed to the agent container verbatim; the webhook adds MODEL_NAME when absent.')),
+    env: Type.Optional(
+      EnvVarList('Passed to the agent container verbatim; the webhook adds MODEL_NAME when absent and spec.model is not set.'),
+    ),
+    telemetry: Type.Optional(Telemetry),
   },
   { description: 'Behaviour of the agent.' },
 );
@@ -63,6 +66,13 @@ export const AgentNetwork = Type.Object(
 
 export const AgentSpec = Type.Object({
   modelAPI: Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of a ModelAPI in the same namespace.' }),
+  model: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_MODEL_LENGTH,
+      description: 'The model the agent asks its ModelAPI for (MODEL_NAME); it must be one the ModelAPI serves.',
+    }),
+  ),
   mcpServers: Type.Optional(
     Type.Array(Type.String({ maxLength: MAX_NAME_LENGTH }), {
       maxItems: MAX_REFERENCES,

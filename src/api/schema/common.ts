@@ -9,6 +9,7 @@ import {
   MAX_IMAGE_LENGTH,
   MAX_INLINE_TEXT_LENGTH,
   MAX_NAME_LENGTH,
+  MAX_URL_LENGTH,
 } from './limits.ts';
 import { MapList, OpaqueObject } from './helpers.ts';
 
@@ -32,6 +33,32 @@ export const SecretKeySelector = Type.Object(
   { 'x-kubernetes-map-type': 'atomic' },
 );
 export type SecretKeySelector = Static<typeof SecretKeySelector>;
+
+/** core/v1 ConfigMapKeySelector. */
+export const ConfigMapKeySelector = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of the ConfigMap in the same namespace.' })),
+    key: Type.String({ maxLength: MAX_NAME_LENGTH, description: 'The key to select.' }),
+    optional: Type.Optional(Type.Boolean()),
+  },
+  { 'x-kubernetes-map-type': 'atomic' },
+);
+export type ConfigMapKeySelector = Static<typeof ConfigMapKeySelector>;
+
+/**
+ * OpenTelemetry of the generated container (the newer KAOS shape, docs/api.md). The object's own
+ * block decides `enabled`; `endpoint` falls back to the operator's DEFAULT_TELEMETRY_ENDPOINT.
+ */
+export const Telemetry = Type.Object(
+  {
+    enabled: Type.Optional(Type.Boolean({ default: false, description: 'Export traces, metrics and logs over OTLP.' })),
+    endpoint: Type.Optional(
+      Type.String({ maxLength: MAX_URL_LENGTH, description: 'OTLP endpoint, e.g. http://otel-collector:4317; defaults to the operator\'s.' }),
+    ),
+  },
+  { description: 'OpenTelemetry settings (new shape).' },
+);
+export type Telemetry = Static<typeof Telemetry>;
 
 /** Go duration syntax as Gateway API accepts it; "0s" means "no timeout on the route". */
 export const GATEWAY_TIMEOUT_PATTERN = '^([0-9]+(h|m|s|ms)){1,4}$';

@@ -32,10 +32,14 @@ export interface CustomResourceDefinition {
   };
 }
 
-const FIRST_COLUMN: Readonly<Record<KaosKind, PrinterColumn>> = {
-  Agent: { name: 'ModelAPI', type: 'string', jsonPath: '.spec.modelAPI' },
-  ModelAPI: { name: 'Mode', type: 'string', jsonPath: '.spec.mode' },
-  MCPServer: { name: 'Type', type: 'string', jsonPath: '.spec.type' },
+const SPEC_COLUMNS: Readonly<Record<KaosKind, readonly PrinterColumn[]>> = {
+  Agent: [
+    { name: 'ModelAPI', type: 'string', jsonPath: '.spec.modelAPI' },
+    // Empty for original-shape Agents (MODEL_NAME in config.env).
+    { name: 'Model', type: 'string', jsonPath: '.spec.model' },
+  ],
+  ModelAPI: [{ name: 'Mode', type: 'string', jsonPath: '.spec.mode' }],
+  MCPServer: [{ name: 'Type', type: 'string', jsonPath: '.spec.type' }],
 };
 
 const STATUS_COLUMNS: readonly PrinterColumn[] = [
@@ -97,7 +101,7 @@ export function crdFor(kind: KaosKind): CustomResourceDefinition {
           served: true,
           storage: true,
           subresources: { status: {} },
-          additionalPrinterColumns: [FIRST_COLUMN[kind], ...STATUS_COLUMNS],
+          additionalPrinterColumns: [...SPEC_COLUMNS[kind], ...STATUS_COLUMNS],
           schema: { openAPIV3Schema: toSchemaProps(OBJECT_SCHEMAS[kind]) },
         },
       ],

@@ -17,12 +17,18 @@ export const MAX_ENV_NAME_LENGTH = 1024;
 export const MAX_COMMAND_ITEMS = 1024;
 export const MAX_ARG_LENGTH = 64 * 1024;
 
-/** URLs (`proxyConfig.apiBase`). */
+/** URLs (`proxyConfig.apiBase`, `telemetry.endpoint`). */
 export const MAX_URL_LENGTH = 2048;
-/** Model names (`proxyConfig.model`, `hostedConfig.model`), package names, container images. */
+/** Model names (`spec.model`, `proxyConfig.model(s)`, `hostedConfig.model`), package names, container images. */
 export const MAX_MODEL_LENGTH = 512;
 export const MAX_PACKAGE_LENGTH = 512;
 export const MAX_IMAGE_LENGTH = 1024;
+/** `proxyConfig.models`: model names or patterns a ModelAPI serves. */
+export const MAX_MODELS = 256;
+/** `proxyConfig.provider`: a LiteLLM provider prefix such as `openai`. */
+export const MAX_PROVIDER_LENGTH = 253;
+/** `proxyConfig.apiKey.value`: an API key written inline (better kept in a Secret). */
+export const MAX_API_KEY_LENGTH = 64 * 1024;
 /** Durations (`gatewayRoute.timeout`). */
 export const MAX_DURATION_LENGTH = 64;
 /** `config.description`. */

@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { MCP_RUNTIMES, PHASES } from '../enums.ts';
 import { MAX_INLINE_TEXT_LENGTH, MAX_PACKAGE_LENGTH } from './limits.ts';
-import { ContainerOverride, EnvVarList, GatewayRoute, PodSpecFragment, SecretKeySelector } from './common.ts';
+import { ContainerOverride, EnvVarList, GatewayRoute, PodSpecFragment, SecretKeySelector, Telemetry } from './common.ts';
 import { StringEnum } from './helpers.ts';
 import { StatusSchema } from './status.ts';
 
@@ -30,6 +30,7 @@ export const MCPServerConfig = Type.Object({
 export const MCPServerSpec = Type.Object({
   type: StringEnum(MCP_RUNTIMES, { description: 'Runtime of the server.' }),
   config: Type.Optional(MCPServerConfig),
+  telemetry: Type.Optional(Telemetry),
   gatewayRoute: Type.Optional(GatewayRoute),
   container: Type.Optional(ContainerOverride),
   podSpec: Type.Optional(PodSpecFragment),

@@ -1,8 +1,23 @@
 // ModelAPI (docs/api.md, "ModelAPI").
 import { Type, type Static } from '@sinclair/typebox';
 import { MODEL_API_MODES, PHASES } from '../enums.ts';
-import { MAX_INLINE_TEXT_LENGTH, MAX_MODEL_LENGTH, MAX_URL_LENGTH } from './limits.ts';
-import { ContainerOverride, EnvVarList, GatewayRoute, PodSpecFragment, SecretKeySelector } from './common.ts';
+import {
+  MAX_API_KEY_LENGTH,
+  MAX_INLINE_TEXT_LENGTH,
+  MAX_MODEL_LENGTH,
+  MAX_MODELS,
+  MAX_PROVIDER_LENGTH,
+  MAX_URL_LENGTH,
+} from './limits.ts';
+import {
+  ConfigMapKeySelector,
+  ContainerOverride,
+  EnvVarList,
+  GatewayRoute,
+  PodSpecFragment,
+  SecretKeySelector,
+  Telemetry,
+} from './common.ts';
 import { StringEnum } from './helpers.ts';
 import { StatusSchema } from './status.ts';
 
@@ -14,14 +29,43 @@ export const ConfigYaml = Type.Object(
   { description: 'The LiteLLM config: exactly one of fromString or fromSecretKeyRef.' },
 );
 
+export const ApiKey = Type.Object(
+  {
+    value: Type.Optional(Type.String({ maxLength: MAX_API_KEY_LENGTH, description: 'The key itself (better kept in a Secret).' })),
+    valueFrom: Type.Optional(
+      Type.Object(
+        {
+          secretKeyRef: Type.Optional(SecretKeySelector),
+          configMapKeyRef: Type.Optional(ConfigMapKeySelector),
+        },
+        { description: 'The key from a Secret or ConfigMap: exactly one of secretKeyRef or configMapKeyRef.' },
+      ),
+    ),
+  },
+  { description: 'API key of the backend (PROXY_API_KEY): exactly one of value or valueFrom.' },
+);
+
 export const ProxyConfig = Type.Object(
   {
     apiBase: Type.Optional(Type.String({ maxLength: MAX_URL_LENGTH, description: 'http(s) URL of the backend.' })),
-    model: Type.Optional(Type.String({ maxLength: MAX_MODEL_LENGTH, description: 'Model to serve, e.g. ollama/smollm2:135m.' })),
+    model: Type.Optional(
+      Type.String({ maxLength: MAX_MODEL_LENGTH, description: 'Model to serve, e.g. ollama/smollm2:135m (original shape; see models).' }),
+    ),
+    models: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: MAX_MODEL_LENGTH }), {
+        minItems: 1,
+        maxItems: MAX_MODELS,
+        description: 'Models served: exact names, "*", or "<prefix>/*" (new shape; replaces model).',
+      }),
+    ),
+    provider: Type.Optional(
+      Type.String({ maxLength: MAX_PROVIDER_LENGTH, description: 'LiteLLM provider prefix of the served models, e.g. openai.' }),
+    ),
+    apiKey: Type.Optional(ApiKey),
     configYaml: Type.Optional(ConfigYaml),
     env: Type.Optional(EnvVarList('Environment of the LiteLLM container.')),
   },
-  { description: 'LiteLLM proxy settings (mode Proxy): at least one of apiBase, model or configYaml.' },
+  { description: 'LiteLLM proxy settings (mode Proxy): at least one of apiBase, model, models or configYaml.' },
 );
 
 export const HostedConfig = Type.Object(
@@ -36,6 +80,7 @@ export const ModelAPISpec = Type.Object({
   mode: StringEnum(MODEL_API_MODES, { description: 'Proxy (LiteLLM in front of a backend) or Hosted (Ollama in the cluster).' }),
   proxyConfig: Type.Optional(ProxyConfig),
   hostedConfig: Type.Optional(HostedConfig),
+  telemetry: Type.Optional(Telemetry),
   gatewayRoute: Type.Optional(GatewayRoute),
   container: Type.Optional(ContainerOverride),
   podSpec: Type.Optional(PodSpecFragment),

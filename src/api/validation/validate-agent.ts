@@ -1,5 +1,6 @@
 // The Agent's rules beyond its schema (docs/api.md, "Validation"): reference names, duplicates, self-reference,
-// existence of the ModelAPI and MCPServers (under the reference policy), peers and readiness.
+// existence of the ModelAPI and MCPServers (under the reference policy), peers and readiness, and
+// (docs/api.md, "Newer KAOS shapes") the model in spec.model served by that ModelAPI, under the same policy.
 import { referencedNames } from '../agent-references.ts';
 import { child, duplicate, index, invalid, notFound, required, type FieldError } from '../field-error.ts';
 import { goQuote } from '../go-format.ts';
@@ -7,6 +8,7 @@ import { asArray, asRecord, getIn, type JsonRecord } from '../json.ts';
 import type { ReferencePolicy } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 import { validateDNS1123Subdomain } from '../name-validation.ts';
+import { modelServedError } from './new-shapes.ts';
 import type { AgentReferences, ValidationResult } from './validation-types.ts';
 import { clampWarning } from '../warnings.ts';
 
@@ -66,6 +68,14 @@ export function validateAgent(object: KubeObject, ctx: AgentValidationContext): 
     if (nameErrors.length === 0) {
       const isNew = !previous.modelAPIs.includes(spec.modelAPI);
       dependency('ModelAPI', field, spec.modelAPI, ctx.references?.modelAPIs, ctx.references?.unchecked?.modelAPIs, isNew);
+      // The model is judged when the pair (ModelAPI, model) is new: a stored Agent stranded by a
+      // change of its ModelAPI can still be relabelled.
+      const target = ctx.references?.modelAPIs.get(spec.modelAPI);
+      const modelChanged = getIn(ctx.oldObject?.spec, 'model') !== spec.model;
+      if (target !== undefined && (isNew || modelChanged)) {
+        const error = modelServedError(spec, { name: spec.modelAPI, spec: target.spec });
+        if (error !== undefined) missing(error);
+      }
     }
   }
 

@@ -1,12 +1,14 @@
 // The ModelAPI's rules beyond its schema (docs/api.md, "Validation"): what each mode needs and forbids, the
-// configYaml source, an inline LiteLLM config, and the backend URL.
+// configYaml source, an inline LiteLLM config, and the backend URL; for the newer shape
+// (docs/api.md, "Newer KAOS shapes") the API key's one source and a configYaml covered by `models`.
 import { forbidden, invalid, invalidOmitValue, required, type FieldError } from '../field-error.ts';
 import { asRecord, isSet, type JsonRecord } from '../json.ts';
 import { liteLLMConfigProblems } from './litellm-config.ts';
+import { apiKeyErrors, configYamlCoverageErrors } from './new-shapes.ts';
 import type { KubeObject } from '../lookup.ts';
 import type { ValidationResult } from './validation-types.ts';
 
-const PROXY_SOURCES = ['apiBase', 'model', 'configYaml'] as const;
+const PROXY_SOURCES = ['apiBase', 'model', 'models', 'configYaml'] as const;
 
 export function validateModelAPI(object: KubeObject): ValidationResult {
   const spec: JsonRecord = asRecord(object.spec) ?? {};
@@ -17,7 +19,7 @@ export function validateModelAPI(object: KubeObject): ValidationResult {
   if (spec.mode === 'Proxy') {
     if (proxy === undefined) errors.push(required('spec.proxyConfig', 'required when mode is Proxy'));
     else if (!PROXY_SOURCES.some((k) => isSet(proxy[k]))) {
-      errors.push(required('spec.proxyConfig', 'must specify at least one of apiBase, model, configYaml'));
+      errors.push(required('spec.proxyConfig', 'must specify at least one of apiBase, model, models, configYaml'));
     }
     if (isSet(spec.hostedConfig)) errors.push(forbidden('spec.hostedConfig', 'may not be set when mode is Proxy'));
   } else if (spec.mode === 'Hosted') {
@@ -48,6 +50,7 @@ function proxyConfigErrors(proxy: JsonRecord): FieldError[] {
       for (const problem of liteLLMConfigProblems(configYaml.fromString)) errors.push(invalidOmitValue(`${path}.fromString`, problem));
     }
   }
+  errors.push(...configYamlCoverageErrors(proxy), ...apiKeyErrors(proxy));
   return errors;
 }
 

@@ -12,6 +12,9 @@ import { validateMCPServer } from './validate-mcpserver.ts';
 import { validateModelAPI } from './validate-modelapi.ts';
 import type { AgentReferences, ValidationResult } from './validation-types.ts';
 import { stillReferencedWarning } from '../warnings.ts';
+import { servedPatterns, strandedAgents } from '../model-patterns.ts';
+import { mixedShapeErrors } from '../shapes.ts';
+import { deprecationWarnings, strandedWarning, telemetryWarnings } from './new-shapes.ts';
 
 export interface ValidationContext {
   /** The stored object on UPDATE; absent on CREATE. */
@@ -22,6 +25,15 @@ export interface ValidationContext {
   referencePolicy: ReferencePolicy;
   /** Agents: the objects they reference, looked up by the caller. */
   references?: AgentReferences;
+  /** The operator's DEFAULT_TELEMETRY_ENDPOINT ('' or absent: none). */
+  defaultTelemetryEndpoint?: string;
+  /**
+   * ModelAPI UPDATE: the Agents that reference it and name a model (spec.model), from the cache;
+   * those the change of its models strands are warned about. Absent: not judged.
+   */
+  modelAPIDependents?: readonly { name: string; model: string }[];
+  /** DEPRECATION_WARNINGS: warn about original-shape fields the newer shapes replace. */
+  deprecationWarnings?: boolean;
 }
 
 export function validateObject(kind: KaosKind, object: KubeObject, ctx: ValidationContext): ValidationResult {
@@ -33,23 +45,36 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
   const clipped: KubeObject = schema.spec === object.spec ? object : { ...object, spec: schema.spec };
   const ownErrors = (errors: FieldError[]): FieldError[] =>
     schema.cutStrings.size === 0 ? errors : errors.filter((e) => !isAboutCutString(e.field, schema.cutStrings));
+  // Both shapes (docs/api.md, "Newer KAOS shapes"): one shape per object part; telemetry that cannot export.
+  const shapeErrors = mixedShapeErrors(kind, clipped.spec);
+  const shapeWarnings = [
+    ...telemetryWarnings(kind, clipped.spec, ctx.defaultTelemetryEndpoint ?? ''),
+    ...(ctx.deprecationWarnings === true ? deprecationWarnings(kind, clipped.spec) : []),
+  ];
   switch (kind) {
     case 'Agent': {
       // The policy only means something for Agents, the one kind with references to judge.
       const policy = resolveReferencePolicy(object, ctx.namespaceLabels, ctx.referencePolicy);
       const own = validateAgent(clipped, { oldObject: ctx.oldObject, references: ctx.references, policy: policy.policy });
       return {
-        errors: [...policy.errors, ...schemaErrors, ...ownErrors(own.errors)],
-        warnings: [...policy.warnings, ...own.warnings],
+        errors: [...policy.errors, ...schemaErrors, ...ownErrors([...shapeErrors, ...own.errors])],
+        warnings: [...policy.warnings, ...own.warnings, ...shapeWarnings],
       };
     }
     case 'ModelAPI': {
       const own = validateModelAPI(clipped);
-      return { errors: [...schemaErrors, ...ownErrors(own.errors)], warnings: own.warnings };
+      const stranded =
+        ctx.oldObject === undefined || ctx.modelAPIDependents === undefined
+          ? []
+          : strandedAgents(servedPatterns(ctx.oldObject.spec), servedPatterns(clipped.spec), ctx.modelAPIDependents);
+      return {
+        errors: [...schemaErrors, ...ownErrors([...shapeErrors, ...own.errors])],
+        warnings: [...own.warnings, ...shapeWarnings, ...strandedWarning(object.metadata?.name ?? '', stranded)],
+      };
     }
     case 'MCPServer': {
       const own = validateMCPServer(clipped);
-      return { errors: [...schemaErrors, ...ownErrors(own.errors)], warnings: own.warnings };
+      return { errors: [...schemaErrors, ...ownErrors([...shapeErrors, ...own.errors])], warnings: [...own.warnings, ...shapeWarnings] };
     }
   }
 }

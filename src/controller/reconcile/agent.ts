@@ -23,6 +23,7 @@
 // (`agentNetwork.expose: false`: it has no Service), is left out and wired in when it appears or
 // is exposed (its creation and its spec changes wake this Agent: triggers.ts).
 import { asArray, asRecord, asString } from '../../api/json.ts';
+import { isModelServed, servedPatterns } from '../../api/model-patterns.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { agentExposed, endpointFor, renderAgent, workloadName, type AgentDeps } from '../../render/index.ts';
 import {
@@ -31,6 +32,7 @@ import {
   mirrorDeployment,
   modelAPINotReady,
   modelAPIUnresolved,
+  modelNotSupported,
   notFoundReason,
   type Outcome,
   type Verdict,
@@ -50,6 +52,13 @@ export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec:
   const modelAPIName = asString(s.modelAPI) ?? '';
   const modelAPI = reads.kaos('ModelAPI', namespace, modelAPIName);
   if (modelAPI === undefined) return { verdict: modelAPIUnresolved(notFoundReason('ModelAPI', modelAPIName)) };
+  // docs/api.md, "Newer KAOS shapes": the model the Agent asks for must be served (KAOS's message); the webhook
+  // refuses this under Enforce, so only Warn, or a ModelAPI changed since, gets here.
+  const model = asString(s.model);
+  const patterns = model === undefined || model === '' ? undefined : servedPatterns(modelAPI.spec);
+  if (model !== undefined && patterns !== undefined && !isModelServed(patterns, model)) {
+    return { verdict: modelNotSupported(model, modelAPIName, patterns) };
+  }
   if (wait && !isReady(modelAPI)) return { verdict: modelAPINotReady() };
 
   const mcpServers: { name: string; endpoint: string }[] = [];
@@ -70,12 +79,12 @@ export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec:
 
   const modelSpec = asRecord(modelAPI.spec) ?? {};
   const mode = asString(modelSpec.mode) ?? 'Proxy';
-  const model = asString(asRecord(mode === 'Hosted' ? modelSpec.hostedConfig : modelSpec.proxyConfig)?.model);
+  const ownModel = asString(asRecord(mode === 'Hosted' ? modelSpec.hostedConfig : modelSpec.proxyConfig)?.model);
   return {
     deps: {
       modelAPI: {
         endpoint: endpointFor('ModelAPI', modelAPIName, namespace, mode),
-        ...(model === undefined || model === '' ? {} : { model }),
+        ...(ownModel === undefined || ownModel === '' ? {} : { model: ownModel }),
       },
       mcpServers,
       peers,
@@ -92,7 +101,8 @@ export const reconcileAgent: KindReconciler = reconciler('Agent', async (run) =>
     await settleStatus(run, { ...resolution.verdict, ...existingChildren(run), linkedResources });
     // Failed (missing dependency): back off and look again; its creation also wakes us at once.
     // Waiting: the dependency's status change wakes us, nothing to poll.
-    return resolution.verdict.phase === 'Failed' ? { requeue: true } : undefined;
+    // A model not served (terminal) waits for a change of the Agent or its ModelAPI instead.
+    return resolution.verdict.phase === 'Failed' && resolution.verdict.terminal !== true ? { requeue: true } : undefined;
   }
   const rendered = renderAgent(run.parent, resolution.deps, ctx.config);
   // Pending needs no requeue: the Deployment's status change wakes the Agent (child trigger).

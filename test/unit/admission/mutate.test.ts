@@ -106,3 +106,10 @@ t.test('every shared sample: patched once, then stable', async (t) => {
     }
   }
 });
+
+t.test('an Agent with spec.model: no MODEL_NAME, so no ModelAPI lookup', async (t) => {
+  const lookup = new MemoryLookup().add(hosted('m'));
+  const decision = await createMutatingHandler('Agent', { lookup, config: CONFIG })(admissionRequest('Agent', agent('a1', { modelAPI: 'm', model: 'llama3:8b' })));
+  t.same(lookup.calls, [], 'nothing looked up');
+  t.notOk(JSON.stringify(decision.patch ?? []).includes('MODEL_NAME'), 'no MODEL_NAME added');
+});

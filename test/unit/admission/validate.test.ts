@@ -185,3 +185,33 @@ t.test('lookups: only what can change the answer, never a storm', async (t) => {
   t.equal(created.warnings?.length, 20, 'and warned about');
   t.same(created.status?.details?.causes?.map((c) => c.field), ['spec.agentNetwork.access[99]'], 'the invalid name is an error, not a lookup');
 });
+
+t.test('spec.model: a changed model is judged against its (unchanged) ModelAPI; an unchanged pair is not looked up', async (t) => {
+  const lookup = world();
+  const handler = createValidatingHandler('Agent', { lookup, config: CONFIG });
+  const old = agent('a1', { modelAPI: 'm', model: 'llama3:8b' });
+  const before = lookup.calls.length;
+  const relabelled = agent('a1', { modelAPI: 'm', model: 'llama3:8b' }, { metadata: { labels: { team: 'x' } } });
+  t.same(await handler(admissionRequest('Agent', relabelled, { operation: 'UPDATE', oldObject: old })), { allowed: true });
+  t.notOk(lookup.calls.slice(before).includes('get ModelAPI ns/m'), 'nothing new to judge: no lookup');
+  const changed = agent('a1', { modelAPI: 'm', model: 'gpt-4o' });
+  const decision = await handler(admissionRequest('Agent', changed, { operation: 'UPDATE', oldObject: old }));
+  t.equal(decision.allowed, false);
+  t.same(decision.status?.details?.causes, [
+    { reason: 'FieldValueNotFound', field: 'spec.model', message: 'Not found: "gpt-4o": not supported by ModelAPI "m" (supported: [llama3:8b])' },
+  ]);
+});
+
+t.test('a ModelAPI UPDATE that strands Agents warns, from the cache only', async (t) => {
+  const lookup = new MemoryLookup({ liveOnMiss: true })
+    .setNamespace(NS)
+    .add(agent('a1', { modelAPI: 'cloud', model: 'openai/gpt-4o' }), agent('a2', { modelAPI: 'cloud', model: 'claude' }), agent('a3', { modelAPI: 'cloud' }));
+  const handler = createValidatingHandler('ModelAPI', { lookup, config: CONFIG });
+  const old = modelAPI('cloud', { mode: 'Proxy', proxyConfig: { models: ['openai/*', 'claude'] } });
+  const updated = modelAPI('cloud', { mode: 'Proxy', proxyConfig: { models: ['claude'] } });
+  const decision = await handler(admissionRequest('ModelAPI', updated, { operation: 'UPDATE', oldObject: old }));
+  t.same(decision, { allowed: true, warnings: ['ModelAPI "cloud" no longer serves the model of Agents: a1'] });
+  t.equal(lookup.liveReads, 0, 'no live read for a warning');
+  const create = await handler(admissionRequest('ModelAPI', updated));
+  t.same(create, { allowed: true }, 'a CREATE strands nobody');
+});

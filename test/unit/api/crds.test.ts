@@ -37,7 +37,7 @@ t.test('names, scope, version, subresource and printer columns', async (t) => {
     ['Phase', 'string', '.status.phase'],
     ['Age', 'date', '.metadata.creationTimestamp'],
   ];
-  t.same(columns(0), [['ModelAPI', 'string', '.spec.modelAPI'], ...common]);
+  t.same(columns(0), [['ModelAPI', 'string', '.spec.modelAPI'], ['Model', 'string', '.spec.model'], ...common]);
   t.same(columns(1), [['Mode', 'string', '.spec.mode'], ...common]);
   t.same(columns(2), [['Type', 'string', '.spec.type'], ...common]);
 });
@@ -84,7 +84,10 @@ t.test('every EnvVar list is a map list keyed by name, podSpec and opaque types 
         t.equal(node['x-kubernetes-list-type'], 'map', path);
         t.same(node['x-kubernetes-list-map-keys'], ['name'], path);
       }
-      if (/\.(podSpec|valueFrom|resources)$/.test(path)) t.equal(node['x-kubernetes-preserve-unknown-fields'], true, path);
+      // An EnvVar's valueFrom is opaque; apiKey.valueFrom is modelled (secretKeyRef or configMapKeyRef).
+      if (/\.(podSpec|valueFrom|resources)$/.test(path) && !path.endsWith('.apiKey.valueFrom')) {
+        t.equal(node['x-kubernetes-preserve-unknown-fields'], true, path);
+      }
     }
   }
   t.equal(envLists, 7, 'Agent: config, container; ModelAPI: proxyConfig, hostedConfig, container; MCPServer: config, container');

@@ -22,11 +22,16 @@ async function loadSample(file: string): Promise<KubeObject[]> {
 }
 
 
-const files = (await readdir(samplesDir)).filter((f) => f.endsWith('.yaml')).sort();
+/** The original samples, and KAOS v0.1.3's (the newer shapes, docs/api.md, "Newer KAOS shapes") in their own folder. */
+const RELEASES = ['', 'kaos-v0.1.3/'];
+const yamlIn = async (dir: URL | string): Promise<string[]> => (await readdir(dir)).filter((f) => f.endsWith('.yaml')).sort();
+const files = (await Promise.all(RELEASES.map(async (r) => (await yamlIn(new URL(r, samplesDir))).map((f) => r + f)))).flat();
 
 t.test('the fixtures hold the KAOS samples', async (t) => {
-  t.ok(files.length >= 3);
-  for (const f of ['1-simple-echo-agent.yaml', '2-multi-agent-mcp.yaml', '4-dev-ollama-proxy-agent.yaml']) t.ok(files.includes(f), f);
+  t.ok(files.length >= 6);
+  for (const release of RELEASES) {
+    for (const f of ['1-simple-echo-agent.yaml', '2-multi-agent-mcp.yaml', '4-dev-ollama-proxy-agent.yaml']) t.ok(files.includes(release + f), release + f);
+  }
 });
 
 for (const file of files) {
@@ -45,7 +50,7 @@ for (const file of files) {
       const modelAPI = references?.modelAPIs.values().next().value;
       const defaulted = defaultObject(kind, object, { config: CONFIG, modelAPI });
       t.same(validateObject(kind, defaulted.object, ctx), { errors: [], warnings: [] }, `${label} is valid once defaulted`);
-      t.same(defaulted.defaulted, ['spec.container.image'], `${label}: only the image is chosen (samples give MODEL_NAME)`);
+      t.same(defaulted.defaulted, ['spec.container.image'], `${label}: only the image is chosen (samples give MODEL_NAME or spec.model)`);
       t.equal(defaulted.object.metadata?.annotations?.[DEFAULTED_ANNOTATION], 'spec.container.image');
       const again = defaultObject(kind, defaulted.object, { config: CONFIG, modelAPI, oldObject: defaulted.object });
       t.same(again.object, defaulted.object, `${label}: defaulting is idempotent`);

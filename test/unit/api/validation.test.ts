@@ -132,7 +132,7 @@ t.test('reference policy: annotation > namespace label > operator configuration'
 t.test('ModelAPI: what each mode needs and forbids', async (t) => {
   const errs = (spec: unknown) => check(modelAPI('m', spec)).errors;
   t.same(errs({ mode: 'Proxy' }), ['spec.proxyConfig: Required value: required when mode is Proxy']);
-  t.same(errs({ mode: 'Proxy', proxyConfig: { env: [] } }), ['spec.proxyConfig: Required value: must specify at least one of apiBase, model, configYaml']);
+  t.same(errs({ mode: 'Proxy', proxyConfig: { env: [] } }), ['spec.proxyConfig: Required value: must specify at least one of apiBase, model, models, configYaml']);
   t.same(errs({ mode: 'Proxy', proxyConfig: { model: 'x' }, hostedConfig: { model: 'y' } }), ['spec.hostedConfig: Forbidden: may not be set when mode is Proxy']);
   t.same(errs({ mode: 'Hosted' }), ['spec.hostedConfig.model: Required value: required when mode is Hosted']);
   t.same(errs({ mode: 'Hosted', hostedConfig: {} }), ['spec.hostedConfig.model: Required value'], 'from the schema');

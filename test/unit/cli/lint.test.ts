@@ -28,10 +28,37 @@ const yamlStream = (docs: readonly unknown[]): string => docs.map((d) => `---\n$
 const modelAPI = { apiVersion: 'kaos.tools/v1alpha1', kind: 'ModelAPI', metadata: { name: 'm1' }, spec: { mode: 'Hosted', hostedConfig: { model: 'llama3:8b' } } };
 const agent = { apiVersion: 'kaos.tools/v1alpha1', kind: 'Agent', metadata: { name: 'a1' }, spec: { modelAPI: 'm1' } };
 
+const ORIGINAL_SAMPLES = ['1-simple-echo-agent.yaml', '2-multi-agent-mcp.yaml', '4-dev-ollama-proxy-agent.yaml'].map((f) => join(SAMPLES, f));
+const V013_SAMPLES = join(SAMPLES, 'kaos-v0.1.3');
+
 t.test('the samples are clean: exit 0 and a summary', async (t) => {
-  const out = await lintInProcess(['lint', SAMPLES]);
+  // Each release on its own: both use the same namespaces and names.
+  const out = await lintInProcess(['lint', ...ORIGINAL_SAMPLES]);
   t.equal(out.code, 0, out.stdout + out.stderr);
   t.equal(out.stdout, '11 kaos.tools objects in 3 files (3 other objects ignored): 0 errors, 0 warnings\n');
+  const v013 = await lintInProcess(['lint', V013_SAMPLES]);
+  t.equal(v013.code, 0, v013.stdout + v013.stderr);
+  t.equal(v013.stdout, '11 kaos.tools objects in 3 files (3 other objects ignored): 0 errors, 0 warnings\n', 'KAOS v0.1.3 samples too');
+});
+
+t.test('both shapes: the model check, mixed shapes, and default leaves spec.model alone', async (t) => {
+  const cloud = { apiVersion: 'kaos.tools/v1alpha1', kind: 'ModelAPI', metadata: { name: 'cloud' }, spec: { mode: 'Proxy', proxyConfig: { models: ['openai/*'], provider: 'x' } } };
+  const asks = (model: string) => ({ apiVersion: 'kaos.tools/v1alpha1', kind: 'Agent', metadata: { name: 'a2' }, spec: { modelAPI: 'cloud', model } });
+  const served = await lintInProcess(['lint', '-'], yamlStream([cloud, asks('openai/gpt-4o')]));
+  t.equal(served.code, 0, served.stdout);
+  const notServed = await lintInProcess(['lint', '-'], yamlStream([cloud, asks('claude')]));
+  t.equal(notServed.code, 1);
+  t.match(notServed.stdout, /Agent\/default\/a2: error: spec\.model: Not found: "claude": not supported by ModelAPI "cloud" \(supported: \[openai\/\*\]\)/);
+  const warned = await lintInProcess(['lint', '--reference-policy', 'Warn', '-'], yamlStream([cloud, asks('claude')]));
+  t.equal(warned.code, 0, 'Warn: a warning');
+  const mixed = await lintInProcess(['lint', '-'], yamlStream([{ ...cloud, spec: { mode: 'Proxy', proxyConfig: { model: 'a', models: ['a'] } } }]));
+  t.match(mixed.stdout, /ModelAPI\/default\/cloud: error: spec\.proxyConfig\.models: Forbidden: may not be set together with spec\.proxyConfig\.model/);
+
+  const out = await lintInProcess(['default', '-'], yamlStream([cloud, asks('openai/gpt-4o')]));
+  t.equal(out.code, 0, out.stderr);
+  const docs = parseAllDocuments(out.stdout).map((d) => d.toJS() as KubeObject);
+  t.same(docs[1]?.spec, { modelAPI: 'cloud', model: 'openai/gpt-4o', agentNetwork: { expose: true }, waitForDependencies: true, container: { image: CONFIG.images.agent } },
+    'no MODEL_NAME beside spec.model');
 });
 
 t.test('invalid fixtures: exit 1 with the validating webhook\'s own messages, side by side', async (t) => {

@@ -63,3 +63,22 @@ t.test('an agent whose spec lost every reference leaves no trace', async (t) => 
   t.equal(idx.size, 0);
   t.same(idx.referencedBy('ModelAPI', 'ns', 'm'), []);
 });
+
+t.test("a Proxy's config Secret and API key Secret both wake it (the kind table's configSecret and apiKeySecret)", async (t) => {
+  const proxy = (proxyConfig: unknown): KubeObject => ({ metadata: { name: 'm', namespace: 'ns' }, spec: { mode: 'Proxy', proxyConfig } });
+  const secrets = (object: KubeObject) => dependenciesOf('ModelAPI', object, KIND_TABLE).map(({ role, name }) => `${role}:${name}`);
+  const both = proxy({ configYaml: { fromSecretKeyRef: { name: 'cfg', key: 'k' } }, apiKey: { valueFrom: { secretKeyRef: { name: 'key', key: 'k' } } } });
+  t.same(secrets(both), ['configSecret:cfg', 'apiKeySecret:key']);
+  t.same(secrets(proxy({ models: ['x'], apiKey: { value: 'inline' } })), []);
+  t.same(secrets(proxy({ models: ['x'], apiKey: { valueFrom: { configMapKeyRef: { name: 'cm', key: 'k' } } } })), [], 'a ConfigMap key is not a Secret dependency');
+  t.same(secrets({ metadata: { name: 'm', namespace: 'ns' }, spec: { mode: 'Hosted', proxyConfig: { apiKey: { valueFrom: { secretKeyRef: { name: 'key', key: 'k' } } } } } }), [], 'Proxy only');
+  const index = new DependencyIndex();
+  index.upsert('ModelAPI', both);
+  t.same(index.dependents('Secret', 'ns', 'cfg'), ['ModelAPI/ns/m']);
+  t.same(index.dependents('Secret', 'ns', 'key'), ['ModelAPI/ns/m']);
+  index.upsert('ModelAPI', proxy({ models: ['x'], apiKey: { valueFrom: { secretKeyRef: { name: 'other', key: 'k' } } } }));
+  t.same(index.dependents('Secret', 'ns', 'cfg'), [], 'forgotten on change');
+  t.same(index.dependents('Secret', 'ns', 'other'), ['ModelAPI/ns/m']);
+  index.remove('ModelAPI', proxy({}));
+  t.same(index.dependents('Secret', 'ns', 'other'), []);
+});

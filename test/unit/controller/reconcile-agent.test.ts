@@ -277,3 +277,34 @@ t.test('one Event per dependency transition, none for a retry of the same wait',
   await reconcile(ctx, 'Agent', NS, AGENT);
   t.same(events(), ['Normal ModelAPINotReady: ModelAPI is not ready'], 'the ModelAPI going unready again: one more');
 });
+
+t.test("a model the ModelAPI does not serve: Failed with KAOS's message, Stalled, no requeue; a ModelAPI change fixes it", async (t) => {
+  const file = 'kaos-v0.1.3/4-dev-ollama-proxy-agent.yaml';
+  const ns = 'kaos-dev';
+  const ctx = new MemoryReconcileContext();
+  for (const o of sampleObjects(file)) ctx.putKaos(o);
+  ctx.updateKaos('ModelAPI', ns, 'dev-ollama-proxy', (m) => {
+    (m.spec as { proxyConfig: { models: string[] } }).proxyConfig.models = ['openai/*', 'claude'];
+  });
+  t.equal(await reconcile(ctx, 'Agent', ns, 'dev-agent'), undefined, 'terminal: woken by a change, not polled');
+  const status = statusOf(ctx, 'Agent', ns, 'dev-agent');
+  t.match(status, { phase: 'Failed', ready: false, message: 'model "ollama/smollm2:135m" not supported by ModelAPI "dev-ollama-proxy" (supported: [openai/* claude])' });
+  const conditions = status.conditions as { type: string; status: string; reason: string }[];
+  t.same(conditions.map((c) => `${c.type}=${c.status}/${c.reason}`), ['Ready=False/ModelNotSupported', 'Reconciling=False/ModelNotSupported', 'Stalled=True/ModelNotSupported']);
+  t.same(ctx.childKeys().filter((k) => k.includes('agent-')), [], 'no children');
+
+  ctx.updateKaos('ModelAPI', ns, 'dev-ollama-proxy', (m) => {
+    (m.spec as { proxyConfig: { models: string[] } }).proxyConfig.models = ['ollama/*'];
+  });
+  await reconcile(ctx, 'Agent', ns, 'dev-agent');
+  t.match(statusOf(ctx, 'Agent', ns, 'dev-agent'), { phase: 'Waiting', message: 'ModelAPI is not ready' }, 'served now: on to the next step');
+});
+
+t.test('a v0.1.3 Agent renders MODEL_NAME from spec.model', async (t) => {
+  const file = 'kaos-v0.1.3/1-simple-echo-agent.yaml';
+  const ctx = new MemoryReconcileContext();
+  for (const o of sampleObjects(file)) ctx.putKaos({ ...o, spec: { ...(o.spec as object), waitForDependencies: false } });
+  await reconcile(ctx, 'Agent', NS, AGENT);
+  const env = agentEnv(ctx, NS, AGENT);
+  t.same(env.find((e) => e.name === 'MODEL_NAME'), { name: 'MODEL_NAME', value: 'smollm2:135m' });
+});

@@ -241,3 +241,32 @@ t.test('a status write refused with 409 is retried quietly: the cache was behind
   t.same(await reconcile(ctx, 'ModelAPI', NS, NAME), { requeue: true }, 'back after its backoff, not counted as an error');
   t.equal(ctx.recorded.filter((e) => e.type === 'Warning').length, 0, 'no Warning Event for the user');
 });
+
+t.test('apiKey from a Secret: its absence is the status, its version enters the config hash', async (t) => {
+  const ctx = new MemoryReconcileContext();
+  const withKey = {
+    ...PROXY,
+    spec: { mode: 'Proxy', proxyConfig: { models: ['openai/*'], apiBase: 'https://api.example', apiKey: { valueFrom: { secretKeyRef: { name: 'openai', key: 'key' } } } } },
+  };
+  ctx.putKaos(withKey);
+  t.equal(await reconcile(ctx, 'ModelAPI', NS, NAME), undefined, "the Secret's creation wakes it: nothing polled");
+  t.match(statusOf(ctx, 'ModelAPI', NS, NAME), { phase: 'Failed', message: 'Failed to resolve Secret openai: secrets "openai" not found' });
+  t.same(ctx.childKeys(), [], 'no pod that cannot start');
+
+  ctx.setSecret(NS, 'openai', '10');
+  await reconcile(ctx, 'ModelAPI', NS, NAME);
+  const deploymentName = `modelapi-${NAME}`;
+  const first = templateAnnotations(ctx.child('Deployment', NS, deploymentName));
+  t.match(statusOf(ctx, 'ModelAPI', NS, NAME), { phase: 'Pending' });
+  const env = podSpecOf(ctx.child('Deployment', NS, deploymentName)).containers[0]?.env;
+  t.same(env?.slice(0, 2), [
+    { name: 'PROXY_API_BASE', value: 'https://api.example' },
+    { name: 'PROXY_API_KEY', valueFrom: { secretKeyRef: { key: 'key', name: 'openai' } } },
+  ]);
+
+  ctx.setSecret(NS, 'openai', '11');
+  await reconcile(ctx, 'ModelAPI', NS, NAME);
+  const second = templateAnnotations(ctx.child('Deployment', NS, deploymentName));
+  t.not(second[CONFIG_HASH_ANNOTATION], first[CONFIG_HASH_ANNOTATION], 'a new key rolls the pods');
+  t.equal(second[POD_SPEC_HASH_ANNOTATION], first[POD_SPEC_HASH_ANNOTATION], 'through the config hash');
+});

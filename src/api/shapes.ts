@@ -1,0 +1,102 @@
+// The two shapes of kaos.tools/v1alpha1 (docs/api.md, "Newer KAOS shapes"): the original one, and the one KAOS
+// released in v0.1.2–v0.1.3 and on its main branch. Both are served; an object part uses one of
+// them, never a mix; nothing ever rewrites an object from one to the other. Pure.
+//
+// What decides the shape of an object (for rendering and for the env rules below):
+// - Agent: `spec.model` or `spec.config.telemetry` → new.
+// - ModelAPI: `proxyConfig.models`, `provider`, `apiKey` or `spec.telemetry` → new.
+// - MCPServer: `spec.telemetry` → new (the runtime registry adds `runtime`/`params`).
+// `spec.container.env` alone decides nothing: it is also the original shape's ContainerOverride
+// (docs/api.md, "Overrides: `spec.container` and `spec.podSpec`"), whose entries come last; in a new-shape object it takes the place of the kind's own env
+// list, so there the two are one part and only one of them may be set.
+import { forbidden, index, type FieldError } from './field-error.ts';
+import { asArray, asRecord, getIn, isRecord, isSet } from './json.ts';
+import type { KaosKind } from './kinds.ts';
+
+export type Shape = 'original' | 'new';
+
+/** The new-shape fields set in `spec`, as field paths. */
+function newShapeFields(kind: KaosKind, spec: unknown): string[] {
+  const set = (path: string, ...keys: string[]): string[] => (isSet(getIn(spec, ...keys)) ? [path] : []);
+  switch (kind) {
+    case 'Agent':
+      return [...set('spec.model', 'model'), ...set('spec.config.telemetry', 'config', 'telemetry')];
+    case 'ModelAPI':
+      return [
+        ...set('spec.proxyConfig.models', 'proxyConfig', 'models'),
+        ...set('spec.proxyConfig.provider', 'proxyConfig', 'provider'),
+        ...set('spec.proxyConfig.apiKey', 'proxyConfig', 'apiKey'),
+        ...set('spec.telemetry', 'telemetry'),
+      ];
+    case 'MCPServer':
+      return set('spec.telemetry', 'telemetry');
+  }
+}
+
+export function shapeOf(kind: KaosKind, spec: unknown): Shape {
+  return newShapeFields(kind, spec).length > 0 ? 'new' : 'original';
+}
+
+/** The kind's own env list of the original shape (`container.env` replaces it in the new one). */
+export function ownEnvPath(kind: KaosKind, spec: unknown): { path: string; keys: string[] } {
+  switch (kind) {
+    case 'Agent':
+      return { path: 'spec.config.env', keys: ['config', 'env'] };
+    case 'MCPServer':
+      return { path: 'spec.config.env', keys: ['config', 'env'] };
+    case 'ModelAPI':
+      return getIn(spec, 'mode') === 'Hosted'
+        ? { path: 'spec.hostedConfig.env', keys: ['hostedConfig', 'env'] }
+        : { path: 'spec.proxyConfig.env', keys: ['proxyConfig', 'env'] };
+  }
+}
+
+/** A field set in a spec: its path, and how a message names it (e.g. an env entry by its name). */
+export interface SetField {
+  field: string;
+  label?: string;
+}
+
+/**
+ * One object part written in both shapes: each field of the shape with fewer fields set (the
+ * new one on a tie) gets `Forbidden: may not be set together with <the other shape's fields>`.
+ */
+export function mixedPartErrors(original: readonly SetField[], updated: readonly SetField[]): FieldError[] {
+  if (original.length === 0 || updated.length === 0) return [];
+  const [minority, majority] = updated.length <= original.length ? [updated, original] : [original, updated];
+  const others = majority.map((f) => f.label ?? f.field).join(', ');
+  return minority.map((f) => forbidden(f.field, `may not be set together with ${others}`));
+}
+
+const fields = (...paths: string[]): SetField[] => paths.map((field) => ({ field }));
+
+/** Every object part of `spec` that mixes the shapes, in field order. */
+export function mixedShapeErrors(kind: KaosKind, spec: unknown): FieldError[] {
+  const errors: FieldError[] = [];
+  if (kind === 'Agent') {
+    // The model: spec.model, or a MODEL_NAME entry in config.env.
+    const env = asArray(getIn(spec, 'config', 'env')) ?? [];
+    const modelNameEntries = env.flatMap((e, i): SetField[] =>
+      isRecord(e) && e.name === 'MODEL_NAME' ? [{ field: index('spec.config.env', i), label: 'spec.config.env[MODEL_NAME]' }] : [],
+    );
+    errors.push(...mixedPartErrors(modelNameEntries, isSet(getIn(spec, 'model')) ? fields('spec.model') : []));
+  }
+  if (kind === 'ModelAPI') {
+    const proxy = asRecord(getIn(spec, 'proxyConfig')) ?? {};
+    const original = isSet(proxy.model) ? fields('spec.proxyConfig.model') : [];
+    const updated = fields(...(['models', 'provider', 'apiKey'] as const).filter((k) => isSet(proxy[k])).map((k) => `spec.proxyConfig.${k}`));
+    errors.push(...mixedPartErrors(original, updated));
+  }
+  // The env part, for new-shape objects only (see the header).
+  if (shapeOf(kind, spec) === 'new') {
+    const own = ownEnvPath(kind, spec);
+    // The object is in the new shape, so the original list is the one refused, naming its successor.
+    // An Agent's MODEL_NAME entry is the model part (above; the webhook may have chosen it), not this one.
+    const isModelName = (e: unknown): boolean => kind === 'Agent' && isRecord(e) && e.name === 'MODEL_NAME';
+    const ownEntries = (asArray(getIn(spec, ...own.keys)) ?? []).filter((e) => !isModelName(e));
+    if (ownEntries.length > 0 && (asArray(getIn(spec, 'container', 'env'))?.length ?? 0) > 0) {
+      errors.push(forbidden(own.path, `may not be set together with spec.container.env`));
+    }
+  }
+  return errors;
+}
