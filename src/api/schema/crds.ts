@@ -38,6 +38,11 @@ const FIRST_COLUMN: Readonly<Record<KaosKind, PrinterColumn>> = {
   MCPServer: { name: 'Type', type: 'string', jsonPath: '.spec.type' },
 };
 
+/** Columns of the newer shapes (docs/api.md §7), beside the original ones, which stay. */
+const SHAPE_COLUMNS: Readonly<Partial<Record<KaosKind, readonly PrinterColumn[]>>> = {
+  MCPServer: [{ name: 'Runtime', type: 'string', jsonPath: '.spec.runtime' }],
+};
+
 const STATUS_COLUMNS: readonly PrinterColumn[] = [
   { name: 'Ready', type: 'boolean', jsonPath: '.status.ready' },
   { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
@@ -97,7 +102,7 @@ export function crdFor(kind: KaosKind): CustomResourceDefinition {
           served: true,
           storage: true,
           subresources: { status: {} },
-          additionalPrinterColumns: [FIRST_COLUMN[kind], ...STATUS_COLUMNS],
+          additionalPrinterColumns: [FIRST_COLUMN[kind], ...(SHAPE_COLUMNS[kind] ?? []), ...STATUS_COLUMNS],
           schema: { openAPIV3Schema: toSchemaProps(OBJECT_SCHEMAS[kind]) },
         },
       ],
