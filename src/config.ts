@@ -55,6 +55,11 @@ export interface Config {
   /** Defaults for every generated pod, applied before spec.container and spec.podSpec. */
   workload: WorkloadDefaults;
   controller: ControllerConfig;
+  /**
+   * The operator's own namespace (POD_NAMESPACE): where it reads the MCP runtime registry,
+   * ConfigMap kaos-mcp-runtimes (docs/api.md §7.2).
+   */
+  operatorNamespace: string;
   defaultModelName: string;
   gateway: GatewayConfig;
   /** Operator-wide reference policy; a namespace label or object annotation may override it. */
@@ -177,6 +182,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       ollama: str('DEFAULT_OLLAMA_IMAGE', 'alpine/ollama:latest'),
     },
     defaultModelName: str('DEFAULT_MODEL_NAME', 'smollm2:135m'),
+    operatorNamespace: str('POD_NAMESPACE', 'kaos-system'),
     workload: {
       imagePullSecrets: parseImagePullSecrets('IMAGE_PULL_SECRETS', str('IMAGE_PULL_SECRETS', ''), problems),
       resources: {
@@ -234,6 +240,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   if (dns1123LabelProblems(leaseNamespace).length > 0) {
     const from = env['LEADER_ELECTION_NAMESPACE'] ? 'LEADER_ELECTION_NAMESPACE' : 'POD_NAMESPACE';
     problems.push(`${from}: must be a namespace name (a DNS-1123 label), got "${leaseNamespace}"`);
+  }
+  if (env['LEADER_ELECTION_NAMESPACE'] && dns1123LabelProblems(config.operatorNamespace).length > 0) {
+    problems.push(`POD_NAMESPACE: must be a namespace name (a DNS-1123 label), got "${config.operatorNamespace}"`);
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

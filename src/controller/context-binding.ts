@@ -2,6 +2,7 @@
 // writes through the API client, Events through the recorder.
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../api/meta.ts';
+import type { RegistryState } from '../api/mcp-runtimes.ts';
 import { ensureChild, FIELD_MANAGER, pruneOwned, type ObjectLike } from '../kube/apply.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
@@ -19,6 +20,7 @@ export type WriteClient = Pick<KubeClient, 'apply' | 'delete' | 'replace' | 'pat
 /** The cache as the reads see it. */
 export interface CacheReads {
   reflector(kind: KaosKind): Pick<ReflectorGroup, 'getByName'>;
+  mcpRuntimes?(): RegistryState;
 }
 
 export interface ContextBindingOptions {
@@ -40,6 +42,7 @@ export function bindReads(options: Pick<ContextBindingOptions, 'cache' | 'childr
     child: (kind, namespace, name) => children[kind]?.getByName(namespace, name) as ObjectLike | undefined,
     secretResourceVersion: (namespace, name) => secrets.getByName(namespace, name)?.metadata?.resourceVersion,
     httpRoutesServed: () => httpRoutesServed,
+    mcpRuntimes: () => cache.mcpRuntimes?.() ?? { problem: 'the MCP runtime registry is not watched' },
   };
 }
 

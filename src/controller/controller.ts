@@ -23,6 +23,7 @@ import { createControllerMetrics, type ControllerMetrics } from './metrics.ts';
 import { WorkQueue } from './queue.ts';
 import type { KindReconciler, ReconcileContext } from './reconcile/context.ts';
 import { RECONCILERS } from './reconcile/index.ts';
+import { mcpServerKeysForRegistryChange, type RuntimeRegistry } from './runtime-registry.ts';
 import { SecretIndex } from './secret-index.ts';
 import { keysForChildEvent, keysForKaosEvent, makeKey, parseKey } from './triggers.ts';
 import type { ControllerWatches } from './watches.ts';
@@ -36,6 +37,8 @@ export const LEASE_NAME = 'kaos-operator';
 export interface ControllerOptions {
   cache: KaosCache;
   watches: ControllerWatches;
+  /** The MCP runtime registry: its changes wake the MCPServers whose entries changed. */
+  runtimes?: Pick<RuntimeRegistry, 'onChange'>;
   client: Pick<KubeClient, 'get' | 'create' | 'replace' | 'patch' | 'apply' | 'delete'>;
   config: Config;
   registry: Registry;
@@ -99,6 +102,7 @@ export class Controller {
       });
     }
     this.#subscribe(watches);
+    options.runtimes?.onChange((previous, next) => this.#enqueue(mcpServerKeysForRegistryChange(previous, next, cache.mcpServers.list())));
   }
 
   /** Starts campaigning for the Lease, or (LEADER_ELECT=false) reconciling once the cache syncs. */

@@ -11,7 +11,7 @@ import { endpointFor } from './names.ts';
 
 export { renderAgent, agentEnv, MEMORY_DEFAULTS } from './agent.ts';
 export { renderModelAPI } from './modelapi.ts';
-export { renderMCPServer } from './mcpserver.ts';
+export { isRuntimeShape, renderMCPServer } from './mcpserver.ts';
 export { fragmentPath, mergePodSpec } from './pod-merge.ts';
 export {
   canonicalJSON,

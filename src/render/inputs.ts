@@ -97,7 +97,12 @@ export interface ModelAPIInput {
 }
 
 export interface MCPServerSpecInput extends CommonSpecInput {
-  readonly type: string;
+  /** Original shape (api.md §4); absent on a runtime MCPServer. */
+  readonly type?: string;
+  /** Upstream KAOS shape (api.md §7.2): a registry runtime or `custom`, its params, the pod's service account. */
+  readonly runtime?: string;
+  readonly params?: string;
+  readonly serviceAccountName?: string;
   readonly config?: {
     readonly tools?: {
       readonly fromPackage?: string;
@@ -139,6 +144,22 @@ export interface AgentDeps {
 export interface ConfigSourceDeps {
   /** The Secret's metadata.resourceVersion; undefined when unknown or missing (no config hash). */
   readonly secretResourceVersion?: string;
+}
+
+/**
+ * A runtime registry entry (api/mcp-runtimes.ts RuntimeEntry), resolved by the reconciler for an
+ * MCPServer with spec.runtime; absent for `custom`, whose image, command and args come from
+ * spec.container alone.
+ */
+export interface RuntimeEntryInput {
+  readonly image: string;
+  readonly command?: readonly string[];
+  readonly args?: readonly string[];
+  readonly paramsEnvVar?: string;
+}
+
+export interface MCPServerDeps extends ConfigSourceDeps {
+  readonly runtime?: RuntimeEntryInput;
 }
 
 /** The part of the operator configuration render reads (so tests need not build a full Config). */

@@ -5,6 +5,7 @@ import type { KaosKind } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 import { resolveReferencePolicy } from './reference-policy.ts';
 import type { FieldError } from '../field-error.ts';
+import type { RegistryState } from '../mcp-runtimes.ts';
 import { isAboutCutString } from './schema-limits.ts';
 import { checkSchema } from './schema-validation.ts';
 import { validateAgent } from './validate-agent.ts';
@@ -22,6 +23,8 @@ export interface ValidationContext {
   referencePolicy: ReferencePolicy;
   /** Agents: the objects they reference, looked up by the caller. */
   references?: AgentReferences;
+  /** MCPServers: the runtime registry as the cache holds it (api.md §7.2); absent: not checked. */
+  mcpRuntimes?: RegistryState;
 }
 
 export function validateObject(kind: KaosKind, object: KubeObject, ctx: ValidationContext): ValidationResult {
@@ -48,7 +51,7 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
       return { errors: [...schemaErrors, ...ownErrors(own.errors)], warnings: own.warnings };
     }
     case 'MCPServer': {
-      const own = validateMCPServer(clipped);
+      const own = validateMCPServer(clipped, ctx.mcpRuntimes === undefined ? {} : { runtimes: ctx.mcpRuntimes });
       return { errors: [...schemaErrors, ...ownErrors(own.errors)], warnings: own.warnings };
     }
   }

@@ -4,6 +4,7 @@
 // client; unit tests bind them to memory and count the calls.
 import type { KaosKind } from '../../api/kinds.ts';
 import type { KubeObject } from '../../api/meta.ts';
+import type { RegistryState } from '../../api/mcp-runtimes.ts';
 import type { EnsureResult, ObjectLike, PruneResult } from '../../kube/apply.ts';
 import type { EventInput } from '../../kube/events.ts';
 import type { Logger } from '../../logger.ts';
@@ -32,6 +33,8 @@ export interface ReconcileReads {
   secretResourceVersion(namespace: string, name: string): string | undefined;
   /** Whether HTTPRoutes can be written: gateway enabled in the config and its CRD served. */
   httpRoutesServed(): boolean;
+  /** The MCP runtime registry (api.md §7.2), from its one-ConfigMap watch (controller/runtime-registry.ts). */
+  mcpRuntimes(): RegistryState;
 }
 
 /** Writes, each one request to the API server (or none when nothing would change). */
