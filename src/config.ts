@@ -100,6 +100,27 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * The default images (docs/api.md §6, §7.2 "Images"): each pinned to a tag that contains what the
+ * rendered command runs, never a moving tag for something the command depends on. README.md's
+ * configuration table says why each tag.
+ */
+export const DEFAULT_IMAGES: Readonly<ImageDefaults> = {
+  // The v0.1.x agent runtime reads the env the Agent renderer writes (docs/api.md §2, §7.1).
+  agent: 'axsauze/kaos-agent:0.1.3',
+  // `python -m mcptools.server` (fromString/fromSecretKeyRef): KAOS removed mcptools/server.py
+  // from the agent image with the runtime registry, after v0.1.3; 0.1.3 is the last to carry it.
+  mcpServer: 'axsauze/kaos-agent:0.1.3',
+  // pip and python (fromPackage, python-runtime): any 3.12 patch release.
+  mcpPython: 'python:3.12-slim',
+  // npx (fromPackage, node-runtime): any Node 22 release.
+  mcpNode: 'node:22-slim',
+  // `litellm --config … --port 8000`: a released stable build, not the main branch's latest.
+  litellm: 'ghcr.io/berriai/litellm:main-v1.74.3-stable',
+  // `ollama serve` and `ollama pull` from /bin/sh: a released Ollama.
+  ollama: 'ollama/ollama:0.11.4',
+};
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 const DURATION = /^([0-9]+(h|m|s|ms)){1,4}$/;
 
@@ -174,12 +195,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
 
   const config: Config = {
     images: {
-      agent: str('DEFAULT_AGENT_IMAGE', 'axsauze/kaos-agent:latest'),
-      mcpServer: str('DEFAULT_MCP_SERVER_IMAGE', 'axsauze/kaos-agent:latest'),
-      mcpPython: str('DEFAULT_MCP_PYTHON_IMAGE', 'python:3.12-slim'),
-      mcpNode: str('DEFAULT_MCP_NODE_IMAGE', 'node:22-slim'),
-      litellm: str('DEFAULT_LITELLM_IMAGE', 'ghcr.io/berriai/litellm:main-latest'),
-      ollama: str('DEFAULT_OLLAMA_IMAGE', 'alpine/ollama:latest'),
+      agent: str('DEFAULT_AGENT_IMAGE', DEFAULT_IMAGES.agent),
+      mcpServer: str('DEFAULT_MCP_SERVER_IMAGE', DEFAULT_IMAGES.mcpServer),
+      mcpPython: str('DEFAULT_MCP_PYTHON_IMAGE', DEFAULT_IMAGES.mcpPython),
+      mcpNode: str('DEFAULT_MCP_NODE_IMAGE', DEFAULT_IMAGES.mcpNode),
+      litellm: str('DEFAULT_LITELLM_IMAGE', DEFAULT_IMAGES.litellm),
+      ollama: str('DEFAULT_OLLAMA_IMAGE', DEFAULT_IMAGES.ollama),
     },
     defaultModelName: str('DEFAULT_MODEL_NAME', 'smollm2:135m'),
     operatorNamespace: str('POD_NAMESPACE', 'kaos-system'),

@@ -2,6 +2,8 @@
 // tests (which run the operator under exactly this role, to prove it is enough) both render it.
 // Least privilege: every verb here is used by a named part of the operator.
 
+import { RUNTIMES_CONFIG_MAP } from '../api/mcp-runtimes.ts';
+
 /**
  * Where a rule is granted. `watched` (the default, so a new rule needs no thought unless it is
  * special): the namespaces the operator serves — a ClusterRole when it serves all of them, one
@@ -14,6 +16,8 @@ export type RuleScope = 'watched' | 'cluster' | 'operator';
 export interface PolicyRule {
   apiGroups: string[];
   resources: string[];
+  /** Only these objects (a list or watch qualifies when it selects one by `metadata.name`). */
+  resourceNames?: string[];
   verbs: string[];
   scope?: RuleScope;
 }
@@ -22,7 +26,12 @@ export interface PolicyRule {
 export function rulesFor(scope: RuleScope, rules: readonly PolicyRule[] = OPERATOR_RULES): PolicyRule[] {
   return rules
     .filter((r) => (r.scope ?? 'watched') === scope)
-    .map((r) => ({ apiGroups: [...r.apiGroups], resources: [...r.resources], verbs: [...r.verbs] }));
+    .map((r) => ({
+      apiGroups: [...r.apiGroups],
+      resources: [...r.resources],
+      ...(r.resourceNames === undefined ? {} : { resourceNames: [...r.resourceNames] }),
+      verbs: [...r.verbs],
+    }));
 }
 
 export const OPERATOR_RULES: readonly PolicyRule[] = [
@@ -49,6 +58,9 @@ export const OPERATOR_RULES: readonly PolicyRule[] = [
   { apiGroups: [''], resources: ['secrets'], verbs: ['list', 'watch'] },
   // Leader election (kube/leader-election.ts): read the Lease, create it once, renew and release it.
   { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'], scope: 'operator' },
+  // The MCP runtime registry (controller/runtime-registry.ts): one ConfigMap in the operator's
+  // namespace, listed and watched by name (a field selector), so no other ConfigMap there is read.
+  { apiGroups: [''], resources: ['configmaps'], resourceNames: [RUNTIMES_CONFIG_MAP], verbs: ['list', 'watch'], scope: 'operator' },
   // Events about the parents (kube/events.ts): create one, then patch its series on repeats.
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
 ];

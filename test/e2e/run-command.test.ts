@@ -98,7 +98,7 @@ async function assertAdmission(t: Test, run: RunCommand, kubectl: (args: string[
   t.equal(applied.stderr, '', 'and nothing on stderr');
   t.equal(applied.code, 0, 'and succeeds');
   const image = await kubectl(['get', 'modelapi', 'simple-modelapi', '-n', 'kaos-simple', '-o', 'jsonpath={.spec.container.image}']);
-  t.equal(image.stdout, 'alpine/ollama:latest', 'the mutating webhook defaulted the ModelAPI\'s image');
+  t.equal(image.stdout, 'ollama/ollama:0.11.4', 'the mutating webhook defaulted the ModelAPI\'s image');
 
   const denied = await kubectl(['apply', '-f', '-'], ORPHAN_AGENT);
   t.equal(denied.stderr, ORPHAN_DENIED, 'an Agent naming a missing ModelAPI is refused, with the field and the name');
