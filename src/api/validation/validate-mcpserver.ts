@@ -53,7 +53,7 @@ function validateRuntimeShape(spec: Record<string, unknown>, runtimes: RegistryS
   const errors: FieldError[] = [];
   const warnings: string[] = [];
   const hasParams = isSet(spec.params);
-  const resolution = runtimes === undefined ? { kind: 'unreadable' as const, reason: 'the runtime registry is not known here' } : resolveRuntime(runtimes, name);
+  const resolution = resolveRuntime(runtimes ?? { problem: 'the runtime registry is not known here' }, name);
   switch (resolution.kind) {
     case 'custom':
       if (!isSet(getIn(spec, 'container', 'image'))) {
@@ -62,7 +62,7 @@ function validateRuntimeShape(spec: Record<string, unknown>, runtimes: RegistryS
       if (hasParams) warnings.push(`spec.params is not used: runtime ${CUSTOM_RUNTIME} has no paramsEnvVar`);
       break;
     case 'unknown':
-      errors.push(notSupported('spec.runtime', name, runtimes === undefined ? [CUSTOM_RUNTIME] : runtimeNames(runtimes)));
+      errors.push(notSupported('spec.runtime', name, runtimeNames(runtimes ?? { problem: '' })));
       break;
     case 'unreadable':
       warnings.push(clampWarning(`spec.runtime "${name}" not checked: ${resolution.reason}`));
