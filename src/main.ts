@@ -29,7 +29,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
   const runtimes = watchRuntimeRegistry(cache, { namespace: config.operatorNamespace, logger });
   cache.start();
 
-  const podSpecCheck = createPodSpecCheck({ dryRunCreate: deploymentDryRun(client), config, logger });
+  const podSpecCheck = createPodSpecCheck({ dryRunCreate: deploymentDryRun(client), config, logger, mcpRuntimes: () => cache.mcpRuntimes() });
   const handlers: HandlerFactory = (kind, type) =>
     type === 'mutate'
       ? createMutatingHandler(kind, { lookup: cache, config })
