@@ -73,6 +73,7 @@ export interface RuntimeRegistryOptions {
 /** The registry's reflector and its parsed state; registered on the cache before it starts. */
 export class RuntimeRegistry {
   readonly #reflector: Reflector;
+  readonly #namespace: string;
   readonly #where: string;
   readonly #log: Logger;
   readonly #listeners = new Set<RegistryChangeListener>();
@@ -84,6 +85,7 @@ export class RuntimeRegistry {
   #warned = new Set<string>();
 
   constructor(cache: Pick<KaosCache, 'register'>, options: RuntimeRegistryOptions) {
+    this.#namespace = options.namespace;
     this.#where = `${options.namespace}/${RUNTIMES_CONFIG_MAP}`;
     this.#log = options.logger;
     this.#state = { problem: `ConfigMap ${this.#where} not read yet` };
@@ -100,7 +102,7 @@ export class RuntimeRegistry {
   /** The registry now: parsed once per resourceVersion of the ConfigMap. */
   state(): RegistryState {
     if (!this.#reflector.isSynced() && !this.#heard) return this.#state;
-    const configMap = this.#reflector.getByName(undefined, RUNTIMES_CONFIG_MAP);
+    const configMap = this.#reflector.getByName(this.#namespace, RUNTIMES_CONFIG_MAP);
     const version = configMap === undefined ? '-' : (configMap.metadata?.resourceVersion ?? '?');
     if (version === this.#version) return this.#state;
     this.#version = version;

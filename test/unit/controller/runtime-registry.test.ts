@@ -101,3 +101,6 @@ t.test('reconcile: custom renders from spec.container; without an image it is Fa
   await reconcile(ctx, 'MCPServer', NS, 'bare');
   t.match(statusOf(ctx, 'MCPServer', NS, 'bare'), { phase: 'Failed', message: 'runtime "custom" requires spec.container.image' });
 });
+
+// The RuntimeRegistry class against a real API server (one ConfigMap by field selector in the
+// operator's namespace, absent → warning, edits → wake-ups): test/e2e/mcp-runtimes.test.ts.
