@@ -275,7 +275,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     log('[stack] installing CRDs and the operator\'s RBAC');
     await installCrds(client);
     await applySetupObjects(client, renderRbac() as KubeObject[]);
-    // The MCP runtime registry the chart ships, in the operator's namespace (README, "MCPServer runtimes").
+    // The MCP runtime registry the chart ships, in the operator's namespace (docs/api.md §7.2).
     await applySetupObjects(client, [runtimesConfigMap(OPERATOR_IDENTITY.namespace)]);
     const operatorKubeconfig = join(plane.dir, 'operator.kubeconfig');
     await writeTokenKubeconfig(plane.kubeconfigPath, operatorKubeconfig, identity.token, identity.user);

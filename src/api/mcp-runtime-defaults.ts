@@ -7,7 +7,7 @@ import { RUNTIMES_CONFIG_MAP, RUNTIMES_KEY, type RuntimeEntry } from './mcp-runt
 
 export const BUILTIN_RUNTIMES: Readonly<Record<string, RuntimeEntry>> = {
   // The image's own entrypoint serves the tools in MCP_TOOLS_STRING on port 8000. Pinned to a
-  // KAOS release (README, "Configuration"): this image is KAOS's, built with each release.
+  // KAOS release (the image is built with each one), never `latest`, which follows KAOS's main.
   'python-string': {
     type: 'python',
     image: 'axsauze/kaos-mcp-python-string:0.7.7',
