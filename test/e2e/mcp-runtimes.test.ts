@@ -7,7 +7,11 @@
 // MCPServers whose entry changed.
 //
 // Run `npm run build` first: the operator process is dist/main.js.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
+import { spawnCli } from '../unit/cli/support.ts';
 import { expectDenied, invalid, kaos, kubectl, setup, useAdmissionStack, stack } from './support/admission.ts';
 import {
   HARDENED,
@@ -198,4 +202,19 @@ t.test('an unreadable registry: admission warns instead of refusing, and the con
   t.equal(restored.code, 0, restored.stderr);
   const py = await waitForObject(s(), 'deployment', ns, 'mcpserver-py', () => true, 'rendered once the registry is readable again');
   t.equal(at(podSpecOf(py), 'containers', 0, 'image'), PYTHON_STRING_IMAGE);
+});
+
+t.test('lint --cluster judges runtimes against the cluster\'s registry', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'kaos-lint-runtimes-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'mcp.yaml');
+  await writeFile(file, [kaos('MCPServer', 'gone', { runtime: 'discord' }), kaos('MCPServer', 'py', { runtime: 'python-string', params: TOOLS })]
+    .map((o) => JSON.stringify(o)).join('\n---\n'));
+  const env = { PATH: process.env.PATH ?? '', KUBECONFIG: s().plane.kubeconfigPath };
+  const out = await spawnCli(['lint', '--cluster', '-n', 'lint-ns', '-o', 'json', file], { env });
+  t.equal(out.code, 1, out.stderr);
+  const report = JSON.parse(out.stdout) as { findings: { severity: string; message: string }[] };
+  t.same(report.findings.map((f) => [f.severity, f.message]), [
+    ['error', 'spec.runtime: Unsupported value: "discord": supported values: "kubernetes", "python-string", "slack", "custom"'],
+  ]);
 });
