@@ -14,6 +14,7 @@ import type { KubeObject } from '../src/api/lookup.ts';
 import { KubeClient } from '../src/kube/client.ts';
 import { ApiError } from '../src/kube/errors.ts';
 import { OPERATOR_IDENTITY, renderRbac, serviceAccountUser } from '../src/cluster/rbac.ts';
+import { runtimesConfigMap } from '../src/api/mcp-runtime-defaults.ts';
 import { freePorts, startControlPlane, type ControlPlane, type ControlPlaneOptions } from '../test/cluster/control-plane.ts';
 import { makeDevCerts } from '../certs/make-dev-certs.ts';
 import { renderWebhookConfigurations } from '../src/admission/webhook-configs.ts';
@@ -43,6 +44,7 @@ const SETUP_KINDS: Readonly<Record<string, readonly [string, string, boolean]>> 
   MutatingWebhookConfiguration: ['/apis/admissionregistration.k8s.io/v1', 'mutatingwebhookconfigurations', false],
   ValidatingWebhookConfiguration: ['/apis/admissionregistration.k8s.io/v1', 'validatingwebhookconfigurations', false],
   Namespace: ['/api/v1', 'namespaces', false],
+  ConfigMap: ['/api/v1', 'configmaps', true],
   ServiceAccount: ['/api/v1', 'serviceaccounts', true],
   ClusterRole: ['/apis/rbac.authorization.k8s.io/v1', 'clusterroles', false],
   ClusterRoleBinding: ['/apis/rbac.authorization.k8s.io/v1', 'clusterrolebindings', false],
@@ -273,6 +275,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     log('[stack] installing CRDs and the operator\'s RBAC');
     await installCrds(client);
     await applySetupObjects(client, renderRbac() as KubeObject[]);
+    // The MCP runtime registry the chart ships, in the operator's namespace (docs/api.md, "MCPServer runtimes").
+    await applySetupObjects(client, [runtimesConfigMap(OPERATOR_IDENTITY.namespace)]);
     const operatorKubeconfig = join(plane.dir, 'operator.kubeconfig');
     await writeTokenKubeconfig(plane.kubeconfigPath, operatorKubeconfig, identity.token, identity.user);
     log('[stack] starting the operator (node dist/main.js)');

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { makeDevCerts } from '../certs/make-dev-certs.ts';
 import { renderWebhookConfigurations } from '../src/admission/webhook-configs.ts';
 import { loadConfig } from '../src/config.ts';
+import { runtimesConfigMap } from '../src/api/mcp-runtime-defaults.ts';
+import { RUNTIMES_CONFIG_MAP } from '../src/api/mcp-runtimes.ts';
 import { KubeClient } from '../src/kube/client.ts';
 import { isNotFound } from '../src/kube/errors.ts';
 import { applySetupObjects, installCrds, ROOT, startLocalStack, type LocalStack } from './local-stack.ts';
@@ -39,6 +41,7 @@ async function runAgainst(kubeconfig: string, client: KubeClient): Promise<void>
   await installCrds(client);
   say('CRDs from crds/ applied (server-side apply)');
   await ensureLeaseNamespace(client);
+  await ensureRuntimeRegistry(client);
   const certDir = process.env.WEBHOOK_CERT_DIR ?? join(ROOT, 'certs', 'dev');
   const webhookUrl = process.env.WEBHOOK_URL;
   const env: NodeJS.ProcessEnv = { ...process.env, KUBECONFIG: kubeconfig, WEBHOOK_CERT_DIR: certDir };
@@ -94,6 +97,28 @@ async function ensureLeaseNamespace(client: KubeClient): Promise<void> {
     await applySetupObjects(client, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }]);
     say(`namespace ${namespace} created for the leader-election Lease (LEADER_ELECT=false runs without one)`);
   }
+}
+
+/**
+ * The MCP runtime registry the chart ships (ConfigMap kaos-mcp-runtimes in POD_NAMESPACE), made
+ * when the cluster has none; one that exists (a chart install's, or edited by hand) is left as is.
+ */
+async function ensureRuntimeRegistry(client: KubeClient): Promise<void> {
+  let namespace: string;
+  try {
+    namespace = loadConfig(process.env).operatorNamespace;
+  } catch {
+    return; // the operator itself reports a bad configuration
+  }
+  const configMap = runtimesConfigMap(namespace);
+  try {
+    await client.get(`/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${RUNTIMES_CONFIG_MAP}`);
+    return;
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+  await applySetupObjects(client, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, configMap]);
+  say(`ConfigMap ${namespace}/${RUNTIMES_CONFIG_MAP} created with the built-in MCP runtimes`);
 }
 
 /** The exit status of a command ended by `signal`: 128 + its number (SIGINT 130, SIGTERM 143). */

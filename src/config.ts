@@ -69,6 +69,11 @@ export interface Config {
   /** Defaults for every generated pod, applied before spec.container and spec.podSpec. */
   workload: WorkloadDefaults;
   controller: ControllerConfig;
+  /**
+   * The operator's own namespace (POD_NAMESPACE): where it reads the MCP runtime registry,
+   * ConfigMap kaos-mcp-runtimes (docs/api.md, "Newer KAOS shapes").
+   */
+  operatorNamespace: string;
   defaultModelName: string;
   telemetry: TelemetryDefaults;
   /** Warn (admission, lint) about original-shape fields the newer KAOS shapes replace. */
@@ -119,6 +124,26 @@ export const WEBHOOK_DEFAULTS = {
   maxConnections: 1000,
   bodyTimeoutSeconds: 10,
 } as const;
+
+/**
+ * The default images: each pinned to a tag that contains what the rendered command runs, never a
+ * moving tag for something the command depends on. docs/configuration.md's table says why each tag.
+ */
+export const DEFAULT_IMAGES: Readonly<ImageDefaults> = {
+  // The v0.1.x agent runtime reads the env the Agent renderer writes (docs/api.md, "Agent").
+  agent: 'axsauze/kaos-agent:0.1.3',
+  // `python -m mcptools.server` (fromString/fromSecretKeyRef): KAOS removed mcptools/server.py
+  // from the agent image with the runtime registry, after v0.1.3; 0.1.3 is the last to carry it.
+  mcpServer: 'axsauze/kaos-agent:0.1.3',
+  // pip and python (fromPackage, python-runtime): any 3.12 patch release.
+  mcpPython: 'python:3.12-slim',
+  // npx (fromPackage, node-runtime): any Node 22 release.
+  mcpNode: 'node:22-slim',
+  // `litellm --config … --port 8000`: a released stable build, not the main branch's latest.
+  litellm: 'ghcr.io/berriai/litellm:main-v1.74.3-stable',
+  // `ollama serve` and `ollama pull` from /bin/sh: a released Ollama.
+  ollama: 'ollama/ollama:0.11.4',
+};
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 const DURATION = /^([0-9]+(h|m|s|ms)){1,4}$/;
@@ -200,12 +225,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
 
   const config: Config = {
     images: {
-      agent: str('DEFAULT_AGENT_IMAGE', 'axsauze/kaos-agent:latest'),
-      mcpServer: str('DEFAULT_MCP_SERVER_IMAGE', 'axsauze/kaos-agent:latest'),
-      mcpPython: str('DEFAULT_MCP_PYTHON_IMAGE', 'python:3.12-slim'),
-      mcpNode: str('DEFAULT_MCP_NODE_IMAGE', 'node:22-slim'),
-      litellm: str('DEFAULT_LITELLM_IMAGE', 'ghcr.io/berriai/litellm:main-latest'),
-      ollama: str('DEFAULT_OLLAMA_IMAGE', 'alpine/ollama:latest'),
+      agent: str('DEFAULT_AGENT_IMAGE', DEFAULT_IMAGES.agent),
+      mcpServer: str('DEFAULT_MCP_SERVER_IMAGE', DEFAULT_IMAGES.mcpServer),
+      mcpPython: str('DEFAULT_MCP_PYTHON_IMAGE', DEFAULT_IMAGES.mcpPython),
+      mcpNode: str('DEFAULT_MCP_NODE_IMAGE', DEFAULT_IMAGES.mcpNode),
+      litellm: str('DEFAULT_LITELLM_IMAGE', DEFAULT_IMAGES.litellm),
+      ollama: str('DEFAULT_OLLAMA_IMAGE', DEFAULT_IMAGES.ollama),
     },
     defaultModelName: str('DEFAULT_MODEL_NAME', 'smollm2:135m'),
     telemetry: {
@@ -214,6 +239,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     },
     deprecationWarnings: bool('DEPRECATION_WARNINGS', false),
     defaultLogLevel: oneOf('DEFAULT_LOG_LEVEL', CONTAINER_LOG_LEVELS, DEFAULT_CONTAINER_LOG_LEVEL),
+    operatorNamespace: str('POD_NAMESPACE', 'kaos-system'),
     workload: {
       imagePullSecrets: parseImagePullSecrets('IMAGE_PULL_SECRETS', str('IMAGE_PULL_SECRETS', ''), problems),
       resources: {
@@ -273,6 +299,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   if (dns1123LabelProblems(leaseNamespace).length > 0) {
     const from = env['LEADER_ELECTION_NAMESPACE'] ? 'LEADER_ELECTION_NAMESPACE' : 'POD_NAMESPACE';
     problems.push(`${from}: must be a namespace name (a DNS-1123 label), got "${leaseNamespace}"`);
+  }
+  if (env['LEADER_ELECTION_NAMESPACE'] && dns1123LabelProblems(config.operatorNamespace).length > 0) {
+    problems.push(`POD_NAMESPACE: must be a namespace name (a DNS-1123 label), got "${config.operatorNamespace}"`);
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -7,6 +7,7 @@ import type { HandlerFactory } from './admission/types.ts';
 import { createValidatingHandler } from './admission/validate.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { Controller } from './controller/controller.ts';
+import { watchRuntimeRegistry } from './controller/runtime-registry.ts';
 import { httpRoutesWanted, registerControllerWatches } from './controller/watches.ts';
 import { KaosCache } from './cluster/cache.ts';
 import { KubeClient } from './kube/client.ts';
@@ -25,9 +26,11 @@ async function main(config: Config, logger: Logger): Promise<void> {
   const watches = config.controller.enabled
     ? registerControllerWatches(cache, { httpRoutes: await httpRoutesWanted(client, config) })
     : undefined;
+  // Admission and the controller both read the MCP runtime registry (docs/api.md, "MCPServer runtimes").
+  const runtimes = watchRuntimeRegistry(cache, { namespace: config.operatorNamespace, logger });
   cache.start();
 
-  const podSpecCheck = createPodSpecCheck({ dryRunCreate: deploymentDryRun(client), config, logger });
+  const podSpecCheck = createPodSpecCheck({ dryRunCreate: deploymentDryRun(client), config, logger, mcpRuntimes: () => cache.mcpRuntimes() });
   const handlers: HandlerFactory = (kind, type) =>
     type === 'mutate'
       ? createMutatingHandler(kind, { lookup: cache, config })
@@ -52,7 +55,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
       cache: () => (cache.isSynced() ? { ready: true } : { ready: false, reason: 'not synced' }),
     }),
   });
-  const controller = watches === undefined ? undefined : new Controller({ cache, watches, client, config, registry, logger });
+  const controller = watches === undefined ? undefined : new Controller({ cache, watches, runtimes, client, config, registry, logger });
   controller?.start();
   logger.info(
     {

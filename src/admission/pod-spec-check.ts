@@ -10,7 +10,8 @@ import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject, Refusal } from '../api/meta.ts';
 import type { Logger } from '../logger.ts';
 import type { KaosObject } from '../api/schema/index.ts';
-import { fragmentPath, renderPodSpec } from '../render/index.ts';
+import { fragmentPath, isRuntimeShape, renderPodSpec, type MCPServerDeps, type MCPServerInput } from '../render/index.ts';
+import { resolveRuntime, type RegistryState } from '../api/mcp-runtimes.ts';
 import type { PodSpecCheck } from './validate.ts';
 import { errorMessage } from '../error-message.ts';
 
@@ -27,6 +28,22 @@ export interface PodSpecCheckOptions {
   dryRunCreate: DryRunCreate;
   config: Config;
   logger: Logger;
+  /** The MCP runtime registry (the cache's): a runtime MCPServer's pod is rendered from its entry. */
+  mcpRuntimes?: () => RegistryState;
+}
+
+/**
+ * Stands in for the image of a runtime the registry does not resolve (unknown: refused anyway;
+ * unreadable: only warned about), so that the dry run judges only what the user wrote.
+ */
+const UNRESOLVED_RUNTIME_IMAGE = 'kaos.invalid/unresolved-runtime';
+
+function mcpServerDeps(object: KaosObject, runtimes: RegistryState | undefined): MCPServerDeps {
+  const spec = object.spec as MCPServerInput['spec'];
+  if (!isRuntimeShape(spec)) return {};
+  const resolution = resolveRuntime(runtimes ?? { problem: 'unknown' }, spec.runtime ?? '');
+  if (resolution.kind === 'custom') return {};
+  return { runtime: resolution.kind === 'entry' ? resolution.entry : { image: UNRESOLVED_RUNTIME_IMAGE } };
 }
 
 export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
@@ -37,7 +54,8 @@ export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
     let podSpec: unknown;
     let probe: object;
     try {
-      const rendered = renderPodSpec(kind, object, config);
+      const deps = kind === 'MCPServer' ? mcpServerDeps(object, options.mcpRuntimes?.()) : undefined;
+      const rendered = renderPodSpec(kind, object, config, deps);
       podSpec = rendered.podSpec;
       // generateName: the real Deployment may already exist, and a dry-run create must not collide
       // with it. No owner reference: the owner may not exist yet (CREATE) and it is not validated.

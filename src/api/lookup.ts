@@ -1,6 +1,7 @@
 import type { KaosKind } from './kinds.ts';
 import type { KubeObject } from './meta.ts';
 import type { LookupBudget } from './lookup-budget.ts';
+import type { RegistryState } from './mcp-runtimes.ts';
 
 export type { KubeObject };
 
@@ -25,4 +26,9 @@ export interface ObjectLookup {
   /** The namespace's labels, or undefined when the namespace is unknown. */
   /** Its live read on a miss is not counted against `budget` (one per request) but keeps to its deadline. */
   namespaceLabels(namespace: string, budget?: LookupBudget): Promise<Record<string, string> | undefined>;
+  /**
+   * The MCP runtime registry (docs/api.md, "MCPServer runtimes"), from the cache only: never a live read, and a
+   * registry that cannot be read only ever warns. Absent: not known (runtimes are not checked).
+   */
+  mcpRuntimes?(): RegistryState;
 }

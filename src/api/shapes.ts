@@ -5,7 +5,7 @@
 // What decides the shape of an object (for rendering and for the env rules below):
 // - Agent: `spec.model` or `spec.config.telemetry` → new.
 // - ModelAPI: `proxyConfig.models`, `provider`, `apiKey` or `spec.telemetry` → new.
-// - MCPServer: `spec.telemetry` → new (the runtime registry adds `runtime`/`params`).
+// - MCPServer: `spec.telemetry` or `spec.runtime` (a server from the runtime registry) → new.
 // `spec.container.env` alone decides nothing: it is also the original shape's ContainerOverride
 // (docs/api.md, "Overrides: `spec.container` and `spec.podSpec`"), whose entries come last; in a new-shape object it takes the place of the kind's own env
 // list, so there the two are one part and only one of them may be set.
@@ -29,7 +29,7 @@ function newShapeFields(kind: KaosKind, spec: unknown): string[] {
         ...set('spec.telemetry', 'telemetry'),
       ];
     case 'MCPServer':
-      return set('spec.telemetry', 'telemetry');
+      return [...set('spec.runtime', 'runtime'), ...set('spec.telemetry', 'telemetry')];
   }
 }
 

@@ -7,8 +7,9 @@ import { KINDS } from '../api/kinds.ts';
 import type { KubeObject } from '../api/lookup.ts';
 import { KubeClient } from '../kube/client.ts';
 import { ApiError } from '../kube/errors.ts';
-import { NAMESPACE, resourcePath } from '../kube/paths.ts';
+import { CONFIG_MAP, NAMESPACE, resourcePath } from '../kube/paths.ts';
 import { kaosPath } from '../cluster/kaos-resources.ts';
+import { RUNTIMES_CONFIG_MAP, registryFromConfigMap, type RegistryState } from '../api/mcp-runtimes.ts';
 import { API_VERSION } from '../api/kinds.ts';
 import { errorMessage } from '../error-message.ts';
 
@@ -22,6 +23,8 @@ export interface ClusterSnapshot {
   namespaces: [string, Record<string, string>][];
   /** Notes for stderr, e.g. that the cluster serves no KAOS kinds. */
   notes: string[];
+  /** The MCP runtime registry, when asked for (`runtimesNamespace`), as the cluster holds it. */
+  runtimes?: RegistryState;
 }
 
 /** kubectl's choice of kubeconfig: the first file in KUBECONFIG, else ~/.kube/config. */
@@ -32,7 +35,11 @@ export function kubeconfigPath(env: Readonly<Record<string, string | undefined>>
 
 const TIMEOUT_MS = 15_000;
 
-export async function clusterSnapshot(kubeconfig: string, namespaces: readonly string[]): Promise<ClusterSnapshot> {
+/**
+ * `runtimesNamespace`: also read the MCP runtime registry, ConfigMap kaos-mcp-runtimes in the
+ * operator's namespace (absent or unreadable: a note, and runtimes are judged as unreadable).
+ */
+export async function clusterSnapshot(kubeconfig: string, namespaces: readonly string[], runtimesNamespace?: string): Promise<ClusterSnapshot> {
   let client: KubeClient;
   try {
     client = await KubeClient.fromKubeConfig(kubeconfig, { userAgent: 'kaos-operator-lint', requestTimeoutMs: TIMEOUT_MS });
@@ -56,12 +63,29 @@ export async function clusterSnapshot(kubeconfig: string, namespaces: readonly s
         for (const item of list.items) snapshot.objects.push({ ...item, apiVersion: API_VERSION, kind });
       }
     }
+    if (runtimesNamespace !== undefined) snapshot.runtimes = await readRegistry(client, runtimesNamespace, snapshot.notes);
   } catch (err) {
     throw new ClusterUnavailable(`cannot read the cluster at ${where} (kubeconfig ${kubeconfig}): ${errorMessage(err)}`);
   } finally {
     client.close();
   }
   return snapshot;
+}
+
+async function readRegistry(client: KubeClient, namespace: string, notes: string[]): Promise<RegistryState> {
+  const where = `${namespace}/${RUNTIMES_CONFIG_MAP}`;
+  let configMap: KubeObject | undefined;
+  try {
+    configMap = await readOrAbsent(() => client.get<KubeObject>(resourcePath(CONFIG_MAP, { namespace, name: RUNTIMES_CONFIG_MAP })));
+  } catch (err) {
+    // Reading one ConfigMap may be forbidden where listing KAOS objects is not: judge without it.
+    if (!(err instanceof ApiError && err.code === 403)) throw err;
+    notes.push(`the MCP runtime registry ${where} may not be read (${errorMessage(err)}): runtimes are not checked`);
+    return { problem: `ConfigMap ${where} may not be read` };
+  }
+  const state = registryFromConfigMap(configMap, where);
+  if ('problem' in state) notes.push(`${state.problem}: runtimes are not checked`);
+  return state;
 }
 
 /** Tries of a read the API server answered 429 or 5xx (e.g. "storage is (re)initializing" just after a CRD is installed). */

@@ -10,7 +10,9 @@ default  prints the manifests as the mutating webhook would leave them.
 
 Inputs: YAML or JSON files, directories (every *.yaml, *.yml, *.json below them), or - for
 stdin (e.g. helm template ... | kaos-operator lint -). Multi-document streams and List
-objects are read; Helm's "# Source:" comments name the template in the output.
+objects are read; Helm's "# Source:" comments name the template in the output. A
+kaos-mcp-runtimes ConfigMap in the manifests (the chart's) is the registry MCPServers with
+spec.runtime are judged against; with no registry at all, their runtime is only warned about.
 
 Options:
   -n, --namespace <ns>        namespace of objects that name none (default "default")
@@ -18,7 +20,11 @@ Options:
                               label or object annotation kaos.tools/reference-policy in the
                               set (or, with --cluster, in the cluster) overrides it
       --cluster               also resolve references against the cluster in KUBECONFIG
-                              (read-only: lists the KAOS objects of the set's namespaces)
+                              (read-only: lists the KAOS objects of the set's namespaces,
+                              and reads the MCP runtime registry, ConfigMap kaos-mcp-runtimes
+                              in POD_NAMESPACE, default kaos-system)
+      --runtimes <file>       the MCP runtime registry: a runtimes.yaml, or a file with the
+                              kaos-mcp-runtimes ConfigMap (wins over the set's and the cluster's)
   -o, --output <format>       lint: text (default) or json; default: yaml (the only format)
   -h, --help                  this text
 

@@ -11,6 +11,7 @@ import { createHandlers, judge } from './judge.ts';
 import { expandPaths, InputError, readManifestFile, type Manifest } from './manifests.ts';
 import { createStructuralPodSpecCheck } from './pod-spec-structure.ts';
 import { formatJson, formatText, type Report } from './report.ts';
+import { readRuntimesFile, registryInManifests } from './runtimes.ts';
 import { SetLookup } from './set-lookup.ts';
 import { prepareSet, type Finding } from './set.ts';
 import { errorMessage } from '../error-message.ts';
@@ -34,6 +35,8 @@ interface Options {
   namespace: string;
   referencePolicy?: ReferencePolicy;
   cluster: boolean;
+  /** --runtimes: a file with the MCP runtime registry. */
+  runtimes?: string;
   output: 'text' | 'json' | 'yaml';
 }
 
@@ -70,6 +73,7 @@ function parseOptions(argv: readonly string[]): Options | 'help' {
         namespace: { type: 'string', short: 'n' },
         'reference-policy': { type: 'string' },
         cluster: { type: 'boolean' },
+        runtimes: { type: 'string' },
         output: { type: 'string', short: 'o' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -102,6 +106,7 @@ function parseOptions(argv: readonly string[]): Options | 'help' {
     namespace,
     ...(policy === undefined ? {} : { referencePolicy: policy as ReferencePolicy }),
     cluster: values.cluster === true,
+    ...(values.runtimes === undefined ? {} : { runtimes: values.runtimes }),
     output: output as Options['output'],
   };
 }
@@ -117,12 +122,16 @@ async function execute(options: Options, io: CliIO): Promise<number> {
 
   const set = prepareSet(manifests, options.namespace);
   const lookup = new SetLookup();
+  // The runtime registry: --runtimes, else one in the set, else (with --cluster) the cluster's.
+  const runtimes = options.runtimes === undefined ? registryInManifests(manifests) : await readRuntimesFile(options.runtimes);
   if (options.cluster) {
     const namespaces = [...new Set(set.entries.map((e) => e.identity.namespace))].sort();
-    const snapshot = await clusterSnapshot(kubeconfigPath(io.env), namespaces);
+    const snapshot = await clusterSnapshot(kubeconfigPath(io.env), namespaces, runtimes === undefined ? config.operatorNamespace : undefined);
     for (const note of snapshot.notes) io.stderr(`kaos-operator: note: ${note}\n`);
     lookup.addObjects(snapshot.objects).addNamespaces(snapshot.namespaces);
+    if (snapshot.runtimes !== undefined) lookup.setRuntimes(snapshot.runtimes);
   }
+  if (runtimes !== undefined) lookup.setRuntimes(runtimes);
   lookup.addObjects(set.entries.map((e) => e.object)).addNamespaces(set.namespaces);
   const handlers = createHandlers(lookup, config, createStructuralPodSpecCheck(config));
 

@@ -6,10 +6,18 @@ import { referencedNames } from '../api/agent-references.ts';
 import { isKaosKind, type KaosKind } from '../api/kinds.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
 import { refKey } from '../cluster/object-ref.ts';
+import type { RegistryState } from '../api/mcp-runtimes.ts';
 
 export class SetLookup implements ObjectLookup {
   readonly #objects = new Map<string, KubeObject>();
   readonly #namespaces = new Map<string, Record<string, string>>();
+  /** The MCP runtime registry, when one is known (cli/runtimes.ts); absent: runtimes are not judged. */
+  mcpRuntimes?: () => RegistryState;
+
+  setRuntimes(state: RegistryState): this {
+    this.mcpRuntimes = () => state;
+    return this;
+  }
 
   /** Adds KAOS objects (each with its namespace filled in); a later one replaces an earlier one. */
   addObjects(objects: Iterable<KubeObject>): this {

@@ -6,6 +6,7 @@
 import { KINDS, type KaosKind } from '../api/kinds.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
 import type { Agent, KaosObjects, MCPServer, ModelAPI } from '../api/schema/index.ts';
+import type { RegistryState } from '../api/mcp-runtimes.ts';
 import { LookupNotMade, type LookupBudget } from '../api/lookup-budget.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { isNotFound } from '../kube/errors.ts';
@@ -41,6 +42,8 @@ export interface RegisterOptions<T extends KubeObject = KubeObject> {
   namespace?: string;
   /** E.g. `app.kubernetes.io/managed-by=kaos-operator` for owned children. */
   labelSelector?: string;
+  /** E.g. `metadata.name=x` (one object by name). */
+  fieldSelector?: string;
   /** PartialObjectMetadata only (Secrets). */
   metadataOnly?: boolean;
   /** Shrinks each object before it is stored (ReflectorOptions.transform). */
@@ -70,6 +73,8 @@ export class KaosCache implements ObjectLookup {
   readonly #namespaces: readonly string[] | undefined;
   #started = false;
   #liveReads = 0;
+  /** Set by controller/runtime-registry.ts when it registers the registry's reflector. */
+  #mcpRuntimes: (() => RegistryState) | undefined;
 
   constructor(options: KaosCacheOptions) {
     this.#client = options.client;
@@ -107,6 +112,7 @@ export class KaosCache implements ObjectLookup {
       type,
       ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
       ...(options.labelSelector === undefined ? {} : { labelSelector: options.labelSelector }),
+      ...(options.fieldSelector === undefined ? {} : { fieldSelector: options.fieldSelector }),
       ...(options.metadataOnly === true ? { metadataOnly: true } : {}),
       ...(options.transform === undefined ? {} : { transform: options.transform }),
       logger: this.#log,
@@ -184,6 +190,15 @@ export class KaosCache implements ObjectLookup {
 
   async exists(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<boolean> {
     return (await this.get(kind, namespace, name, budget)) !== undefined;
+  }
+
+  /** The MCP runtime registry (docs/api.md, "MCPServer runtimes") from its reflector; a problem until one is attached and synced. */
+  mcpRuntimes(): RegistryState {
+    return this.#mcpRuntimes?.() ?? { problem: 'the MCP runtime registry is not watched' };
+  }
+
+  attachMcpRuntimes(read: () => RegistryState): void {
+    this.#mcpRuntimes = read;
   }
 
   referencedBy(kind: KaosKind, namespace: string, name: string): string[] {

@@ -4,6 +4,7 @@
 // children and the dependencies follow the kind table (kind-table.ts): a new entry there is
 // granted here with no second edit.
 import { KINDS, KIND_NAMES } from '../api/kinds.ts';
+import { RUNTIMES_CONFIG_MAP } from '../api/mcp-runtimes.ts';
 import type { ResourceType } from '../kube/paths.ts';
 import { KIND_TABLE, type KindTable } from './kind-table.ts';
 
@@ -19,6 +20,8 @@ export type RuleScope = 'watched' | 'cluster' | 'operator';
 export interface PolicyRule {
   apiGroups: string[];
   resources: string[];
+  /** Only these objects (a list or watch qualifies when it selects one by `metadata.name`). */
+  resourceNames?: string[];
   verbs: string[];
   scope?: RuleScope;
 }
@@ -27,7 +30,12 @@ export interface PolicyRule {
 export function rulesFor(scope: RuleScope, rules: readonly PolicyRule[] = OPERATOR_RULES): PolicyRule[] {
   return rules
     .filter((r) => (r.scope ?? 'watched') === scope)
-    .map((r) => ({ apiGroups: [...r.apiGroups], resources: [...r.resources], verbs: [...r.verbs] }));
+    .map((r) => ({
+      apiGroups: [...r.apiGroups],
+      resources: [...r.resources],
+      ...(r.resourceNames === undefined ? {} : { resourceNames: [...r.resourceNames] }),
+      verbs: [...r.verbs],
+    }));
 }
 
 /** Pure: one rule per API group (in order of first appearance) granting `verbs` on `types`. */
@@ -66,6 +74,9 @@ export function operatorRules(table: KindTable = KIND_TABLE): PolicyRule[] {
     ...rulesByGroup(Object.values(table.dependencyTypes).map((dependency) => dependency.type), ['list', 'watch']),
     // Leader election (kube/leader-election.ts): read the Lease, create it once, renew and release it.
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'], scope: 'operator' },
+    // The MCP runtime registry (controller/runtime-registry.ts): one ConfigMap in the operator's
+    // namespace, listed and watched by name (a field selector), so no other ConfigMap there is read.
+    { apiGroups: [''], resources: ['configmaps'], resourceNames: [RUNTIMES_CONFIG_MAP], verbs: ['list', 'watch'], scope: 'operator' },
     // Events about the parents (kube/events.ts): create one, then patch its series on repeats.
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   ];

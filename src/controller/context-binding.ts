@@ -3,6 +3,7 @@
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../api/meta.ts';
 import type { KaosObjects } from '../api/schema/index.ts';
+import type { RegistryState } from '../api/mcp-runtimes.ts';
 import { type ObjectLike } from '../kube/apply.ts';
 import { ensureChild, FIELD_MANAGER, pruneOwned } from '../cluster/child-apply.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -22,6 +23,7 @@ export type WriteClient = Pick<KubeClient, 'apply' | 'delete' | 'replace' | 'pat
 /** The cache as the reads see it. */
 export interface CacheReads {
   cached<K extends KaosKind>(kind: K, namespace: string, name: string): KaosObjects[K] | undefined;
+  mcpRuntimes?(): RegistryState;
 }
 
 export interface ContextBindingOptions {
@@ -43,6 +45,7 @@ export function bindReads(options: Pick<ContextBindingOptions, 'cache' | 'childr
     child: (kind, namespace, name) => children[kind]?.getByName(namespace, name) as ObjectLike | undefined,
     secretResourceVersion: (namespace, name) => secrets.getByName(namespace, name)?.metadata?.resourceVersion,
     httpRoutesServed: () => httpRoutesServed,
+    mcpRuntimes: () => cache.mcpRuntimes?.() ?? { problem: 'the MCP runtime registry is not watched' },
   };
 }
 

@@ -25,6 +25,7 @@ import type { KindReconciler, ReconcileContext } from './reconcile/context.ts';
 import { RECONCILERS } from './reconcile/index.ts';
 import { parseRefKey, refKey } from '../cluster/object-ref.ts';
 import { keysForChildEvent, keysForDependencyEvent, keysForKaosEvent } from './triggers.ts';
+import { mcpServerKeysForRegistryChange, type RuntimeRegistry } from './runtime-registry.ts';
 import type { ControllerWatches } from './watches.ts';
 
 /** controller-runtime's controller names: the `controller` label of every metric. */
@@ -44,6 +45,8 @@ export function resyncDelay(periodMs: number, random: number): number {
 export interface ControllerOptions {
   cache: KaosCache;
   watches: ControllerWatches;
+  /** The MCP runtime registry: its changes wake the MCPServers whose entries changed. */
+  runtimes?: Pick<RuntimeRegistry, 'onChange'>;
   client: Pick<KubeClient, 'get' | 'create' | 'replace' | 'patch' | 'apply' | 'delete'>;
   config: Config;
   registry: Registry;
@@ -106,6 +109,7 @@ export class Controller {
       });
     }
     this.#subscribe(watches);
+    options.runtimes?.onChange((previous, next) => this.#enqueue(mcpServerKeysForRegistryChange(previous, next, cache.mcpServers.list())));
   }
 
   /** Starts campaigning for the Lease, or (LEADER_ELECT=false) reconciling once the cache syncs. */

@@ -33,6 +33,8 @@ export interface ReflectorOptions<T = KubeObject> {
   /** Watch one namespace only; all namespaces by default. */
   namespace?: string;
   labelSelector?: string;
+  /** E.g. `metadata.name=x`: one object by name (RBAC can then grant just that name). */
+  fieldSelector?: string;
   /** List and watch PartialObjectMetadata only (client.ts): for Secrets, whose data must never be held. */
   metadataOnly?: boolean;
   /**
@@ -73,6 +75,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
   readonly #client: ListWatchClient;
   readonly #path: string;
   readonly #labelSelector: string | undefined;
+  readonly #fieldSelector: string | undefined;
   readonly #metadataOnly: boolean;
   readonly #transform: ((object: T) => T) | undefined;
   readonly #log: Logger;
@@ -98,6 +101,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
     this.#client = options.client;
     this.#path = resourcePath(options.type, options.namespace === undefined ? {} : { namespace: options.namespace });
     this.#labelSelector = options.labelSelector;
+    this.#fieldSelector = options.fieldSelector;
     this.#metadataOnly = options.metadataOnly === true;
     this.#transform = options.transform;
     this.#log = options.logger ?? silentLogger;
@@ -238,6 +242,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
         limit: this.#pageSize,
         continue: continueToken,
         labelSelector: this.#labelSelector,
+        ...(this.#fieldSelector === undefined ? {} : { fieldSelector: this.#fieldSelector }),
         ...(this.#metadataOnly ? { metadataOnly: true } : {}),
         signal,
       });
@@ -294,6 +299,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
         allowWatchBookmarks: true,
         timeoutSeconds,
         labelSelector: this.#labelSelector,
+        ...(this.#fieldSelector === undefined ? {} : { fieldSelector: this.#fieldSelector }),
         ...(this.#metadataOnly ? { metadataOnly: true } : {}),
         ...(this.#watchIdleTimeoutMs === undefined ? {} : { idleTimeoutMs: this.#watchIdleTimeoutMs }),
         onOpen: () => {

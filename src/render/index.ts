@@ -3,7 +3,7 @@
 // call defaultImageFor (mutating) and renderPodSpec (validating dry-run of spec.podSpec).
 import type { KaosKind } from '../api/kinds.ts';
 import { renderAgent } from './agent.ts';
-import type { AgentDeps, AgentInput, MCPServerInput, ModelAPIInput, RenderConfig } from './inputs.ts';
+import type { AgentDeps, AgentInput, MCPServerDeps, MCPServerInput, ModelAPIInput, RenderConfig } from './inputs.ts';
 import type { Deployment, PodSpec } from './k8s.ts';
 import { renderMCPServer } from './mcpserver.ts';
 import { renderModelAPI } from './modelapi.ts';
@@ -11,7 +11,7 @@ import { endpointFor } from './names.ts';
 
 export { renderAgent, agentEnv, agentExposed, MEMORY_DEFAULTS } from './agent.ts';
 export { renderModelAPI } from './modelapi.ts';
-export { renderMCPServer } from './mcpserver.ts';
+export { isRuntimeShape, renderMCPServer } from './mcpserver.ts';
 export { fragmentPath, mergePodSpec } from './pod-merge.ts';
 export {
   canonicalJSON,
@@ -52,31 +52,31 @@ export interface RenderedPod {
  */
 export function renderPodSpec(kind: 'Agent', object: AgentInput, config: RenderConfig, deps?: AgentDeps): RenderedPod;
 export function renderPodSpec(kind: 'ModelAPI', object: ModelAPIInput, config: RenderConfig): RenderedPod;
-export function renderPodSpec(kind: 'MCPServer', object: MCPServerInput, config: RenderConfig): RenderedPod;
+export function renderPodSpec(kind: 'MCPServer', object: MCPServerInput, config: RenderConfig, deps?: MCPServerDeps): RenderedPod;
 export function renderPodSpec(
   kind: KaosKind,
   object: AgentInput | ModelAPIInput | MCPServerInput,
   config: RenderConfig,
-  deps?: AgentDeps,
+  deps?: AgentDeps | MCPServerDeps,
 ): RenderedPod;
 export function renderPodSpec(
   kind: KaosKind,
   object: AgentInput | ModelAPIInput | MCPServerInput,
   config: RenderConfig,
-  deps?: AgentDeps,
+  deps?: AgentDeps | MCPServerDeps,
 ): RenderedPod {
   let deployment: Deployment;
   switch (kind) {
     case 'Agent': {
       const agent = object as AgentInput;
-      deployment = renderAgent(agent, deps ?? placeholderAgentDeps(agent), config).deployment;
+      deployment = renderAgent(agent, deps !== undefined && 'modelAPI' in deps ? deps : placeholderAgentDeps(agent), config).deployment;
       break;
     }
     case 'ModelAPI':
       deployment = renderModelAPI(object as ModelAPIInput, {}, config).deployment;
       break;
     case 'MCPServer':
-      deployment = renderMCPServer(object as MCPServerInput, config).deployment;
+      deployment = renderMCPServer(object as MCPServerInput, config, deps !== undefined && !('modelAPI' in deps) ? deps : {}).deployment;
       break;
   }
   return { podSpec: deployment.spec.template.spec, deployment };

@@ -69,5 +69,21 @@ export interface ConfigSourceDeps {
   readonly apiKeySecretResourceVersion?: string;
 }
 
+/**
+ * A runtime registry entry (api/mcp-runtimes.ts RuntimeEntry), resolved by the reconciler for an
+ * MCPServer with spec.runtime; absent for `custom`, whose image, command and args come from
+ * spec.container alone.
+ */
+export interface RuntimeEntryInput {
+  readonly image: string;
+  readonly command?: readonly string[];
+  readonly args?: readonly string[];
+  readonly paramsEnvVar?: string;
+}
+
+export interface MCPServerDeps extends ConfigSourceDeps {
+  readonly runtime?: RuntimeEntryInput;
+}
+
 /** The part of the operator configuration render reads (so tests need not build a full Config). */
 export type RenderConfig = Pick<Config, 'images' | 'defaultModelName' | 'gateway' | 'workload' | 'telemetry' | 'defaultLogLevel'>;

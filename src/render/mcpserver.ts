@@ -13,7 +13,7 @@ import { renderHTTPRoute } from './gateway.ts';
 import { agentTelemetryEnv, logLevelEnv, telemetrySettings } from './observability.ts';
 import { defaultMCPServerImage } from './images.ts';
 import { configSourceOfSecret } from './hash.ts';
-import type { ConfigSourceDeps, MCPServerInput, RenderConfig } from './inputs.ts';
+import type { MCPServerDeps, MCPServerInput, RenderConfig, RuntimeEntryInput } from './inputs.ts';
 import type { Container, EnvVar, PodSpec } from './k8s.ts';
 import { parentIdentity } from './labels.ts';
 import { CONTAINER_NAME, MCP_PORT, serviceURL, workloadName } from './names.ts';
@@ -107,6 +107,44 @@ export function mcpObservabilityEnv(mcp: MCPServerInput, config: RenderConfig): 
   ];
 }
 
+const livenessProbe = (): Container['livenessProbe'] =>
+  tcpSocketProbe(MCP_PORT, { initialDelaySeconds: 20, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 3 });
+const readinessProbe = (): Container['readinessProbe'] =>
+  tcpSocketProbe(MCP_PORT, { initialDelaySeconds: 15, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 });
+
+/** An MCPServer in upstream KAOS's shape (docs/api.md, "Newer KAOS shapes"): spec.runtime and no spec.type. */
+export function isRuntimeShape(spec: MCPServerInput['spec']): boolean {
+  return spec.runtime !== undefined && spec.runtime !== '' && spec.type === undefined;
+}
+
+/**
+ * A runtime MCPServer's container (docs/api.md, "Newer KAOS shapes"): image, command and args from
+ * the registry entry (none for `custom`), then spec.container over them; env `<paramsEnvVar>` =
+ * spec.params when both are set, then telemetry and LOG_LEVEL (a runtime MCPServer is new-shape),
+ * then spec.container.env (appended by the override).
+ */
+export function runtimeContainer(mcp: MCPServerInput, entry: RuntimeEntryInput | undefined, config: RenderConfig): Container {
+  const params = mcp.spec.params;
+  const paramsEnv = entry?.paramsEnvVar;
+  const generated: Container = {
+    name: CONTAINER_NAME.MCPServer,
+    // `custom` (no entry): spec.container.image, which admission requires, replaces this.
+    image: entry?.image ?? '',
+    imagePullPolicy: 'IfNotPresent',
+    ...(entry?.command === undefined || entry.command.length === 0 ? {} : { command: [...entry.command] }),
+    ...(entry?.args === undefined || entry.args.length === 0 ? {} : { args: [...entry.args] }),
+    ports: [httpPort(MCP_PORT)],
+    // <paramsEnvVar> first; telemetry, LOG_LEVEL and the env entries of spec.container follow it.
+    env: [
+      ...(paramsEnv !== undefined && paramsEnv !== '' && params !== undefined && params !== '' ? [env(paramsEnv, params)] : []),
+      ...mcpObservabilityEnv(mcp, config),
+    ],
+    livenessProbe: livenessProbe(),
+    readinessProbe: readinessProbe(),
+  };
+  return applyContainerOverride(withDefaultResources(generated, 'MCPServer', config.workload), mcp.spec.container);
+}
+
 export function mcpServerContainer(mcp: MCPServerInput, config: RenderConfig): Container {
   const tools = toolsContainer(mcp);
   const generated: Container = {
@@ -118,22 +156,31 @@ export function mcpServerContainer(mcp: MCPServerInput, config: RenderConfig): C
     // config.env first, then the generated entries, which win a clash (they are what makes
     // the server run at all).
     env: uniqueEnv([...copyEnv(mcp.spec.config?.env), ...tools.env, ...mcpObservabilityEnv(mcp, config)]),
-    livenessProbe: tcpSocketProbe(MCP_PORT, { initialDelaySeconds: 20, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 3 }),
-    readinessProbe: tcpSocketProbe(MCP_PORT, { initialDelaySeconds: 15, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 }),
+    livenessProbe: livenessProbe(),
+    readinessProbe: readinessProbe(),
   };
   return applyContainerOverride(withDefaultResources(generated, 'MCPServer', config.workload), mcp.spec.container);
 }
 
 /**
+ * deps.runtime: for a runtime MCPServer (docs/api.md, "Newer KAOS shapes"), its registry entry as the reconciler
+ * resolved it; absent for `custom`.
  * deps.secretResourceVersion (optional): the resourceVersion of the Secret named by
  * tools.fromSecretKeyRef, from a metadata-only watch. An env var from a Secret is read only at
  * container start, so a hash of the Secret's version in the pod template is what rolls the pods
  * when the tools change (omitted when unknown; ignored for other tools sources).
  */
-export function renderMCPServer(mcp: MCPServerInput, config: RenderConfig, deps: ConfigSourceDeps = {}): Rendered {
+export function renderMCPServer(mcp: MCPServerInput, config: RenderConfig, deps: MCPServerDeps = {}): Rendered {
   const parent = parentIdentity('MCPServer', mcp.metadata);
-  const podSpec: PodSpec = { containers: [mcpServerContainer(mcp, config)] };
-  const ref = mcpToolsSource(mcp.spec) === 'fromSecretKeyRef' ? mcp.spec.config?.tools?.fromSecretKeyRef : undefined;
+  const byRuntime = isRuntimeShape(mcp.spec);
+  const serviceAccountName = mcp.spec.serviceAccountName;
+  const podSpec: PodSpec = byRuntime
+    ? {
+        containers: [runtimeContainer(mcp, deps.runtime, config)],
+        ...(serviceAccountName === undefined || serviceAccountName === '' ? {} : { serviceAccountName }),
+      }
+    : { containers: [mcpServerContainer(mcp, config)] };
+  const ref = !byRuntime && mcpToolsSource(mcp.spec) === 'fromSecretKeyRef' ? mcp.spec.config?.tools?.fromSecretKeyRef : undefined;
   const version = deps.secretResourceVersion;
   const deployment = buildDeployment({
     parent,

@@ -339,6 +339,7 @@ async function floorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
     child: () => undefined,
     secretResourceVersion: () => undefined,
     httpRoutesServed: () => false,
+    mcpRuntimes: () => ({ problem: 'no MCP runtime registry in the floor run' }),
   };
   const config = loadConfig({ ...process.env, ...operatorEnv });
   const render = (o: Named): Rendered => {

@@ -568,6 +568,7 @@ async function runFloor(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
     child: () => undefined,
     secretResourceVersion: () => undefined,
     httpRoutesServed: () => false,
+    mcpRuntimes: () => ({ problem: 'not used by this bench' }),
   };
   const config = loadConfig({ ...process.env, ...operatorEnv });
 

@@ -98,7 +98,7 @@ async function assertAdmission(t: Test, run: RunCommand, kubectl: (args: string[
   t.equal(applied.stderr, '', 'and nothing on stderr');
   t.equal(applied.code, 0, 'and succeeds');
   const image = await kubectl(['get', 'modelapi', 'simple-modelapi', '-n', 'kaos-simple', '-o', 'jsonpath={.spec.container.image}']);
-  t.equal(image.stdout, 'alpine/ollama:latest', 'the mutating webhook defaulted the ModelAPI\'s image');
+  t.equal(image.stdout, 'ollama/ollama:0.11.4', 'the mutating webhook defaulted the ModelAPI\'s image');
 
   const denied = await kubectl(['apply', '-f', '-'], ORPHAN_AGENT);
   t.equal(denied.stderr, ORPHAN_DENIED, 'an Agent naming a missing ModelAPI is refused, with the field and the name');
@@ -273,6 +273,7 @@ t.test('a reachable cluster, no WEBHOOK_URL: CRDs applied, the operator runs, we
     `[kaos] running against ${c.plane.server} (kubeconfig ${c.plane.kubeconfigPath})`,
     '[kaos] CRDs from crds/ applied (server-side apply)',
     '[kaos] namespace kaos-system created for the leader-election Lease (LEADER_ELECT=false runs without one)',
+    '[kaos] ConfigMap kaos-system/kaos-mcp-runtimes created with the built-in MCP runtimes',
     ...NOT_REGISTERED,
     '',
   ].join('\n'), 'it names the server, the CRDs, that webhooks are NOT registered and how to set WEBHOOK_URL');
@@ -288,6 +289,7 @@ t.test('a reachable cluster, WEBHOOK_URL and WEBHOOK_CERT_DIR holding ca.crt: we
     `[kaos] running against ${c.plane.server} (kubeconfig ${c.plane.kubeconfigPath})`,
     '[kaos] CRDs from crds/ applied (server-side apply)',
     '[kaos] namespace kaos-system created for the leader-election Lease (LEADER_ELECT=false runs without one)',
+    '[kaos] ConfigMap kaos-system/kaos-mcp-runtimes created with the built-in MCP runtimes',
     `[kaos] webhook configurations registered for ${url}`,
     '',
   ].join('\n'), 'it names the server, the CRDs and the webhook URL registered');
@@ -309,6 +311,7 @@ t.test('a reachable cluster, WEBHOOK_URL but WEBHOOK_CERT_DIR without ca.crt: no
     `[kaos] running against ${c.plane.server} (kubeconfig ${c.plane.kubeconfigPath})`,
     '[kaos] CRDs from crds/ applied (server-side apply)',
     '[kaos] namespace kaos-system created for the leader-election Lease (LEADER_ELECT=false runs without one)',
+    '[kaos] ConfigMap kaos-system/kaos-mcp-runtimes created with the built-in MCP runtimes',
     `[kaos] webhook configurations NOT registered: ${join(c.certDir, 'ca.crt')} is missing, and the API server needs the CA that signed the serving certificate.`,
     '[kaos] Put that CA in ca.crt next to tls.crt and tls.key, or unset WEBHOOK_CERT_DIR to have a development certificate made in certs/dev/.',
     '',

@@ -15,6 +15,7 @@ import { cloneJson } from '../../src/api/json.ts';
 import type { KaosKind } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
 import type { KaosObjects } from '../../src/api/schema/index.ts';
+import type { RegistryState } from '../../src/api/mcp-runtimes.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { ChildKind } from '../../src/cluster/kind-table.ts';
 import type { ReconcileContext, ReconcileReads, ReconcileWrites } from '../../src/controller/reconcile/context.ts';
@@ -75,6 +76,8 @@ export class MemoryReconcileContext implements ReconcileContext {
   /** Every Event recorded, in order (before any deduplication: that is the recorder's job). */
   readonly recorded: EventInput[] = [];
   readonly lines: LogLine[] = [];
+  /** The MCP runtime registry the reads answer with (tests set it). */
+  mcpRuntimes: RegistryState = { problem: 'no registry in this test' };
   /** When set, called before each write request; an Error it returns is thrown instead. */
   failWith: ((request: WriteRequest) => Error | undefined) | undefined;
 
@@ -107,6 +110,7 @@ export class MemoryReconcileContext implements ReconcileContext {
     child: (kind, namespace, name) => (kind === 'HTTPRoute' && !this.routesCrdServed ? undefined : this.#children.get(id(kind, namespace, name))),
     secretResourceVersion: (namespace, name) => this.#secrets.get(`${namespace}/${name}`),
     httpRoutesServed: () => this.routesCrdServed && this.config.gateway.enabled,
+    mcpRuntimes: () => this.mcpRuntimes,
   };
 
   readonly writes: ReconcileWrites = {

@@ -11,6 +11,8 @@ import t from 'tap';
 import { parse } from 'yaml';
 import { CHART_DIR, CONFIG_ENV, STRUCTURAL_ENV, chartFiles, staleChartFiles } from '../../chart/generate.ts';
 import { OPERATOR_RULES, rulesFor } from '../../src/cluster/rbac.ts';
+import { BUILTIN_RUNTIMES, runtimesYaml } from '../../src/api/mcp-runtime-defaults.ts';
+import { parseRuntimes } from '../../src/api/mcp-runtimes.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -79,4 +81,25 @@ t.test('values.schema.json accepts the defaults and refuses wrong types and unkn
   t.notOk(validate({ ...defaults, watchNamespaces: ['Team_A'] }), 'a namespace that is no DNS-1123 label');
   t.notOk(validate({ ...defaults, config: { logLevel: 'loud' } }), 'a log level the operator does not know');
   t.notOk(validate({ ...defaults, config: { defaultAgentImag: 'x' } }), 'a misspelt config key');
+});
+
+t.test('the chart ships the built-in MCP runtimes of src/api/mcp-runtime-defaults.ts, and its registry parses', async (t) => {
+  const values = parse(await readFile(join(CHART_DIR, 'values.yaml'), 'utf8')) as { mcpRuntimes: { create: boolean; builtin: unknown; custom: unknown } };
+  t.same(values.mcpRuntimes.builtin, BUILTIN_RUNTIMES, 'values.yaml mcpRuntimes.builtin');
+  t.same(values.mcpRuntimes.custom, {}, 'no user entries by default');
+  t.equal(values.mcpRuntimes.create, true);
+  const state = parseRuntimes(runtimesYaml());
+  t.same('registry' in state ? [...state.registry.entries.keys()] : state, ['python-string', 'kubernetes', 'slack']);
+  const template = await readFile(join(CHART_DIR, 'templates', 'mcp-runtimes-configmap.yaml'), 'utf8');
+  t.match(template, /name: kaos-mcp-runtimes\n/, 'the name the operator reads');
+  t.match(template, /namespace: \{\{ \.Release\.Namespace \}\}/, 'in the operator\'s namespace');
+  t.match(template, /mergeOverwrite \(deepCopy \.Values\.mcpRuntimes\.builtin\) \(deepCopy \.Values\.mcpRuntimes\.custom\)/, 'user entries merged over the built-in ones');
+
+  const schema = JSON.parse(await readFile(join(CHART_DIR, 'values.schema.json'), 'utf8')) as object;
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+  const defaults = parse(await readFile(join(CHART_DIR, 'values.yaml'), 'utf8')) as Record<string, unknown>;
+  const withRuntimes = (mcpRuntimes: unknown): unknown => ({ ...defaults, mcpRuntimes });
+  t.ok(validate(withRuntimes({ create: true, builtin: {}, custom: { mine: { type: 'python', image: 'x/y:1' } } })), 'a user entry');
+  t.notOk(validate(withRuntimes({ create: true, builtin: { bad: { type: 'python' } }, custom: {} })), 'a built-in entry without an image');
+  t.notOk(validate(withRuntimes({ create: true, builtin: {}, custom: {}, extra: 1 })), 'an unknown key');
 });

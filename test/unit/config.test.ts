@@ -4,12 +4,12 @@ import { ConfigError, loadConfig } from '../../src/config.ts';
 t.test('defaults: docs/configuration.md images and model, webhook and metrics ports', async (t) => {
   const c = loadConfig({});
   t.same(c.images, {
-    agent: 'axsauze/kaos-agent:latest',
-    mcpServer: 'axsauze/kaos-agent:latest',
+    agent: 'axsauze/kaos-agent:0.1.3',
+    mcpServer: 'axsauze/kaos-agent:0.1.3',
     mcpPython: 'python:3.12-slim',
     mcpNode: 'node:22-slim',
-    litellm: 'ghcr.io/berriai/litellm:main-latest',
-    ollama: 'alpine/ollama:latest',
+    litellm: 'ghcr.io/berriai/litellm:main-v1.74.3-stable',
+    ollama: 'ollama/ollama:0.11.4',
   });
   t.equal(c.defaultModelName, 'smollm2:135m');
   t.same(c.gateway, { enabled: false, name: '', namespace: '', defaultTimeouts: { agent: '120s', modelAPI: '120s', mcpServer: '30s' } });

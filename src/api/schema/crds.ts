@@ -42,6 +42,11 @@ const SPEC_COLUMNS: Readonly<Record<KaosKind, readonly PrinterColumn[]>> = {
   MCPServer: [{ name: 'Type', type: 'string', jsonPath: '.spec.type' }],
 };
 
+/** Columns of the newer shapes (docs/api.md, "Newer KAOS shapes"), beside the original ones, which stay. */
+const SHAPE_COLUMNS: Readonly<Partial<Record<KaosKind, readonly PrinterColumn[]>>> = {
+  MCPServer: [{ name: 'Runtime', type: 'string', jsonPath: '.spec.runtime' }],
+};
+
 const STATUS_COLUMNS: readonly PrinterColumn[] = [
   { name: 'Ready', type: 'boolean', jsonPath: '.status.ready' },
   { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
@@ -101,7 +106,7 @@ export function crdFor(kind: KaosKind): CustomResourceDefinition {
           served: true,
           storage: true,
           subresources: { status: {} },
-          additionalPrinterColumns: [...SPEC_COLUMNS[kind], ...STATUS_COLUMNS],
+          additionalPrinterColumns: [...SPEC_COLUMNS[kind], ...(SHAPE_COLUMNS[kind] ?? []), ...STATUS_COLUMNS],
           schema: { openAPIV3Schema: toSchemaProps(OBJECT_SCHEMAS[kind]) },
         },
       ],

@@ -5,6 +5,7 @@ import type { KaosKind } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 import { resolveReferencePolicy } from './reference-policy.ts';
 import type { FieldError } from '../field-error.ts';
+import type { RegistryState } from '../mcp-runtimes.ts';
 import { isAboutCutString } from './schema-limits.ts';
 import { checkSchema } from './schema-validation.ts';
 import { validateAgent } from './validate-agent.ts';
@@ -34,6 +35,8 @@ export interface ValidationContext {
   modelAPIDependents?: readonly { name: string; model: string }[];
   /** DEPRECATION_WARNINGS: warn about original-shape fields the newer shapes replace. */
   deprecationWarnings?: boolean;
+  /** MCPServers: the runtime registry as the cache holds it (docs/api.md, "Newer KAOS shapes"); absent: not checked. */
+  mcpRuntimes?: RegistryState;
 }
 
 export function validateObject(kind: KaosKind, object: KubeObject, ctx: ValidationContext): ValidationResult {
@@ -73,7 +76,7 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
       };
     }
     case 'MCPServer': {
-      const own = validateMCPServer(clipped);
+      const own = validateMCPServer(clipped, ctx.mcpRuntimes === undefined ? {} : { runtimes: ctx.mcpRuntimes });
       return { errors: [...schemaErrors, ...ownErrors([...shapeErrors, ...own.errors])], warnings: [...own.warnings, ...shapeWarnings] };
     }
   }

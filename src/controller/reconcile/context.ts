@@ -5,6 +5,7 @@
 import type { KaosKind } from '../../api/kinds.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import type { KaosObjects } from '../../api/schema/index.ts';
+import type { RegistryState } from '../../api/mcp-runtimes.ts';
 import type { EnsureResult, ObjectLike, PruneResult } from '../../kube/apply.ts';
 import type { EventInput } from '../../kube/events.ts';
 import type { Logger } from '../../logger.ts';
@@ -35,6 +36,8 @@ export interface ReconcileReads {
   secretResourceVersion(namespace: string, name: string): string | undefined;
   /** Whether HTTPRoutes can be written: gateway enabled in the config and its CRD served. */
   httpRoutesServed(): boolean;
+  /** The MCP runtime registry (docs/api.md, "MCPServer runtimes"), from its one-ConfigMap watch (controller/runtime-registry.ts). */
+  mcpRuntimes(): RegistryState;
 }
 
 /** Writes, each one request to the API server (or none when nothing would change). */

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { createPodSpecCheck, isOutage, podSpecErrors } from '../../../src/admission/pod-spec-check.ts';
 import { loadConfig } from '../../../src/config.ts';
-import type { Agent } from '../../../src/api/schema/index.ts';
+import type { Agent, MCPServer } from '../../../src/api/schema/index.ts';
 import { silentLogger, type Logger } from '../../../src/logger.ts';
 import { deploymentDryRun } from '../../../src/kube/dry-run.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
@@ -154,4 +154,30 @@ t.test('the validating webhook\'s podSpec dry run renders the pod with the defau
   t.strictSame(pod['securityContext'], { seccompProfile: { type: 'RuntimeDefault' } });
   t.strictSame(pod.containers[0]?.resources, { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } });
   t.equal(pod['hostname'], 'h');
+});
+
+t.test('a runtime MCPServer\'s pod is rendered from its registry entry; an unresolved runtime gets a placeholder image', async (t) => {
+  const { runtimesYaml } = await import('../../../src/api/mcp-runtime-defaults.ts');
+  const { parseRuntimes } = await import('../../../src/api/mcp-runtimes.ts');
+  const sent: Deployment[] = [];
+  const check = createPodSpecCheck({
+    dryRunCreate: async (_ns, deployment) => {
+      sent.push(deployment as Deployment);
+      return { ok: true };
+    },
+    config: loadConfig({}),
+    logger: silentLogger,
+    mcpRuntimes: () => parseRuntimes(runtimesYaml()),
+  });
+  const mcp = (runtime: string): MCPServer => ({
+    apiVersion: 'kaos.tools/v1alpha1',
+    kind: 'MCPServer',
+    metadata: { name: 'm', namespace: 'ns' },
+    spec: { runtime, container: { env: [{ name: 'SLACK_BOT_TOKEN', value: 't' }, { name: 'SLACK_TEAM_ID', value: 'T' }] } },
+  });
+  t.same(await check('MCPServer', mcp('slack')), []);
+  t.equal(sent[0]?.spec.template.spec.containers[0]?.image, 'zencoderai/slack-mcp:latest');
+  t.same(sent[0]?.spec.template.spec.containers[0]?.args, ['--transport', 'http', '--port', '8000']);
+  await check('MCPServer', mcp('discord'));
+  t.equal(sent[1]?.spec.template.spec.containers[0]?.image, 'kaos.invalid/unresolved-runtime');
 });

@@ -39,7 +39,7 @@ t.test('names, scope, version, subresource and printer columns', async (t) => {
   ];
   t.same(columns(0), [['ModelAPI', 'string', '.spec.modelAPI'], ['Model', 'string', '.spec.model'], ...common]);
   t.same(columns(1), [['Mode', 'string', '.spec.mode'], ...common]);
-  t.same(columns(2), [['Type', 'string', '.spec.type'], ...common]);
+  t.same(columns(2), [['Type', 'string', '.spec.type'], ['Runtime', 'string', '.spec.runtime'], ...common]);
 });
 
 /** Every schema node with the path to it, walking properties, items and additionalProperties. */

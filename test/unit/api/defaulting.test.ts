@@ -18,7 +18,7 @@ t.test('an Agent with nothing but its ModelAPI gets every default', async (t) =>
     modelAPI: 'm',
     agentNetwork: { expose: true },
     waitForDependencies: true,
-    container: { image: 'axsauze/kaos-agent:latest' },
+    container: { image: 'axsauze/kaos-agent:0.1.3' },
     config: { env: [{ name: 'MODEL_NAME', value: 'smollm2:135m' }], reasoningLoopMaxSteps: 5 },
   });
   t.same(defaulted, ['spec.config.env[MODEL_NAME]', 'spec.container.image']);

@@ -186,7 +186,7 @@ t.test('sample 1: Deployment, Service, names, labels, selector, owner, probes', 
   t.equal(d.spec.template.metadata.annotations['kubectl.kubernetes.io/default-container'], 'agent', 'kubectl logs/exec pick the main container');
   const c = mainContainer(d);
   t.equal(c.name, 'agent');
-  t.equal(c.image, 'axsauze/kaos-agent:latest');
+  t.equal(c.image, 'axsauze/kaos-agent:0.1.3');
   t.equal(c.imagePullPolicy, 'IfNotPresent');
   t.strictSame(c.ports, [{ name: 'http', containerPort: 8000, protocol: 'TCP' }]);
   t.strictSame(c.livenessProbe, { httpGet: { path: '/health', port: 8000, scheme: 'HTTP' }, initialDelaySeconds: 30, periodSeconds: 10 });

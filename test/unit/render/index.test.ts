@@ -41,12 +41,12 @@ t.test('renderPodSpec surfaces a bad override for the API server to reject', asy
 });
 
 t.test('defaultImageFor: per kind, mode and tools source (what the mutating webhook writes)', async (t) => {
-  t.equal(defaultImageFor('Agent', { modelAPI: 'm' }, config), 'axsauze/kaos-agent:latest');
-  t.equal(defaultImageFor('ModelAPI', { mode: 'Proxy' }, config), 'ghcr.io/berriai/litellm:main-latest');
-  t.equal(defaultImageFor('ModelAPI', { mode: 'Hosted' }, config), 'alpine/ollama:latest');
+  t.equal(defaultImageFor('Agent', { modelAPI: 'm' }, config), 'axsauze/kaos-agent:0.1.3');
+  t.equal(defaultImageFor('ModelAPI', { mode: 'Proxy' }, config), 'ghcr.io/berriai/litellm:main-v1.74.3-stable');
+  t.equal(defaultImageFor('ModelAPI', { mode: 'Hosted' }, config), 'ollama/ollama:0.11.4');
   const mcp = (type: MCPServerInput['spec']['type'], tools: object): MCPServerInput['spec'] => ({ type, config: { tools } });
-  t.equal(defaultImageFor('MCPServer', mcp('python-runtime', { fromString: 'x' }), config), 'axsauze/kaos-agent:latest');
-  t.equal(defaultImageFor('MCPServer', mcp('python-runtime', { fromSecretKeyRef: { key: 'k' } }), config), 'axsauze/kaos-agent:latest');
+  t.equal(defaultImageFor('MCPServer', mcp('python-runtime', { fromString: 'x' }), config), 'axsauze/kaos-agent:0.1.3');
+  t.equal(defaultImageFor('MCPServer', mcp('python-runtime', { fromSecretKeyRef: { key: 'k' } }), config), 'axsauze/kaos-agent:0.1.3');
   t.equal(defaultImageFor('MCPServer', mcp('python-runtime', { fromPackage: 'p' }), config), 'python:3.12-slim');
   t.equal(defaultImageFor('MCPServer', mcp('node-runtime', { fromPackage: 'p' }), config), 'node:22-slim');
 });
@@ -57,5 +57,5 @@ t.test('an image the webhook defaulted renders exactly like no image', async (t)
   t.strictSame(renderPodSpec('ModelAPI', defaulted, config).deployment, renderPodSpec('ModelAPI', m, config).deployment);
   const a = sampleAgent('1-simple-echo-agent.yaml', 'simple-agent');
   const agentDefaulted: AgentInput = { ...a, spec: { ...a.spec, container: { image: defaultImageFor('Agent', a.spec, config) } } };
-  t.equal(mainContainer(renderPodSpec('Agent', agentDefaulted, config).deployment).image, 'axsauze/kaos-agent:latest');
+  t.equal(mainContainer(renderPodSpec('Agent', agentDefaulted, config).deployment).image, 'axsauze/kaos-agent:0.1.3');
 });

@@ -47,7 +47,7 @@ t.test('common shape: names, labels, owner, port, tcp probes, Service, endpoint'
 t.test('fromString: kaos image, mcptools command, MCP_TOOLS_STRING after config.env', async (t) => {
   const source = 'def echo(text: str) -> str:\n    return text\n';
   const c = mainContainer(renderMCPServer(mcp('python-runtime', { fromString: source }), config).deployment);
-  t.equal(c.image, 'axsauze/kaos-agent:latest');
+  t.equal(c.image, 'axsauze/kaos-agent:0.1.3');
   t.strictSame(c.command, ['python', '-m', 'mcptools.server']);
   t.notOk('args' in c);
   t.strictSame(c.env, [...logEnv, { name: 'MCP_TOOLS_STRING', value: source }]);
@@ -57,7 +57,7 @@ t.test('fromSecretKeyRef: MCP_TOOLS_STRING from the Secret; config hash only whe
   const m = mcp('python-runtime', { fromSecretKeyRef: { name: 'tools-secret', key: 'tools.py' } });
   const r = renderMCPServer(m, config);
   const c = mainContainer(r.deployment);
-  t.equal(c.image, 'axsauze/kaos-agent:latest');
+  t.equal(c.image, 'axsauze/kaos-agent:0.1.3');
   t.strictSame(c.command, ['python', '-m', 'mcptools.server']);
   t.strictSame(c.env, [...logEnv, { name: 'MCP_TOOLS_STRING', valueFrom: { secretKeyRef: { name: 'tools-secret', key: 'tools.py' } } }]);
   t.strictSame(Object.keys(r.deployment.spec.template.metadata.annotations), ['kubectl.kubernetes.io/default-container', 'kaos.tools/pod-spec-hash']);

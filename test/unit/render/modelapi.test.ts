@@ -82,7 +82,7 @@ t.test('Proxy Deployment: container, args, env, mount, probes, Service', async (
   t.equal(d.spec.replicas, 1);
   const c = mainContainer(d);
   t.equal(c.name, 'model-api');
-  t.equal(c.image, 'ghcr.io/berriai/litellm:main-latest');
+  t.equal(c.image, 'ghcr.io/berriai/litellm:main-v1.74.3-stable');
   t.equal(c.imagePullPolicy, 'IfNotPresent');
   t.strictSame(c.args, ['--config', '/etc/litellm/config.yaml', '--port', '8000']);
   t.notOk('command' in c);
@@ -162,7 +162,7 @@ t.test('Hosted (sample 1): ollama, init container pulls through an env var, port
   t.strictSame(spec.initContainers, [
     {
       name: 'pull-model',
-      image: 'alpine/ollama:latest',
+      image: 'ollama/ollama:0.11.4',
       imagePullPolicy: 'IfNotPresent',
       command: ['/bin/sh', '-c'],
       args: ['ollama serve & OLLAMA_PID=$! && sleep 5 && ollama pull "$OLLAMA_MODEL" && kill $OLLAMA_PID'],
@@ -177,7 +177,7 @@ t.test('Hosted (sample 1): ollama, init container pulls through an env var, port
   ]);
   const c = mainContainer(r.deployment);
   t.equal(c.name, 'model-api');
-  t.equal(c.image, 'alpine/ollama:latest');
+  t.equal(c.image, 'ollama/ollama:0.11.4');
   t.notOk('args' in c);
   t.notOk('command' in c);
   t.strictSame(c.env, [{ name: 'OLLAMA_DEBUG', value: 'false' }]);
