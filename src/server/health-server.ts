@@ -1,7 +1,8 @@
 // Liveness, readiness and metrics on a plain-HTTP port of their own, so that probes and
 // Prometheus need no certificate and a webhook under load does not starve them of sockets.
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { Express, NextFunction, Request, Response } from 'express';
+import { bareExpressApp } from './express-app.ts';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../logger.ts';
 import type { Registry } from '../prometheus.ts';
@@ -70,12 +71,7 @@ export async function startHealthServer(options: HealthServerOptions): Promise<R
 export function createHealthApp(options: Pick<HealthServerOptions, 'registry' | 'readiness' | 'logger'>): Express {
   const { registry, logger } = options;
   const readiness = options.readiness ?? (() => READY);
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.set('case sensitive routing', true);
-  app.set('strict routing', true);
-  app.set('query parser', false);
+  const app = bareExpressApp();
 
   app.use((req, res, next) => {
     if (req.method === 'GET' || req.method === 'HEAD') return next();

@@ -6,7 +6,8 @@
 // both as JSON `{message}` and logged once; paths match exactly (case and a trailing slash
 // count), the query is ignored.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { Express, NextFunction, Request, Response } from 'express';
+import { bareExpressApp } from './express-app.ts';
 import type { Logger } from '../logger.ts';
 import { clip } from '../api/bounded-text.ts';
 import { admit, BODY_LIMIT_BYTES, createWebhooks, messageBody, type Answer, type Webhook } from '../admission/admit.ts';
@@ -38,12 +39,7 @@ export function createWebhookApp(options: WebhookRouterOptions): Express {
   const limit = options.bodyLimitBytes ?? BODY_LIMIT_BYTES;
   const bodyTimeoutMs = options.bodyTimeoutMs ?? WEBHOOK_DEFAULTS.bodyTimeoutSeconds * 1000;
   const { logger } = options;
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.set('case sensitive routing', true);
-  app.set('strict routing', true);
-  app.set('query parser', false);
+  const app = bareExpressApp();
 
   const webhooks = createWebhooks(options.handlers);
   // Every POST route first: the router tries its routes in order, and a POST to a webhook path is
