@@ -11,7 +11,8 @@
 //   status write PUTs the cached object, but the status subresource takes only `status` from the
 //   body, so the annotation stays on the stored object;
 // - of a Deployment's status, everything but what the status mirror reads
-//   (controller/status.ts's mirrorDeployment: the four replica counts and the conditions).
+//   (controller/status.ts's deploymentProgress: observedGeneration, to tell a rollout in flight, the
+//   four replica counts and the conditions).
 // Everything else stays: specs are compared field by field with what render desires, KAOS
 // statuses with what the controller would write.
 import { isRecord } from './json.ts';
@@ -20,7 +21,7 @@ import type { KubeObject } from './meta.ts';
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
 
 /** The fields of a Deployment status the status mirror reads. */
-const DEPLOYMENT_STATUS_READ = ['replicas', 'readyReplicas', 'availableReplicas', 'updatedReplicas', 'conditions'] as const;
+const DEPLOYMENT_STATUS_READ = ['observedGeneration', 'replicas', 'readyReplicas', 'availableReplicas', 'updatedReplicas', 'conditions'] as const;
 
 /**
  * The object without managedFields (all of them, or all but `keepManager`'s Apply entry of the

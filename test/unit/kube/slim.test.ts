@@ -7,6 +7,7 @@ import { KAOS_TYPES } from '../../../src/cluster/kaos-resources.ts';
 import { KubeClient } from '../../../src/kube/client.ts';
 import { DEPLOYMENT, NAMESPACE } from '../../../src/kube/paths.ts';
 import { LAST_APPLIED_ANNOTATION, slimChild, slimDeployment, slimObject } from '../../../src/kube/slim.ts';
+import { deploymentProgress } from '../../../src/controller/status.ts';
 import { FakeApiServer } from '../../support/fake-apiserver.ts';
 
 const ours = { manager: FIELD_MANAGER, operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:paused': {} } } };
@@ -46,14 +47,19 @@ t.test('a child keeps only our own Apply entry of managedFields, which holdsAppl
   t.same(slimChild({ metadata: { name: 'x', managedFields: [theirs] } }, FIELD_MANAGER), { metadata: { name: 'x' } }, 'nothing of ours: no managedFields at all');
 });
 
-t.test("a Deployment's status keeps only what the status mirror reads", async (t) => {
+t.test("a Deployment's status keeps only what the controller's status reads", async (t) => {
   const conditions = [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'ok', lastUpdateTime: 't', lastTransitionTime: 't' }];
-  const slim = slimDeployment({
-    metadata: { name: 'd', managedFields: [ours, theirs] },
+  const full = (): KubeObject => ({
+    metadata: { name: 'd', generation: 4, managedFields: [ours, theirs] },
     spec: { replicas: 1 },
     status: { observedGeneration: 3, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1, unavailableReplicas: 0, collisionCount: 2, conditions },
-  }, FIELD_MANAGER);
-  t.same(slim, { metadata: { name: 'd', managedFields: [{ ...ours, fieldsV1: JSON.stringify(ours.fieldsV1) }] }, spec: { replicas: 1 }, status: { replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1, conditions } });
+  });
+  const slim = slimDeployment(full(), FIELD_MANAGER);
+  t.same(slim, { metadata: { name: 'd', generation: 4, managedFields: [{ ...ours, fieldsV1: JSON.stringify(ours.fieldsV1) }] }, spec: { replicas: 1 }, status: { observedGeneration: 3, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1, conditions } });
+  // The verdict read from the slim object is the one read from the full object: here a rollout
+  // whose new template the Deployment controller has not observed yet (generation 4, observed 3).
+  t.same(deploymentProgress(slim), deploymentProgress(full()), 'the same verdict as on the full object');
+  t.equal(deploymentProgress(slim).reason, 'DeploymentRollingOut');
 });
 
 t.test('the cache stores KAOS objects and Namespaces slim as they arrive', async (t) => {
