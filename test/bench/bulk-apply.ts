@@ -5,23 +5,25 @@
 //
 // One local control plane (an audit log of the operator's requests on), the operator started
 // through its real entry point under its own ServiceAccount, with leader election and its
-// webhooks on. A fake kubelet (this script) writes a ready status on every Deployment of the
-// namespace as soon as it sees a generation it has not marked (there are no nodes), so each
-// Deployment spec write costs one status write of someone else, as a rollout would.
+// webhooks on. Real rollouts: the control plane's Deployment and ReplicaSet controllers,
+// kube-scheduler and kwok run every pod on fake nodes (enough for both runs' pods, 110 a node),
+// and nothing writes a Deployment status by hand, so "Ready" means Ready through that whole chain,
+// for the operator and the floor alike (test/bench/reconcile.ts's ConvergenceWatch).
 //  1. operator run, T0 = the first create: MODELAPIS ModelAPIs (Proxy), MCPSERVERS MCPServers
 //     (python-runtime, tools fromString), then AGENTS Agents, CREATE_IN_FLIGHT at a time through
 //     the webhooks. Agent i uses ModelAPI i mod MODELAPIS, MCPServers 2i and 2i+1 mod MCPSERVERS,
 //     lists Agents i+1 and i+2 in agentNetwork.access (forward references: they do not exist
-//     yet when it is created), waitForDependencies true. The end: every Agent Ready at its
-//     generation (a watch of this script);
+//     yet when it is created), waitForDependencies true. The end: a watch of this script has
+//     seen every Agent with its Deployment and Service (controlled by it) and status Ready at
+//     its generation (its pod scheduled, run and ready);
 //  2. settle (SETTLE_SECONDS) and idle window (IDLE_SECONDS): the operator's writes, counted from
 //     the audit log — Lease renewals of leader election apart;
 //  3. floor, in a fresh namespace of the same control plane with the operator stopped and the
 //     webhook configurations deleted: the same objects created the same way, and as each one is
 //     created, MAX_CONCURRENT_RECONCILES workers server-side-apply exactly the children the
 //     operator renders for it (every dependency taken as ready, every peer that will exist wired
-//     in); once the fake kubelet has marked its Deployment ready, its final (Ready) status is
-//     PUT. Its end is seen by the same kind of watch.
+//     in); once its Deployment has a ready, rolled-out replica (a watch of the Deployments), its
+//     final (Ready) status is PUT. Its end is seen by the same watch.
 // Printed: time to every Agent Ready and per Agent, creation time, Deployment generations per
 // Deployment, the operator's requests by verb and resource while converging, writes per Agent,
 // idle writes, peak RSS (VmHWM), operator / kube-apiserver / etcd CPU, each beside the floor
@@ -40,20 +42,17 @@ import { resolveAgentDeps } from '../../src/controller/reconcile/agent.ts';
 import { desiredChildren } from '../../src/controller/reconcile/children.ts';
 import type { ReconcileReads } from '../../src/controller/reconcile/context.ts';
 import { deploymentProgress, nextStatus } from '../../src/controller/status.ts';
-import { OWNED_SELECTOR } from '../../src/controller/watches.ts';
 import { applyIntent } from '../../src/kube/apply.ts';
 import { childPath, FIELD_MANAGER } from '../../src/cluster/child-apply.ts';
-import { KAOS_TYPES } from '../../src/cluster/kaos-resources.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
-import { isConflict, isNotFound } from '../../src/kube/errors.ts';
-import { DEPLOYMENT, LEASE, resourcePath } from '../../src/kube/paths.ts';
+import { LEASE, resourcePath } from '../../src/kube/paths.ts';
 import { OPERATOR_IDENTITY } from '../../src/cluster/rbac.ts';
-import { Reflector } from '../../src/kube/reflector.ts';
-import { renderAgent, renderMCPServer, renderModelAPI, type AgentInput, type MCPServerInput, type ModelAPIInput, type Rendered } from '../../src/render/index.ts';
+import { renderAgent, renderMCPServer, renderModelAPI, workloadName, type AgentInput, type MCPServerInput, type ModelAPIInput, type Rendered } from '../../src/render/index.ts';
 import type { ControlPlane } from '../cluster/control-plane.ts';
 import {
   auditEvents,
   CONCURRENCY,
+  ConvergenceWatch,
   countBy,
   cpuSeconds,
   CREATE_IN_FLIGHT,
@@ -67,6 +66,7 @@ import {
   memory,
   operatorEnv,
   printTable,
+  rolledOutAndReady,
   Sampler,
   SETTLE_SECONDS,
   sleep,
@@ -131,78 +131,7 @@ async function createAll(client: KubeClient, objects: { dependencies: Named[]; a
   }
 }
 
-// ---- the fake kubelet and the watch of the end ---------------------------------------------
-
-/**
- * Marks every Deployment of a namespace ready at its generation, as soon as it sees a generation
- * it has not marked: status observedGeneration, 1 replica ready and available. A conflict (the
- * Deployment changed meanwhile) is retried by the update event that change brings.
- */
-class FakeKubelet {
-  readonly #deployments: Reflector;
-  readonly #client: KubeClient;
-  readonly #namespace: string;
-  readonly #queue = new Set<string>();
-  #running = 0;
-  /** Status writes made (each one is what a rollout's end would write). */
-  writes = 0;
-  /** Called with each Deployment marked and the status written. */
-  onReady: ((deployment: string, status: Record<string, unknown>) => void) | undefined;
-
-  constructor(client: KubeClient, namespace: string) {
-    this.#client = client;
-    this.#namespace = namespace;
-    this.#deployments = new Reflector({ client, type: DEPLOYMENT, namespace, labelSelector: OWNED_SELECTOR });
-    this.#deployments.on((event) => {
-      if (event.type !== 'delete' && !isMarked(event.object)) this.#enqueue(event.object.metadata?.name ?? '');
-    });
-  }
-
-  async start(): Promise<void> {
-    this.#deployments.start();
-    await this.#deployments.waitForSync();
-  }
-
-  list(): KubeObject[] {
-    return this.#deployments.list();
-  }
-
-  #enqueue(name: string): void {
-    this.#queue.add(name);
-    while (this.#running < 8 && this.#queue.size > 0) {
-      const next = this.#queue.values().next().value as string;
-      this.#queue.delete(next);
-      this.#running++;
-      void this.#mark(next).finally(() => {
-        this.#running--;
-        const more = this.#queue.values().next().value;
-        if (more !== undefined) this.#enqueue(more);
-      });
-    }
-  }
-
-  async #mark(name: string): Promise<void> {
-    const live = this.#deployments.getByName(this.#namespace, name);
-    if (live === undefined || isMarked(live)) return;
-    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    const status = {
-      observedGeneration: live.metadata?.generation,
-      replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1,
-      conditions: [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.', lastUpdateTime: now, lastTransitionTime: now }],
-    };
-    try {
-      await this.#client.replace(resourcePath(DEPLOYMENT, { namespace: this.#namespace, name, subresource: 'status' }), { ...live, status });
-      this.writes++;
-      this.onReady?.(name, status);
-    } catch (err) {
-      if (!isConflict(err) && !isNotFound(err)) log(`fake kubelet: ${name}: ${String(err)}`);
-    }
-  }
-
-  async stop(): Promise<void> {
-    await this.#deployments.stop();
-  }
-}
+// ---- measuring ----------------------------------------------------------------------------
 
 /**
  * VmRSS split into anonymous memory and file-backed pages (mostly the node binary's code: shared,
@@ -218,83 +147,32 @@ function rssParts(pid: number): string {
   }
 }
 
-function isMarked(deployment: KubeObject): boolean {
-  const status = deployment.status as { observedGeneration?: number; readyReplicas?: number } | undefined;
-  return status?.observedGeneration === deployment.metadata?.generation && status?.readyReplicas === 1;
-}
-
-/** Notes when the last of `expected` Agents of a namespace is Ready at its generation. */
-class ReadyWatch {
-  readonly #agents: Reflector;
-  readonly #ready = new Set<string>();
-  readonly #expected: number;
-  #lastAt = 0;
-  #resolve: (() => void) | undefined;
-
-  constructor(client: KubeClient, namespace: string, expected: number) {
-    this.#expected = expected;
-    this.#agents = new Reflector({ client, type: KAOS_TYPES.Agent, namespace });
-    this.#agents.on((event) => {
-      const name = event.object.metadata?.name ?? '';
-      const status = event.object.status as { ready?: boolean; observedGeneration?: number } | undefined;
-      if (event.type !== 'delete' && status?.ready === true && status.observedGeneration === event.object.metadata?.generation) {
-        if (!this.#ready.has(name)) {
-          this.#ready.add(name);
-          this.#lastAt = Date.now();
-          if (this.#ready.size >= this.#expected) this.#resolve?.();
-        }
-      } else {
-        this.#ready.delete(name);
-      }
-    });
-  }
-
-  async start(): Promise<void> {
-    this.#agents.start();
-    await this.#agents.waitForSync();
-  }
-
-  get count(): number {
-    return this.#ready.size;
-  }
-
-  /** Resolves with the wall-clock ms at which the last Agent became Ready. */
-  ready(): Promise<number> {
-    if (this.#ready.size >= this.#expected) return Promise.resolve(this.#lastAt);
-    return new Promise((res) => { this.#resolve = () => res(this.#lastAt); });
-  }
-
-  async stop(): Promise<void> {
-    await this.#agents.stop();
-  }
-}
-
 interface Generations { deployments: number; generations: number; rolledTwice: number }
 
+/** Generations of the Agents' Deployments: 1 each when every Agent was rolled out once. */
 function generations(deployments: readonly KubeObject[]): Generations {
   let sum = 0;
   let twice = 0;
-  for (const d of deployments) {
+  const agents = deployments.filter((d) => (d.metadata?.name ?? '').startsWith(workloadName('Agent', '')));
+  for (const d of agents) {
     const g = d.metadata?.generation ?? 0;
     sum += g;
     if (g > 1) twice++;
   }
-  return { deployments: deployments.length, generations: sum, rolledTwice: twice };
+  return { deployments: agents.length, generations: sum, rolledTwice: twice };
 }
 
 interface Run {
   figures: RunFigures;
   createSeconds: number;
   generations: Generations;
-  kubeletWrites: number;
 }
 
 // ---- the run -------------------------------------------------------------------------------
 
 async function operatorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pids']>, operator: OperatorProcess): Promise<Run & { t0: number; convergedAt: number; idleStart: number; idleEnd: number }> {
-  const kubelet = new FakeKubelet(admin, NS);
-  const watch = new ReadyWatch(admin, NS, AGENTS);
-  await Promise.all([kubelet.start(), watch.start()]);
+  const watch = new ConvergenceWatch(admin, NS, AGENTS);
+  await watch.start();
   const cpuAt = (): RunFigures['cpu'] => ({ operator: cpuSeconds(operator.pid), apiserver: cpuSeconds(pids.apiserver), etcd: cpuSeconds(pids.etcd), script: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6 });
   const cpu0 = cpuAt();
   const t0 = Date.now();
@@ -303,7 +181,7 @@ async function operatorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pid
   const createSeconds = (Date.now() - t0) / 1000;
   log(`  created in ${createSeconds.toFixed(2)} s`);
   const progress = setInterval(() => log(`  ${watch.count}/${AGENTS} Agents Ready`), 10_000);
-  const convergedAt = await watch.ready();
+  const convergedAt = await watch.converged();
   clearInterval(progress);
   const cpu1 = cpuAt();
   log(`operator memory at convergence: ${rssParts(operator.pid)}`);
@@ -315,11 +193,10 @@ async function operatorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pid
   const result = {
     figures: { seconds: (convergedAt - t0) / 1000, cpu: diffCpu(cpu1, cpu0) },
     createSeconds,
-    generations: generations(kubelet.list()),
-    kubeletWrites: kubelet.writes,
+    generations: generations(watch.deployments()),
     t0, convergedAt, idleStart, idleEnd,
   };
-  await Promise.all([kubelet.stop(), watch.stop()]);
+  await watch.stop();
   return result;
 }
 
@@ -354,9 +231,6 @@ async function floorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
     }
   };
 
-  const kubelet = new FakeKubelet(admin, FLOOR_NS);
-  const watch = new ReadyWatch(admin, FLOOR_NS, AGENTS);
-  await Promise.all([kubelet.start(), watch.start()]);
   let requests = 0;
   // Created objects wait for an apply worker; an applied one waits for its Deployment to be ready.
   const toApply: Named[] = [];
@@ -364,13 +238,18 @@ async function floorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
   const toStatus: { object: Named; rendered: Rendered; deployment: KubeObject }[] = [];
   let wake: (() => void) | undefined;
   const poke = (): void => { wake?.(); wake = undefined; };
-  kubelet.onReady = (deployment, status) => {
-    const entry = waitingReady.get(deployment);
-    if (entry === undefined) return;
-    waitingReady.delete(deployment);
-    toStatus.push({ ...entry, deployment: { spec: { replicas: 1 }, status } });
+  // The status of each object is written once its Deployment has a ready replica of the current
+  // template, as the operator's would be (the same chain of controllers).
+  const onDeployment = (deployment: KubeObject): void => {
+    const name = deployment.metadata?.name ?? '';
+    const entry = waitingReady.get(name);
+    if (entry === undefined || !rolledOutAndReady(deployment)) return;
+    waitingReady.delete(name);
+    toStatus.push({ ...entry, deployment });
     poke();
   };
+  const watch = new ConvergenceWatch(admin, FLOOR_NS, AGENTS, onDeployment);
+  await watch.start();
   let creating = true;
   let statusesLeft = all.length;
   const worker = async (): Promise<void> => {
@@ -407,20 +286,23 @@ async function floorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
   await createAll(admin, objects, (made) => { toApply.push(made); poke(); });
   const createSeconds = (Date.now() - t0) / 1000;
   creating = false;
-  const convergedAt = await watch.ready();
+  const progress = setInterval(() => log(`  ${watch.count}/${AGENTS} Agents Ready`), 10_000);
+  const convergedAt = await watch.converged();
   await workers;
+  clearInterval(progress);
   const cpu1 = cpuAt();
   const seconds = (Math.max(convergedAt, Date.now()) - t0) / 1000;
   log(`floor: every Agent Ready after ${seconds.toFixed(2)} s`);
-  const result = { figures: { seconds, cpu: diffCpu(cpu1, cpu0) }, createSeconds, generations: generations(kubelet.list()), kubeletWrites: kubelet.writes, requests };
-  await Promise.all([kubelet.stop(), watch.stop()]);
+  const result = { figures: { seconds, cpu: diffCpu(cpu1, cpu0) }, createSeconds, generations: generations(watch.deployments()), requests };
+  await watch.stop();
   return result;
 }
 
 async function main(): Promise<void> {
   const loadStart = loadavg()[0] ?? 0;
   log(`bulk apply: AGENTS=${AGENTS} MODELAPIS=${MODELAPIS} MCPSERVERS=${MCPSERVERS} MAX_CONCURRENT_RECONCILES=${CONCURRENCY}; starting the control plane`);
-  const stack = await startStack();
+  // Both runs' pods at once: the operator run's still run while the floor's start.
+  const stack = await startStack(2 * (AGENTS + MODELAPIS + MCPSERVERS));
   const sampler = new Sampler();
   let operator: OperatorProcess | undefined;
   try {
@@ -513,7 +395,6 @@ function report(r: Report): void {
     ['kube-apiserver CPU', `${run.figures.cpu.apiserver.toFixed(2)} s`, `${floor.figures.cpu.apiserver.toFixed(2)} s`, ratio(run.figures.cpu.apiserver, floor.figures.cpu.apiserver)],
     ['etcd CPU', `${run.figures.cpu.etcd.toFixed(2)} s`, `${floor.figures.cpu.etcd.toFixed(2)} s`, ratio(run.figures.cpu.etcd, floor.figures.cpu.etcd)],
     ['operator peak RSS (VmHWM)', `${r.peakRss.toFixed(0)} MiB`, '—', ''],
-    ['fake kubelet status writes', String(run.kubeletWrites), String(floor.kubeletWrites), ''],
   ], out);
   out();
   out('operator requests from the first create to every Agent Ready, by verb and resource (Lease renewals apart):');

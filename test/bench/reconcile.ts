@@ -203,7 +203,7 @@ export class Sampler {
  * generation with phase Ready (its pod runs and is ready). `onDeployment` hears every Deployment
  * event (the floor writes a status when its Deployment is ready).
  */
-class ConvergenceWatch {
+export class ConvergenceWatch {
   readonly #agents: Reflector;
   readonly #deployments: Reflector;
   readonly #services: Reflector;
@@ -328,15 +328,15 @@ export interface Stack {
   caPem: string;
 }
 
-export async function startStack(): Promise<Stack> {
+/** `pods`: every pod the bench runs at once (enough fake nodes are made for them, 110 a node). */
+export async function startStack(pods = 2 * AGENTS + MODELAPIS + MCPSERVERS): Promise<Stack> {
   const identity = {
     token: randomBytes(24).toString('hex'),
     user: OPERATOR_USER,
     uid: 'kaos-operator-uid',
     groups: ['system:serviceaccounts', `system:serviceaccounts:${OPERATOR_IDENTITY.namespace}`],
   };
-  // Every pod of both runs at once (the floor's copies run beside the operator run's), 110 a node.
-  const pods = 2 * AGENTS + MODELAPIS + MCPSERVERS;
+  // By default every pod of both runs at once (the floor's copies run beside the operator run's).
   const nodes = Math.max(NODES.count, Math.ceil(pods / Number(NODES.capacity.pods)) + 1);
   const plane = await startControlPlane({ log, extraTokens: [identity], audit: { users: [OPERATOR_USER] }, nodes });
   try {
@@ -595,10 +595,7 @@ async function runFloor(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
   const statusWrites: Promise<unknown>[] = [];
   const onDeployment = (d: KubeObject): void => {
     const w = statusOf.get(d.metadata?.name ?? '');
-    const st = d.status as { observedGeneration?: number; replicas?: number; updatedReplicas?: number; readyReplicas?: number } | undefined;
-    if (w === undefined || st === undefined) return;
-    const rolledOut = (st.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) && (st.replicas ?? 0) <= (st.updatedReplicas ?? 0);
-    if (!rolledOut || (st.readyReplicas ?? 0) < 1) return;
+    if (w === undefined || !rolledOutAndReady(d)) return;
     statusOf.delete(d.metadata?.name ?? '');
     statusWrites.push(admin.replace(kaosPath('Agent', FLOOR_NS, w.name, 'status'), w.statusBody, { fieldManager: FIELD_MANAGER }));
   };
@@ -622,6 +619,17 @@ async function runFloor(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
   log(`floor converged in ${seconds.toFixed(2)} s`);
   const requests = work.reduce((n, w) => n + w.children.length + 1, 0);
   return { figures: { seconds, cpu: diffCpu(cpu1, cpu0) }, writesDoneSeconds: (writesDone - start) / 1000, requests, deployments };
+}
+
+/**
+ * A Deployment whose controller has seen its generation, with every replica of the current
+ * template and at least one ready: when a floor writes the Ready status the operator would.
+ */
+export function rolledOutAndReady(d: KubeObject): boolean {
+  const st = d.status as { observedGeneration?: number; replicas?: number; updatedReplicas?: number; readyReplicas?: number } | undefined;
+  if (st === undefined) return false;
+  const rolledOut = (st.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) && (st.replicas ?? 0) <= (st.updatedReplicas ?? 0);
+  return rolledOut && (st.readyReplicas ?? 0) >= 1;
 }
 
 /** Deployments whose pod template differs between the two namespaces (namespace names aside). */
