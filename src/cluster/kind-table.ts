@@ -10,7 +10,7 @@
 // - the types server-side apply and prune address (childTypes, possibleChildren);
 // - the operator's RBAC rules (rbac.ts: operatorRules);
 // - the triggers: which objects a change wakes (dependency-index.ts, controller/triggers.ts), and
-//   the one answer to "which Secret does this object read" (dependencyNames).
+//   the one answer to "which Secret or ConfigMap does this object read" (dependencyNames).
 import { slimDeployment } from '../kube/slim.ts';
 import { referencedNames } from '../api/agent-references.ts';
 import { asRecord } from '../kube/json.ts';
@@ -37,7 +37,7 @@ export interface OwnedType {
 }
 
 /**
- * A type KAOS objects depend on without owning it (Secrets): watched as metadata only — its
+ * A type KAOS objects depend on without owning it (Secrets, ConfigMaps): watched as metadata only — its
  * data never enters the operator — and never written. Its resourceVersion is what render reads.
  */
 export interface DependencyType {
@@ -87,18 +87,27 @@ export interface KindTable<C extends string = string, D extends string = string>
 }
 
 /**
- * Pure: what the cache keeps of a Secret — its identity and resourceVersion. A metadata-only
- * watch already leaves out `data`, but annotations can carry the whole Secret (kubectl apply's
- * last-applied-configuration), so they go too, with labels and managedFields.
+ * Pure: what the cache keeps of a dependency of `kind` (a Secret, a ConfigMap) — its identity and
+ * resourceVersion, nothing else. A metadata-only watch already leaves out `data`, but annotations
+ * can carry the whole object (kubectl apply's last-applied-configuration), so they go too, with
+ * labels and managedFields: every ConfigMap of the watched namespaces is listed, so each costs
+ * only these few strings.
  */
-export function secretMetadata(object: KubeObject): KubeObject {
-  const m = object.metadata ?? {};
-  const metadata: Record<string, unknown> = {};
-  for (const field of ['name', 'namespace', 'uid', 'resourceVersion', 'deletionTimestamp'] as const) {
-    if (m[field] !== undefined) metadata[field] = m[field];
-  }
-  return { apiVersion: 'v1', kind: 'Secret', metadata } as KubeObject;
+function identityOnly(kind: string): (object: KubeObject) => KubeObject {
+  return (object) => {
+    const m = object.metadata ?? {};
+    const metadata: Record<string, unknown> = {};
+    for (const field of ['name', 'namespace', 'uid', 'resourceVersion', 'deletionTimestamp'] as const) {
+      if (m[field] !== undefined) metadata[field] = m[field];
+    }
+    return { apiVersion: 'v1', kind, metadata } as KubeObject;
+  };
 }
+
+/** Pure: what the cache keeps of a Secret (identityOnly). */
+export const secretMetadata = identityOnly('Secret');
+/** Pure: what the cache keeps of a ConfigMap it does not own (identityOnly). */
+export const configMapMetadata = identityOnly('ConfigMap');
 
 const OWNED = {
   Deployment: { type: DEPLOYMENT, slim: slimDeployment },
@@ -109,6 +118,9 @@ const OWNED = {
 
 const DEPENDENCY_TYPES = {
   Secret: { type: SECRET, transform: secretMetadata },
+  // Every ConfigMap of the watched namespaces, as metadata only: a second reflector of the type,
+  // beside the label-selected one of the ConfigMaps the operator owns (OWNED above).
+  ConfigMap: { type: CONFIG_MAP, transform: configMapMetadata },
 } as const satisfies Record<string, DependencyType>;
 
 /** The kinds of children the operator owns. */
@@ -131,13 +143,23 @@ function modelAPIConfigSecret(object: KubeObject): string[] {
 /**
  * The Secret behind a Proxy ModelAPI's `proxyConfig.apiKey.valueFrom.secretKeyRef` (docs/api.md,
  * "Newer KAOS shapes"): its resourceVersion enters the config hash (a new key rolls the pods), and
- * its absence is reported. A key from a ConfigMap (`configMapKeyRef`) is rendered but not a
- * dependency: the operator watches only the ConfigMaps it owns.
+ * its absence is reported.
  */
 function modelAPIApiKeySecret(object: KubeObject): string[] {
   const spec = asRecord(object.spec) as ModelAPISpec | undefined;
   if (spec === undefined || spec.mode !== 'Proxy') return [];
   return one(spec.proxyConfig?.apiKey?.valueFrom?.secretKeyRef?.name);
+}
+
+/**
+ * The ConfigMap behind a Proxy ModelAPI's `proxyConfig.apiKey.valueFrom.configMapKeyRef`: like
+ * the Secret's, its resourceVersion enters the config hash (env from a ConfigMap is read only at
+ * container start) and its absence is reported.
+ */
+function modelAPIApiKeyConfigMap(object: KubeObject): string[] {
+  const spec = asRecord(object.spec) as ModelAPISpec | undefined;
+  if (spec === undefined || spec.mode !== 'Proxy') return [];
+  return one(spec.proxyConfig?.apiKey?.valueFrom?.configMapKeyRef?.name);
 }
 
 /** The Secret behind an MCPServer's `config.tools.fromSecretKeyRef`, exactly when render uses it. */
@@ -171,6 +193,7 @@ export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {
       dependsOn: {
         configSecret: { kind: 'Secret', names: modelAPIConfigSecret },
         apiKeySecret: { kind: 'Secret', names: modelAPIApiKeySecret },
+        apiKeyConfigMap: { kind: 'ConfigMap', names: modelAPIApiKeyConfigMap },
       },
     },
     MCPServer: {

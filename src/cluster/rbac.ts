@@ -68,9 +68,11 @@ export function operatorRules(table: KindTable = KIND_TABLE): PolicyRule[] {
     // only with GATEWAY_API_ENABLED=true and the Gateway API installed) is granted all the same:
     // a ClusterRole is static.
     ...rulesByGroup(Object.values(table.owned).map((owned) => owned.type), ['create', 'list', 'watch', 'patch', 'delete']),
-    // Dependencies (Secrets behind configYaml/tools.fromSecretKeyRef: their resourceVersion enters
-    // the config hash). The watch is metadata-only (PartialObjectMetadata), which still needs
-    // list+watch: RBAC cannot tell a metadata request from a full one. Never get.
+    // Dependencies (Secrets behind configYaml/tools.fromSecretKeyRef, the Secret or ConfigMap of a
+    // Proxy's apiKey.valueFrom: their resourceVersion enters the config hash; ConfigMaps are also
+    // an owned type, the two rules overlap harmlessly). The watch is metadata-only
+    // (PartialObjectMetadata), which still needs list+watch: RBAC cannot tell a metadata request
+    // from a full one. Never get.
     ...rulesByGroup(Object.values(table.dependencyTypes).map((dependency) => dependency.type), ['list', 'watch']),
     // Leader election (kube/leader-election.ts): read the Lease, create it once, renew and release it.
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'], scope: 'operator' },

@@ -30,6 +30,8 @@ export interface ContextBindingOptions {
   cache: CacheReads;
   children: Readonly<Partial<Record<ChildKind, Pick<ReflectorGroup, 'getByName'>>>>;
   secrets: Pick<ReflectorGroup, 'getByName'>;
+  /** Every ConfigMap as metadata only (the dependency reflector), not the owned children's. */
+  configMaps: Pick<ReflectorGroup, 'getByName'>;
   httpRoutesServed: boolean;
   client: WriteClient;
   events: { record(input: EventInput): unknown };
@@ -38,12 +40,13 @@ export interface ContextBindingOptions {
   now?: () => Date;
 }
 
-export function bindReads(options: Pick<ContextBindingOptions, 'cache' | 'children' | 'secrets' | 'httpRoutesServed'>): ReconcileReads {
-  const { cache, children, secrets, httpRoutesServed } = options;
+export function bindReads(options: Pick<ContextBindingOptions, 'cache' | 'children' | 'secrets' | 'configMaps' | 'httpRoutesServed'>): ReconcileReads {
+  const { cache, children, secrets, configMaps, httpRoutesServed } = options;
   return {
     kaos: (kind, namespace, name) => cache.cached(kind, namespace, name),
     child: (kind, namespace, name) => children[kind]?.getByName(namespace, name) as ObjectLike | undefined,
     secretResourceVersion: (namespace, name) => secrets.getByName(namespace, name)?.metadata?.resourceVersion,
+    configMapResourceVersion: (namespace, name) => configMaps.getByName(namespace, name)?.metadata?.resourceVersion,
     httpRoutesServed: () => httpRoutesServed,
     mcpRuntimes: () => cache.mcpRuntimes?.() ?? { problem: 'the MCP runtime registry is not watched' },
   };

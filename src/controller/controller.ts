@@ -90,6 +90,8 @@ export class Controller {
       cache,
       children: watches.children,
       secrets: watches.dependencies.Secret,
+      // The dependency reflector (every ConfigMap, metadata only), not children.ConfigMap.
+      configMaps: watches.dependencies.ConfigMap,
       httpRoutesServed: watches.httpRoutesServed,
       client,
       events,

@@ -72,6 +72,11 @@ export function secretUnresolved(name: string): Verdict {
   return { phase: 'Failed', reason: 'SecretUnresolved', message: `Failed to resolve Secret ${name}: secrets "${name}" not found` };
 }
 
+/** A ConfigMap the object reads (a Proxy's API key) does not exist; its creation wakes the object. */
+export function configMapUnresolved(name: string): Verdict {
+  return { phase: 'Failed', reason: 'ConfigMapUnresolved', message: `Failed to resolve ConfigMap ${name}: configmaps "${name}" not found` };
+}
+
 /**
  * KAOS's message for an Agent whose spec.model its ModelAPI does not serve (docs/api.md, "Newer KAOS shapes").
  * Terminal: retrying cannot fix it; a change of the Agent or of the ModelAPI wakes it.

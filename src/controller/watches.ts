@@ -2,7 +2,8 @@
 // a reflector per owned type, selected by the managed-by label so that unrelated Deployments cost
 // nothing (a type that needs an optional API — HTTPRoutes, the Gateway API — only when it is
 // enabled and served), and a reflector per dependency type, metadata only — never a Secret's
-// data. Registered before the cache starts, so /readyz waits for every one of them to sync.
+// data. ConfigMaps are both: the owned ones label-selected and whole, and every ConfigMap as
+// metadata only (an API key's); two independent reflectors, read apart. Registered before the cache starts, so /readyz waits for every one of them to sync.
 import type { Config } from '../config.ts';
 import type { RegisterOptions } from '../cluster/cache.ts';
 import { HTTP_ROUTE, type ResourceType } from '../kube/paths.ts';
@@ -24,7 +25,10 @@ export const OWNED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
 export interface ControllerWatches<C extends string = ChildKind, D extends string = DependencyTypeKind> {
   /** The owned children by kind; a kind whose optional API is not available is absent (HTTPRoute). */
   readonly children: Readonly<Partial<Record<C, ReflectorGroup>>>;
-  /** The dependency types by kind (Secrets), as metadata only. */
+  /**
+   * The dependency types by kind (Secrets, ConfigMaps), as metadata only. `ConfigMap` here is a
+   * second reflector of the type, every ConfigMap unselected, apart from `children.ConfigMap`.
+   */
   readonly dependencies: Readonly<Record<D, ReflectorGroup>>;
   readonly httpRoutesServed: boolean;
 }

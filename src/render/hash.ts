@@ -54,3 +54,8 @@ export function configHash(source: string): string {
 export function configSourceOfSecret(name: string, resourceVersion: string, key: string): string {
   return `secret/${name}@${resourceVersion}/${key}`;
 }
+
+/** `configmap/<name>@<resourceVersion>/<key>`: as configSourceOfSecret, for a ConfigMap the operator does not own. */
+export function configSourceOfConfigMap(name: string, resourceVersion: string, key: string): string {
+  return `configmap/${name}@${resourceVersion}/${key}`;
+}

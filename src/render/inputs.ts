@@ -67,6 +67,8 @@ export interface ConfigSourceDeps {
    * An env var from a Secret is read only at container start, so it enters the config hash too.
    */
   readonly apiKeySecretResourceVersion?: string;
+  /** The same for `apiKey.valueFrom.configMapKeyRef`: the ConfigMap's resourceVersion. */
+  readonly apiKeyConfigMapResourceVersion?: string;
 }
 
 /**

@@ -16,7 +16,7 @@ import { liteLLMTelemetryEnv, logLevelEnv, telemetrySettings } from './observabi
 import { shapeOf } from '../api/shapes.ts';
 import { renderHTTPRoute } from './gateway.ts';
 import { defaultModelAPIImage, imageOf } from './images.ts';
-import { configSourceOfSecret } from './hash.ts';
+import { configSourceOfConfigMap, configSourceOfSecret } from './hash.ts';
 import type { ConfigSourceDeps, ModelAPIInput, RenderConfig } from './inputs.ts';
 import type { ConfigMap, Container, EnvVar, PodSpec, Volume } from './k8s.ts';
 import { childMeta, parentIdentity, type ParentIdentity } from './labels.ts';
@@ -149,14 +149,22 @@ function proxyPod(modelAPI: ModelAPIInput, parent: ParentIdentity, deps: ConfigS
 }
 
 /**
- * The config source with the API key's Secret version appended (new shape, key from a Secret, its
- * version known), so that a new key rolls the pods; otherwise the source unchanged.
+ * The config source with the API key's Secret or ConfigMap version appended (new shape, key from
+ * a Secret or a ConfigMap, its version known), so that a new key rolls the pods; otherwise the
+ * source unchanged.
  */
 function withApiKeySource(source: string | undefined, modelAPI: ModelAPIInput, deps: ConfigSourceDeps): string | undefined {
-  const ref = modelAPI.spec.proxyConfig?.apiKey?.valueFrom?.secretKeyRef;
-  const version = deps.apiKeySecretResourceVersion;
-  if (ref === undefined || version === undefined || source === undefined) return source;
-  return `${source}\n${configSourceOfSecret(ref.name ?? '', version, ref.key)}`;
+  if (source === undefined) return source;
+  const valueFrom = modelAPI.spec.proxyConfig?.apiKey?.valueFrom;
+  const secret = valueFrom?.secretKeyRef;
+  if (secret !== undefined && deps.apiKeySecretResourceVersion !== undefined) {
+    return `${source}\n${configSourceOfSecret(secret.name ?? '', deps.apiKeySecretResourceVersion, secret.key)}`;
+  }
+  const configMap = valueFrom?.configMapKeyRef;
+  if (configMap !== undefined && deps.apiKeyConfigMapResourceVersion !== undefined) {
+    return `${source}\n${configSourceOfConfigMap(configMap.name ?? '', deps.apiKeyConfigMapResourceVersion, configMap.key)}`;
+  }
+  return source;
 }
 
 function hostedPod(modelAPI: ModelAPIInput, config: RenderConfig): ModelAPIPod {

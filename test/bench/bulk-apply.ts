@@ -215,6 +215,7 @@ async function floorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
     },
     child: () => undefined,
     secretResourceVersion: () => undefined,
+    configMapResourceVersion: () => undefined,
     httpRoutesServed: () => false,
     mcpRuntimes: () => ({ problem: 'no MCP runtime registry in the floor run' }),
   };

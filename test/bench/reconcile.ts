@@ -567,6 +567,7 @@ async function runFloor(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
     kaos: <K extends KaosKind>(kind: K, _namespace: string, name: string) => deps[kind].get(name) as KaosObjects[K] | undefined,
     child: () => undefined,
     secretResourceVersion: () => undefined,
+    configMapResourceVersion: () => undefined,
     httpRoutesServed: () => false,
     mcpRuntimes: () => ({ problem: 'not used by this bench' }),
   };

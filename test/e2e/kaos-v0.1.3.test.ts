@@ -4,8 +4,8 @@
 // (every expectation written out from the contract, never computed with the renderer); mixed
 // shapes are refused naming both fields; a model the ModelAPI does not serve is refused at apply
 // time (Enforce) and reported by the controller in KAOS's words (Warn); a ModelAPI change that
-// strands an Agent is warned about; an API key from a Secret is a dependency (absence in status,
-// a change rolls the pods, the key in no Event or status); and original-shape objects survive a restart of the operator
+// strands an Agent is warned about; an API key from a Secret or a ConfigMap is a dependency
+// (absence in status, a change rolls the pods, the key in no Event or status); and original-shape objects survive a restart of the operator
 // with new operator-wide defaults byte for byte (same resourceVersion, no rollout).
 //
 // Run `npm run build` first: the operator process is dist/main.js.
@@ -241,6 +241,48 @@ t.test('an apiKey from a Secret: its absence is the status; its creation and eve
   t.notOk(events.includes('sk-one') || events.includes('sk-two'), 'the key is in no Event');
   const status = JSON.stringify(at(await getObject(s(), 'modelapi', ns, 'cloud') ?? {}, 'status'));
   t.notOk(status.includes('sk-'), 'nor in the status');
+});
+
+t.test('an apiKey from a ConfigMap: its absence is the status; its creation makes it Ready; a change rolls out a new ReplicaSet', async (t) => {
+  const ns = 'api-key-cm';
+  await createNamespace(s(), ns);
+  await applyObjects(s(), ns, [
+    kaos('ModelAPI', 'cloud', {
+      mode: 'Proxy',
+      proxyConfig: { models: ['gpt-4o'], provider: 'openai', apiKey: { valueFrom: { configMapKeyRef: { name: 'openai', key: 'api-key' } } } },
+    }),
+  ]);
+  const failed = await waitForPhase(s(), 'modelapi', ns, 'cloud', 'Failed');
+  t.equal(at(failed, 'status', 'message'), 'Failed to resolve ConfigMap openai: configmaps "openai" not found');
+  t.equal(await getObject(s(), 'deployment', ns, 'modelapi-cloud'), undefined, 'no pod that cannot start');
+
+  await kubectlOk(s(), ['create', 'configmap', 'openai', '-n', ns, '--from-literal=api-key=sk-cm-one']);
+  const first = await waitForObject(s(), 'deployment', ns, 'modelapi-cloud');
+  t.strictSame(envOf(first, 'model-api'), [
+    { name: 'PROXY_API_KEY', valueFrom: { configMapKeyRef: { key: 'api-key', name: 'openai' } } },
+    { name: 'LITELLM_LOG', value: 'INFO' },
+  ], 'the key by reference: its value is never in the Deployment');
+  await waitForPhase(s(), 'modelapi', ns, 'cloud', 'Ready');
+  const hashOf = (d: Json): unknown => at(d, 'spec', 'template', 'metadata', 'annotations', 'kaos.tools/config-hash');
+  t.match(hashOf(first), /^[0-9a-f]{16}$/);
+  const replicaSets = async (): Promise<string[]> =>
+    (await kubectlOk(s(), ['get', 'replicasets', '-n', ns, '-o', 'jsonpath={range .items[*]}{.metadata.name} {end}'])).split(' ').filter((n) => n !== '');
+  const before = await replicaSets();
+  t.equal(before.length, 1, 'one ReplicaSet before the change');
+
+  await kubectlOk(s(), ['patch', 'configmap', 'openai', '-n', ns, '--type=merge', '-p', JSON.stringify({ data: { 'api-key': 'sk-cm-two' } })]);
+  const rolled = await waitForObject(s(), 'deployment', ns, 'modelapi-cloud', (d) => hashOf(d) !== hashOf(first), 'a new config hash');
+  t.not(hashOf(rolled), hashOf(first), 'a new key rolls the pods');
+  const after = await eventually('a new ReplicaSet', async () => {
+    const names = await replicaSets();
+    return names.length === 2 ? names : undefined;
+  }, { timeoutMs: 30_000, intervalMs: 250 });
+  t.ok(after.some((name) => !before.includes(name)), 'a new rollout');
+  await waitForPhase(s(), 'modelapi', ns, 'cloud', 'Ready');
+  const events = await kubectlOk(s(), ['get', 'events', '-n', ns, '-o', 'json']);
+  t.notOk(events.includes('sk-cm-'), 'the key is in no Event');
+  const status = JSON.stringify(at(await getObject(s(), 'modelapi', ns, 'cloud') ?? {}, 'status'));
+  t.notOk(status.includes('sk-cm-'), 'nor in the status');
 });
 
 t.test('original-shape objects survive an operator restart with new defaults byte for byte: same resourceVersion, no rollout', async (t) => {

@@ -84,6 +84,8 @@ export class MemoryReconcileContext implements ReconcileContext {
   readonly #kaos = new Map<string, KubeObject>();
   readonly #children = new Map<string, ObjectLike>();
   readonly #secrets = new Map<string, string>();
+  /** ConfigMaps the operator does not own (the dependency reflector): resourceVersion by namespace/name. */
+  readonly #configMaps = new Map<string, string>();
   #version = 1000;
   #uids = 0;
 
@@ -109,6 +111,7 @@ export class MemoryReconcileContext implements ReconcileContext {
     kaos: <K extends KaosKind>(kind: K, namespace: string, name: string) => this.#kaos.get(id(kind, namespace, name)) as KaosObjects[K] | undefined,
     child: (kind, namespace, name) => (kind === 'HTTPRoute' && !this.routesCrdServed ? undefined : this.#children.get(id(kind, namespace, name))),
     secretResourceVersion: (namespace, name) => this.#secrets.get(`${namespace}/${name}`),
+    configMapResourceVersion: (namespace, name) => this.#configMaps.get(`${namespace}/${name}`),
     httpRoutesServed: () => this.routesCrdServed && this.config.gateway.enabled,
     mcpRuntimes: () => this.mcpRuntimes,
   };
@@ -228,6 +231,11 @@ export class MemoryReconcileContext implements ReconcileContext {
     const stored = this.#children.get(id('Deployment', namespace, name));
     if (stored === undefined) throw new Error(`no Deployment ${namespace}/${name}`);
     this.#children.set(id('Deployment', namespace, name), deepFreeze({ ...cloneJson(stored), status: cloneJson(status), metadata: { ...cloneJson(stored.metadata), resourceVersion: this.#nextVersion() } }));
+  }
+
+  setConfigMap(namespace: string, name: string, resourceVersion: string | undefined): void {
+    if (resourceVersion === undefined) this.#configMaps.delete(`${namespace}/${name}`);
+    else this.#configMaps.set(`${namespace}/${name}`, resourceVersion);
   }
 
   setSecret(namespace: string, name: string, resourceVersion: string | undefined): void {

@@ -34,6 +34,11 @@ export interface ReconcileReads {
    * the operator); undefined when the Secret does not exist.
    */
   secretResourceVersion(namespace: string, name: string): string | undefined;
+  /**
+   * metadata.resourceVersion of any ConfigMap (from a metadata-only watch of every ConfigMap,
+   * not the owned children's); undefined when the ConfigMap does not exist.
+   */
+  configMapResourceVersion(namespace: string, name: string): string | undefined;
   /** Whether HTTPRoutes can be written: gateway enabled in the config and its CRD served. */
   httpRoutesServed(): boolean;
   /** The MCP runtime registry (docs/api.md, "MCPServer runtimes"), from its one-ConfigMap watch (controller/runtime-registry.ts). */

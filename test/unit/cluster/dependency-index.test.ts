@@ -70,7 +70,7 @@ t.test("a Proxy's config Secret and API key Secret both wake it (the kind table'
   const both = proxy({ configYaml: { fromSecretKeyRef: { name: 'cfg', key: 'k' } }, apiKey: { valueFrom: { secretKeyRef: { name: 'key', key: 'k' } } } });
   t.same(secrets(both), ['configSecret:cfg', 'apiKeySecret:key']);
   t.same(secrets(proxy({ models: ['x'], apiKey: { value: 'inline' } })), []);
-  t.same(secrets(proxy({ models: ['x'], apiKey: { valueFrom: { configMapKeyRef: { name: 'cm', key: 'k' } } } })), [], 'a ConfigMap key is not a Secret dependency');
+  t.same(secrets(proxy({ models: ['x'], apiKey: { valueFrom: { configMapKeyRef: { name: 'cm', key: 'k' } } } })), ['apiKeyConfigMap:cm'], 'a ConfigMap key: the apiKeyConfigMap role');
   t.same(secrets({ metadata: { name: 'm', namespace: 'ns' }, spec: { mode: 'Hosted', proxyConfig: { apiKey: { valueFrom: { secretKeyRef: { name: 'key', key: 'k' } } } } } }), [], 'Proxy only');
   const index = new DependencyIndex();
   index.upsert('ModelAPI', both);
@@ -81,4 +81,19 @@ t.test("a Proxy's config Secret and API key Secret both wake it (the kind table'
   t.same(index.dependents('Secret', 'ns', 'other'), ['ModelAPI/ns/m']);
   index.remove('ModelAPI', proxy({}));
   t.same(index.dependents('Secret', 'ns', 'other'), []);
+});
+
+t.test("a Proxy's API key ConfigMap wakes exactly the ModelAPIs naming it (the kind table's apiKeyConfigMap)", async (t) => {
+  const proxy = (name: string, apiKey: unknown, mode = 'Proxy'): KubeObject => ({ metadata: { name, namespace: 'ns' }, spec: { mode, proxyConfig: { models: ['x'], apiKey } } });
+  const index = new DependencyIndex();
+  index.upsert('ModelAPI', proxy('a', { valueFrom: { configMapKeyRef: { name: 'cm', key: 'k' } } }));
+  index.upsert('ModelAPI', proxy('b', { valueFrom: { configMapKeyRef: { name: 'cm', key: 'other' } } }));
+  index.upsert('ModelAPI', proxy('c', { valueFrom: { configMapKeyRef: { name: 'cm2', key: 'k' } } }));
+  index.upsert('ModelAPI', proxy('d', { valueFrom: { secretKeyRef: { name: 'cm', key: 'k' } } }));
+  index.upsert('ModelAPI', proxy('e', { valueFrom: { configMapKeyRef: { name: 'cm', key: 'k' } } }, 'Hosted'));
+  t.same(index.dependents('ConfigMap', 'ns', 'cm'), ['ModelAPI/ns/a', 'ModelAPI/ns/b'], 'Proxy ModelAPIs naming that ConfigMap, not a Secret of the same name');
+  t.same(index.dependents('Secret', 'ns', 'cm'), ['ModelAPI/ns/d']);
+  t.same(index.dependents('ConfigMap', 'other', 'cm'), [], 'in their own namespace only');
+  index.upsert('ModelAPI', proxy('a', { value: 'inline' }));
+  t.same(index.dependents('ConfigMap', 'ns', 'cm'), ['ModelAPI/ns/b'], 'forgotten on change');
 });

@@ -7,6 +7,7 @@ import {
   KIND_TABLE,
   childTypes,
   dependenciesOf,
+  configMapMetadata,
   dependencyNames,
   possibleChildren,
   type ChildKind,
@@ -80,6 +81,30 @@ t.test('the table as shipped: the children and dependencies the reconcilers had'
   t.same(dependencyNames('ModelAPI', 'configSecret', { spec: { mode: 'Hosted', proxyConfig: { configYaml: { fromSecretKeyRef: { name: 's', key: 'k' } } } } }), []);
   t.same(dependencyNames('MCPServer', 'configSecret', { spec: { type: 'python-runtime', config: { tools: { fromSecretKeyRef: { name: 't', key: 'k' } } } } }), ['t']);
   t.same(dependencyNames('MCPServer', 'configSecret', { spec: 'malformed' }), []);
+  const apiKey = (valueFrom: unknown): KubeObject => ({ metadata: { name: 'm', namespace: 'ns' }, spec: { mode: 'Proxy', proxyConfig: { models: ['x'], apiKey: { valueFrom } } } });
+  t.same(dependencyNames('ModelAPI', 'apiKeyConfigMap', apiKey({ configMapKeyRef: { name: 'c', key: 'k' } })), ['c']);
+  t.same(dependencyNames('ModelAPI', 'apiKeyConfigMap', apiKey({ secretKeyRef: { name: 's', key: 'k' } })), []);
+  t.same(dependencyNames('ModelAPI', 'apiKeySecret', apiKey({ configMapKeyRef: { name: 'c', key: 'k' } })), []);
+});
+
+t.test('the shipped table watches every ConfigMap twice: owned ones by label, and all as metadata only', async (t) => {
+  const cache = recordingCache();
+  const watches = registerControllerWatches(cache, { httpRoutes: false });
+  const configMaps = cache.registered.filter((r) => r.type === CONFIG_MAP);
+  t.same(configMaps.map((r) => [r.options.labelSelector, r.options.metadataOnly === true]), [
+    ['app.kubernetes.io/managed-by=kaos-operator', false],
+    [undefined, true],
+  ]);
+  t.not(watches.children.ConfigMap, watches.dependencies.ConfigMap, 'two reflector groups, read apart');
+  const stored = configMapMetadata({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'c', namespace: 'ns', uid: 'u', resourceVersion: '7', labels: { a: 'b' }, annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"data":{"k":"v"}}' }, managedFields: [{}] },
+  });
+  t.same(stored, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns', uid: 'u', resourceVersion: '7' } }, 'identity and resourceVersion only');
+  const rules = operatorRules();
+  for (const verb of ['list', 'watch']) t.ok(grants(rules, '', 'configmaps', verb), `RBAC: ${verb}`);
+  t.notOk(rules.some((r) => r.resources.includes('configmaps') && r.verbs.includes('get') && r.resourceNames === undefined), 'RBAC: never get');
 });
 
 t.test('a child kind added to the table: reflector, apply type, prune list and RBAC follow', async (t) => {

@@ -47,6 +47,7 @@ function context(client: WriteClient, events: unknown[] = []) {
     cache: { cached: <K extends KaosKind>(kind: K, ns: string, name: string) => (kind === 'Agent' && ns === 'ns' && name === 'a1' ? agent as KaosObjects[K] : undefined) },
     children: { Deployment: { getByName: (ns, name) => (ns === 'ns' && name === 'agent-a1' ? deployment as KubeObject : undefined) } },
     secrets: { getByName: (ns, name) => (ns === 'ns' && name === 's' ? secret : undefined) },
+    configMaps: { getByName: (ns, name) => (ns === 'ns' && name === 'c' ? { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns', resourceVersion: '98' } } : undefined) },
     httpRoutesServed: false,
     client,
     events: { record: (e) => { events.push(e); } },
@@ -109,7 +110,7 @@ t.test('removeFinalizers: a JSON patch testing the cached list, then replacing i
   t.equal(none.calls.length, 0, 'no request when there is nothing to remove');
 });
 
-t.test('reads come from the cache: KAOS objects, children by kind, Secret resourceVersions', async (t) => {
+t.test('reads come from the cache: KAOS objects, children by kind, Secret and ConfigMap resourceVersions', async (t) => {
   const ctx = context(fakeClient());
   t.equal(ctx.reads.kaos('Agent', 'ns', 'a1'), agent);
   t.equal(ctx.reads.kaos('ModelAPI', 'ns', 'a1'), undefined);
@@ -117,6 +118,8 @@ t.test('reads come from the cache: KAOS objects, children by kind, Secret resour
   t.equal(ctx.reads.child('HTTPRoute', 'ns', 'agent-a1'), undefined, 'HTTPRoutes not watched');
   t.equal(ctx.reads.secretResourceVersion('ns', 's'), '99');
   t.equal(ctx.reads.secretResourceVersion('ns', 'other'), undefined);
+  t.equal(ctx.reads.configMapResourceVersion('ns', 'c'), '98', 'ConfigMaps from their dependency reflector');
+  t.equal(ctx.reads.configMapResourceVersion('ns', 's'), undefined, 'not from the Secrets');
   t.equal(ctx.reads.httpRoutesServed(), false);
 });
 

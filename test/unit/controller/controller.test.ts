@@ -22,7 +22,9 @@ const kaos = (kind: string, name: string, spec: unknown): KubeObject => ({ apiVe
 t.test('cache events wake the right keys; the first list enqueues everything; stop ends reconciling', async (t) => {
   const fake = await new FakeApiServer().listen();
   for (const type of [...Object.values(KAOS_TYPES), NAMESPACE, DEPLOYMENT, SERVICE, CONFIG_MAP, SECRET]) fake.serve(type);
-  fake.put(KAOS_TYPES.ModelAPI, kaos('ModelAPI', 'm', { mode: 'Proxy', proxyConfig: { configYaml: { fromSecretKeyRef: { name: 's', key: 'k' } } } }));
+  fake.put(KAOS_TYPES.ModelAPI, kaos('ModelAPI', 'm', { mode: 'Proxy', proxyConfig: { configYaml: { fromSecretKeyRef: { name: 's', key: 'k' } }, apiKey: { valueFrom: { configMapKeyRef: { name: 'cm', key: 'k' } } } } }));
+  // Not owned (no managed-by label): only the metadata-only dependency reflector sees it.
+  fake.put(CONFIG_MAP, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'ns', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"data":{"k":"key"}}' } }, data: { k: 'key' } });
   fake.put(KAOS_TYPES.MCPServer, kaos('MCPServer', 'x', { type: 'python-runtime', config: { tools: { fromString: 'def f(): pass' } } }));
   fake.put(KAOS_TYPES.Agent, kaos('Agent', 'a', { modelAPI: 'm', mcpServers: ['x'] }));
   fake.put(SECRET, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"data":{"k":"c2VjcmV0"}}' } }, data: { k: 'c2VjcmV0' } });
@@ -56,6 +58,13 @@ t.test('cache events wake the right keys; the first list enqueues everything; st
   const cachedSecret = watches.dependencies.Secret.getByName('ns', 's');
   t.same(Object.keys(cachedSecret ?? {}).sort(), ['apiVersion', 'kind', 'metadata'], 'no data kept');
   t.same(Object.keys(cachedSecret?.metadata ?? {}).sort(), ['name', 'namespace', 'resourceVersion'], 'no annotations (they can carry the data)');
+  // ConfigMaps: two reflectors, the owned ones by label (whole), every one as metadata only.
+  const configMapLists = fake.listRequests(CONFIG_MAP);
+  t.ok(configMapLists.some((r) => r.query.get('labelSelector') === 'app.kubernetes.io/managed-by=kaos-operator' && r.headers.accept !== METADATA_LIST_ACCEPT), 'owned ConfigMaps listed whole, by label');
+  t.ok(configMapLists.some((r) => r.query.get('labelSelector') === null && r.headers.accept === METADATA_LIST_ACCEPT), 'every ConfigMap listed as PartialObjectMetadataList');
+  const cachedConfigMap = watches.dependencies.ConfigMap.getByName('ns', 'cm');
+  t.same(Object.keys(cachedConfigMap ?? {}).sort(), ['apiVersion', 'kind', 'metadata'], 'no ConfigMap data kept');
+  t.same(Object.keys(cachedConfigMap?.metadata ?? {}).sort(), ['name', 'namespace', 'resourceVersion'], 'nor its annotations');
 
   const next = async (what: string, change: () => void, expected: string[]): Promise<void> => {
     reconciled.length = 0;
@@ -65,13 +74,15 @@ t.test('cache events wake the right keys; the first list enqueues everything; st
     t.same([...reconciled].sort(), expected, what);
   };
   await next('a Secret change wakes the ModelAPI that reads it', () => fake.put(SECRET, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns' }, data: { k: 'bmV3' } }), ['ModelAPI/m']);
+  await next('a ConfigMap change wakes the ModelAPI whose API key it holds', () => fake.put(CONFIG_MAP, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'ns' }, data: { k: 'new' } }), ['ModelAPI/m']);
   await next('an owned child wakes its controller owner', () => fake.put(DEPLOYMENT, { ...owned('agent-a', 'a'), spec: { replicas: 2 } }), ['Agent/a']);
   await next('a dependency wakes itself and the Agents using it', () => fake.put(KAOS_TYPES.MCPServer, kaos('MCPServer', 'x', { type: 'python-runtime', config: { tools: { fromString: 'changed' } } })), ['Agent/a', 'MCPServer/x']);
   await next('a ModelAPI that no longer reads the Secret is not woken by it', () => {
     fake.put(KAOS_TYPES.ModelAPI, kaos('ModelAPI', 'm', { mode: 'Hosted', hostedConfig: { model: 'x' } }));
   }, ['Agent/a', 'ModelAPI/m']);
-  await next('(the Secret then wakes no one)', () => {
+  await next('(the Secret and the ConfigMap then wake no one)', () => {
     fake.put(SECRET, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'ns' } });
+    fake.put(CONFIG_MAP, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'ns' } });
     fake.put(KAOS_TYPES.MCPServer, kaos('MCPServer', 'x', { type: 'python-runtime', config: { tools: { fromString: 'again' } } }));
   }, ['Agent/a', 'MCPServer/x']);
 

@@ -270,3 +270,35 @@ t.test('apiKey from a Secret: its absence is the status, its version enters the 
   t.not(second[CONFIG_HASH_ANNOTATION], first[CONFIG_HASH_ANNOTATION], 'a new key rolls the pods');
   t.equal(second[POD_SPEC_HASH_ANNOTATION], first[POD_SPEC_HASH_ANNOTATION], 'through the config hash');
 });
+
+t.test('apiKey from a ConfigMap: its absence is the status, its version enters the config hash', async (t) => {
+  const ctx = new MemoryReconcileContext();
+  const withKey = (configMapKeyRef: Record<string, unknown>) => ({
+    ...PROXY,
+    spec: { mode: 'Proxy', proxyConfig: { models: ['openai/*'], apiBase: 'https://api.example', apiKey: { valueFrom: { configMapKeyRef } } } },
+  });
+  ctx.putKaos(withKey({ name: 'openai', key: 'key' }));
+  ctx.setSecret(NS, 'openai', '5'); // a Secret of the same name is not the ConfigMap
+  t.equal(await reconcile(ctx, 'ModelAPI', NS, NAME), undefined, "the ConfigMap's creation wakes it: nothing polled");
+  t.match(statusOf(ctx, 'ModelAPI', NS, NAME), { phase: 'Failed', message: 'Failed to resolve ConfigMap openai: configmaps "openai" not found' });
+  t.same(ctx.childKeys(), [], 'no pod that cannot start');
+
+  ctx.setConfigMap(NS, 'openai', '10');
+  await reconcile(ctx, 'ModelAPI', NS, NAME);
+  const deploymentName = `modelapi-${NAME}`;
+  const first = templateAnnotations(ctx.child('Deployment', NS, deploymentName));
+  t.match(statusOf(ctx, 'ModelAPI', NS, NAME), { phase: 'Pending' });
+  const env = podSpecOf(ctx.child('Deployment', NS, deploymentName)).containers[0]?.env;
+  t.same(env?.[1], { name: 'PROXY_API_KEY', valueFrom: { configMapKeyRef: { key: 'key', name: 'openai' } } });
+
+  ctx.setConfigMap(NS, 'openai', '11');
+  await reconcile(ctx, 'ModelAPI', NS, NAME);
+  const second = templateAnnotations(ctx.child('Deployment', NS, deploymentName));
+  t.not(second[CONFIG_HASH_ANNOTATION], first[CONFIG_HASH_ANNOTATION], 'a new key rolls the pods');
+  t.equal(second[POD_SPEC_HASH_ANNOTATION], first[POD_SPEC_HASH_ANNOTATION], 'through the config hash');
+
+  ctx.setConfigMap(NS, 'openai', undefined);
+  ctx.putKaos(withKey({ name: 'openai', key: 'key', optional: true }));
+  await reconcile(ctx, 'ModelAPI', NS, NAME);
+  t.match(statusOf(ctx, 'ModelAPI', NS, NAME), { phase: 'Pending' }, 'optional: a missing ConfigMap is no failure');
+});

@@ -118,6 +118,11 @@ t.test('Proxy with provider and an apiKey from a Secret; telemetry on', async (t
   t.same(inline?.[0], { name: 'PROXY_API_KEY', value: 'sk-1' });
   const fromConfigMap = mainContainer(renderModelAPI(proxy({ models: ['x'], apiKey: { valueFrom: { configMapKeyRef: { name: 'c', key: 'k' } } } }), {}, config).deployment).env;
   t.same(fromConfigMap?.[0], { name: 'PROXY_API_KEY', valueFrom: { configMapKeyRef: { key: 'k', name: 'c' } } });
+  // A key from a ConfigMap, like one from a Secret, enters the config hash by its resourceVersion.
+  const hash = (deps: Parameters<typeof renderModelAPI>[1]): string | undefined =>
+    renderModelAPI(proxy({ models: ['x'], apiKey: { valueFrom: { configMapKeyRef: { name: 'c', key: 'k' } } } }), deps, config).deployment.spec?.template?.metadata?.annotations?.['kaos.tools/config-hash'];
+  t.not(hash({ apiKeyConfigMapResourceVersion: '1' }), hash({ apiKeyConfigMapResourceVersion: '2' }), 'a new ConfigMap version, a new config hash');
+  t.equal(hash({ apiKeySecretResourceVersion: '1' }), hash({}), 'a Secret version does not count for a ConfigMap key');
   const trace = mainContainer(renderModelAPI(proxy({ models: ['x'] }), {}, loadConfig({ DEFAULT_LOG_LEVEL: 'TRACE' })).deployment).env;
   t.same(trace, [{ name: 'LITELLM_LOG', value: 'DEBUG' }], 'LiteLLM has no TRACE');
 });
