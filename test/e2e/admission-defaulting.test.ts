@@ -418,9 +418,9 @@ t.test('kubectl get shows the printer columns', async (t) => {
       'modelapi.kaos.tools/gateway   Proxy    false   Pending   <age>',
       'modelapi.kaos.tools/llm       Hosted   true    Ready     <age>',
       '',
-      'NAME                            TYPE             READY   PHASE     AGE',
-      'mcpserver.kaos.tools/js-tools   node-runtime     false   Pending   <age>',
-      'mcpserver.kaos.tools/py-tools   python-runtime   false   Pending   <age>',
+      'NAME                            TYPE             RUNTIME   READY   PHASE     AGE',
+      'mcpserver.kaos.tools/js-tools   node-runtime               false   Pending   <age>',
+      'mcpserver.kaos.tools/py-tools   python-runtime             false   Pending   <age>',
     ),
     stderr: '',
   }, 'kubectl get agents,modelapis,mcpservers');
@@ -437,9 +437,9 @@ t.test('kubectl get shows the printer columns', async (t) => {
   t.strictSame(await table(['mcp']), {
     code: 0,
     stdout: lines(
-      'NAME       TYPE             READY   PHASE     AGE',
-      'js-tools   node-runtime     false   Pending   <age>',
-      'py-tools   python-runtime   false   Pending   <age>',
+      'NAME       TYPE             RUNTIME   READY   PHASE     AGE',
+      'js-tools   node-runtime               false   Pending   <age>',
+      'py-tools   python-runtime             false   Pending   <age>',
     ),
     stderr: '',
   }, 'kubectl get mcp');
