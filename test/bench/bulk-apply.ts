@@ -34,13 +34,10 @@
 // BENCH_LOG_LEVEL (info), BENCH_OPERATOR_NODE_OPTIONS; FLOOR=0 skips the floor.
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import type { KaosKind } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
-import type { KaosObjects } from '../../src/api/schema/index.ts';
 import { loadConfig } from '../../src/config.ts';
 import { resolveAgentDeps } from '../../src/controller/reconcile/agent.ts';
 import { desiredChildren } from '../../src/controller/reconcile/children.ts';
-import type { ReconcileReads } from '../../src/controller/reconcile/context.ts';
 import { deploymentProgress, nextStatus } from '../../src/controller/status.ts';
 import { applyIntent } from '../../src/kube/apply.ts';
 import { childPath, FIELD_MANAGER } from '../../src/cluster/child-apply.ts';
@@ -61,6 +58,7 @@ import {
   inParallel,
   int,
   kaosPath,
+  floorReads,
   launchOperator,
   log,
   memory,
@@ -207,18 +205,10 @@ async function floorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
   const all = [...objects.dependencies, ...objects.agents];
   const byKey = new Map(all.map((o) => [`${o.kind}/${o.metadata.name}`, o]));
   // Every dependency taken as ready and every peer that will exist as there: the final render.
-  const reads: ReconcileReads = {
-    // The scenario's objects are valid objects of their kinds (the API server admits them).
-    kaos: <K extends KaosKind>(kind: K, _namespace: string, name: string) => {
-      const o = byKey.get(`${kind}/${name}`);
-      return o === undefined ? undefined : ({ ...o, status: { ready: true } } as KaosObjects[K]);
-    },
-    child: () => undefined,
-    secretResourceVersion: () => undefined,
-    configMapResourceVersion: () => undefined,
-    httpRoutesServed: () => false,
-    mcpRuntimes: () => ({ problem: 'no MCP runtime registry in the floor run' }),
-  };
+  const reads = floorReads((kind, name) => {
+    const o = byKey.get(`${kind}/${name}`);
+    return o === undefined ? undefined : ({ ...o, status: { ready: true } } as KubeObject);
+  });
   const config = loadConfig({ ...process.env, ...operatorEnv });
   const render = (o: Named): Rendered => {
     switch (o.kind) {

@@ -425,6 +425,22 @@ export async function until(what: string, timeoutMs: number, probe: () => Promis
   }
 }
 
+/**
+ * What a floor's render reads: the KAOS objects `kaos` gives (taken as valid objects of their
+ * kinds: the API server admitted them), no children, no Secrets or ConfigMaps, no routes, no
+ * runtime registry (the benches' MCPServers use `type`).
+ */
+export function floorReads(kaos: (kind: KaosKind, name: string) => KubeObject | undefined): ReconcileReads {
+  return {
+    kaos: <K extends KaosKind>(kind: K, _namespace: string, name: string) => kaos(kind, name) as KaosObjects[K] | undefined,
+    child: () => undefined,
+    secretResourceVersion: () => undefined,
+    configMapResourceVersion: () => undefined,
+    httpRoutesServed: () => false,
+    mcpRuntimes: () => ({ problem: 'no MCP runtime registry in a floor run' }),
+  };
+}
+
 export interface RunFigures {
   seconds: number;
   cpu: { operator: number; apiserver: number; etcd: number; script: number };
@@ -563,14 +579,7 @@ async function runFloor(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
   // The operator run's dependencies, whatever the namespace asked: their status endpoints (in NS)
   // are what the operator rendered into its Agents, so the floor's children are byte for byte
   // the same apart from their own namespace and owner.
-  const reads: ReconcileReads = {
-    kaos: <K extends KaosKind>(kind: K, _namespace: string, name: string) => deps[kind].get(name) as KaosObjects[K] | undefined,
-    child: () => undefined,
-    secretResourceVersion: () => undefined,
-    configMapResourceVersion: () => undefined,
-    httpRoutesServed: () => false,
-    mcpRuntimes: () => ({ problem: 'not used by this bench' }),
-  };
+  const reads = floorReads((kind, name) => deps[kind].get(name));
   const config = loadConfig({ ...process.env, ...operatorEnv });
 
   const copies: { object: KubeObject; status: unknown }[] = [];

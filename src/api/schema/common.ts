@@ -23,26 +23,23 @@ export type EnvVar = Static<typeof EnvVar>;
 
 export const EnvVarList = (description: string) => MapList(EnvVar, ['name'], { maxItems: MAX_ENV_VARS, description });
 
+/** core/v1's key selectors (SecretKeySelector, ConfigMapKeySelector) share one shape. */
+const keySelector = (nameDescription: string, keyDescription: string) =>
+  Type.Object(
+    {
+      name: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH, description: nameDescription })),
+      key: Type.String({ maxLength: MAX_NAME_LENGTH, description: keyDescription }),
+      optional: Type.Optional(Type.Boolean()),
+    },
+    { 'x-kubernetes-map-type': 'atomic' },
+  );
+
 /** core/v1 SecretKeySelector. */
-export const SecretKeySelector = Type.Object(
-  {
-    name: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of the Secret in the same namespace.' })),
-    key: Type.String({ maxLength: MAX_NAME_LENGTH, description: 'The key of the Secret to select.' }),
-    optional: Type.Optional(Type.Boolean()),
-  },
-  { 'x-kubernetes-map-type': 'atomic' },
-);
+export const SecretKeySelector = keySelector('Name of the Secret in the same namespace.', 'The key of the Secret to select.');
 export type SecretKeySelector = Static<typeof SecretKeySelector>;
 
 /** core/v1 ConfigMapKeySelector. */
-export const ConfigMapKeySelector = Type.Object(
-  {
-    name: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of the ConfigMap in the same namespace.' })),
-    key: Type.String({ maxLength: MAX_NAME_LENGTH, description: 'The key to select.' }),
-    optional: Type.Optional(Type.Boolean()),
-  },
-  { 'x-kubernetes-map-type': 'atomic' },
-);
+export const ConfigMapKeySelector = keySelector('Name of the ConfigMap in the same namespace.', 'The key to select.');
 export type ConfigMapKeySelector = Static<typeof ConfigMapKeySelector>;
 
 /**
