@@ -59,6 +59,7 @@ import {
   int,
   kaosPath,
   floorReads,
+  loadFigures,
   launchOperator,
   log,
   memory,
@@ -330,7 +331,7 @@ async function main(): Promise<void> {
     await admin.delete(`/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${CONFIGURATION_NAMES.validating}`);
     const floor = await floorRun(admin, pids);
 
-    report({ run, floor, audit, peakRss, load: { start: loadStart, runStart: loadRunStart, mean: loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length), max: Math.max(...loads, 0), end: loadavg()[0] ?? 0 } });
+    report({ run, floor, audit, peakRss, load: loadFigures(loadStart, loadRunStart, loads) });
   } catch (err) {
     if (operator !== undefined) log(`the operator's log ends with:\n${tail(operator.log(), 25)}`);
     throw err;

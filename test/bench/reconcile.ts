@@ -547,7 +547,7 @@ async function main(): Promise<void> {
       heap: { atPeakRss: sampler.heapAtPeakRss, peakRss: sampler.peakRss, end: heapEnd },
       updatesAfter,
       mismatches,
-      load: { start: loadStart, runStart: loadRunStart, mean: loads.reduce((a, b) => a + b, 0) / Math.max(1, loads.length), max: Math.max(...loads, 0), end: loadavg()[0] ?? 0 },
+      load: loadFigures(loadStart, loadRunStart, loads),
     });
   } catch (err) {
     if (operator !== undefined) log(`the operator's log ends with:\n${tail(operator.log(), 25)}`);
@@ -557,6 +557,12 @@ async function main(): Promise<void> {
     await operator?.stop();
     await stack.plane.stop();
   }
+}
+
+/** The machine's 1-minute load average: at the start, when the run began, its samples' mean and max, now. */
+export function loadFigures(start: number, runStart: number, samples: readonly number[]): { start: number; runStart: number; mean: number; max: number; end: number } {
+  const mean = samples.reduce((a, b) => a + b, 0) / Math.max(1, samples.length);
+  return { start, runStart, mean, max: Math.max(...samples, 0), end: loadavg()[0] ?? 0 };
 }
 
 export function diffCpu(a: RunFigures['cpu'], b: RunFigures['cpu']): RunFigures['cpu'] {
