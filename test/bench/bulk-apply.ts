@@ -32,7 +32,7 @@
 // Env: as bench:reconcile — AGENTS (1000), MODELAPIS (10), MCPSERVERS (20),
 // MAX_CONCURRENT_RECONCILES (4), CREATE_IN_FLIGHT (16), SETTLE_SECONDS (5), IDLE_SECONDS (60),
 // BENCH_LOG_LEVEL (info), BENCH_OPERATOR_NODE_OPTIONS; FLOOR=0 skips the floor.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import type { KubeObject } from '../../src/api/meta.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -85,6 +85,21 @@ const FLOOR_NS = 'bulk-floor';
 /** FLOOR=0: the operator run only (its figures are logged), e.g. to try a V8 flag. */
 const FLOOR = process.env.FLOOR !== '0';
 const TARGETS = { writes: 5100, idleWrites: 0, peakRssMiB: 115, generationsPerDeployment: 1 };
+/** Where to write the run's figures as JSON (test/bench/scale.ts reads them for its table). */
+const RESULT_FILE = process.env.BULK_RESULT_FILE;
+
+/** One run's figures, as test/bench/scale.ts tabulates them. */
+export interface BulkFigures {
+  agents: number;
+  seconds: { operator: number; floor: number };
+  createSeconds: { operator: number; floor: number };
+  writes: { operator: number; floor: number };
+  idleWrites: number;
+  generations: { operator: number; deployments: number; rolledTwice: number };
+  cpu: { operator: number; floorScript: number; apiserver: number; floorApiserver: number };
+  peakRssMiB: number;
+  load: { mean: number; max: number };
+}
 
 // ---- the scenario --------------------------------------------------------------------------
 
@@ -399,6 +414,20 @@ function report(r: Report): void {
   out();
   const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT met');
   const perDeployment = run.generations.generations / Math.max(1, run.generations.deployments);
+  if (RESULT_FILE !== undefined) {
+    const figures: BulkFigures = {
+      agents: AGENTS,
+      seconds: { operator: run.figures.seconds, floor: floor.figures.seconds },
+      createSeconds: { operator: run.createSeconds, floor: floor.createSeconds },
+      writes: { operator: writes.length, floor: floor.requests },
+      idleWrites: idleWrites.length,
+      generations: { operator: run.generations.generations, deployments: run.generations.deployments, rolledTwice: run.generations.rolledTwice },
+      cpu: { operator: run.figures.cpu.operator, floorScript: floor.figures.cpu.script, apiserver: run.figures.cpu.apiserver, floorApiserver: floor.figures.cpu.apiserver },
+      peakRssMiB: r.peakRss,
+      load: { mean: r.load.mean, max: r.load.max },
+    };
+    writeFileSync(RESULT_FILE, `${JSON.stringify(figures)}\n`);
+  }
   out(`targets${AGENTS === 1000 ? '' : ` (set for 1,000 Agents; this run has ${AGENTS})`}: ` +
     `writes ${writes.length} ≤ ${TARGETS.writes}: ${verdict(writes.length <= TARGETS.writes)}; ` +
     `idle writes ${idleWrites.length} = 0: ${verdict(idleWrites.length === TARGETS.idleWrites)}; ` +

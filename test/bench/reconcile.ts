@@ -728,8 +728,10 @@ export function printTable(rows: readonly string[][], out: (line: string) => voi
 }
 
 // Run, not imported (test/bench/bulk-apply.ts reuses the helpers above).
+// `bench:reconcile -- bulk [sizes…]`: the GitOps bulk-apply scenario as a scale curve instead
+// (test/bench/scale.ts), the operator running while everything is applied at once.
 if (import.meta.main) {
-  main().catch((err: unknown) => {
+  (process.argv[2] === 'bulk' ? import('./scale.ts').then((m) => m.scaleCurve(process.argv.slice(3))) : main()).catch((err: unknown) => {
     process.stderr.write(`bench:reconcile: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
     process.exitCode = 1;
   });

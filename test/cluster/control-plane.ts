@@ -88,6 +88,12 @@ export const CONTROLLERS = [
   'node-lifecycle-controller',
 ] as const;
 
+/**
+ * Client-side rate limits of kube-controller-manager and kube-scheduler (see where they start):
+ * the "unlimited" values kwok's own cluster tool gives them; kwok's client has no limit.
+ */
+const CLIENT_RATE_FLAGS = ['--kube-api-qps=5000', '--kube-api-burst=10000'];
+
 /** kwok's Stage rules: the release's own node and pod rules plus ours (each file says which). */
 export const STAGES_DIR = join(dirname(fileURLToPath(import.meta.url)), 'kwok', 'stages');
 
@@ -317,11 +323,18 @@ class RunningPlane implements ControlPlane {
       `--root-ca-file=${this.caFile}`,
       '--leader-elect=false',
       '--secure-port=0',
+      // Each controller's client is limited to 20 requests/s by default: a Deployment costs its
+      // controllers about eight writes (ReplicaSet, pod, statuses), so rolling out 1,000 at once
+      // would take minutes of client-side waiting while the API server idles. A bulk apply here
+      // should be paced by CPU, as on a real control plane sized for its load.
+      ...CLIENT_RATE_FLAGS,
     ], this.logs.controllerManager);
     this.#scheduler = this.#spawn('kube-scheduler', [
       `--kubeconfig=${this.kubeconfigPath}`,
       '--leader-elect=false',
       '--secure-port=0',
+      // The same for its bindings (50 requests/s by default).
+      ...CLIENT_RATE_FLAGS,
     ], this.logs.scheduler);
     const stages = (await readdir(STAGES_DIR)).filter((f) => f.endsWith('.yaml')).sort();
     this.#kwok = this.#spawn('kwok', [
