@@ -101,10 +101,12 @@ export interface DeploymentLike {
  * docs/api.md, "Status and conditions": `readyReplicas > 0` → Ready, else Pending; message `Deployment ready replicas:
  * <ready>/<replicas>` with the desired replicas (spec, default 1) as KAOS writes it; and the
  * `status.deployment` mirror. Refined where api.md is silent, as kstatus reads a Deployment:
- * - not Ready while a rollout is in flight — the Deployment controller has not observed the
- *   current generation yet, or pods of an older template remain (`replicas > updatedReplicas`):
- *   ready old pods still serve the previous spec or config, so the parent is not Ready with
- *   the new one. Pending, reason `DeploymentRollingOut`, the message says how far it got;
+ * - not Ready while a rollout is in flight, as `kubectl rollout status` reads it — the Deployment
+ *   controller has not observed the current generation yet, fewer replicas are updated than
+ *   desired, pods of an older template remain, or fewer updated pods are available than updated:
+ *   ready old pods still serve the previous spec or config, so the parent is not Ready with the
+ *   new one. All of these are one visible state: Pending, reason `DeploymentRollingOut`, the
+ *   message `<counts> (rolling out)`, so that a new Deployment's sub-steps cost no status write;
  * - the Deployment's `Progressing` condition False with `ProgressDeadlineExceeded` (its pods did
  *   not become ready within `progressDeadlineSeconds`): Failed and terminal (kstatus Stalled),
  *   with the Deployment's own reason and message; a spec change that fixes it starts a new
@@ -124,9 +126,8 @@ export function deploymentProgress(deployment: DeploymentLike): Verdict & { depl
   if (progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
     return { phase: 'Failed', reason: progressing.reason, message: `${counts}: ${progressing.message}`, terminal: true, deployment: mirror };
   }
-  const rollout = rolloutInFlight(deployment, mirror);
-  if (rollout !== undefined) {
-    return { phase: 'Pending', reason: 'DeploymentRollingOut', message: `${counts} (${rollout})`, deployment: mirror };
+  if (rolloutInFlight(deployment, mirror, desired)) {
+    return { phase: 'Pending', reason: 'DeploymentRollingOut', message: `${counts} (rolling out)`, deployment: mirror };
   }
   if (ready > 0) return { phase: 'Ready', reason: 'DeploymentReady', message: counts, deployment: mirror };
   const available = conditionOf('Available');
@@ -138,15 +139,13 @@ export function deploymentProgress(deployment: DeploymentLike): Verdict & { depl
   };
 }
 
-/** Why the Deployment's rollout is not done, or undefined when it is (or nothing says otherwise). */
-function rolloutInFlight(deployment: DeploymentLike, mirror: DeploymentStatus): string | undefined {
+/** Whether the Deployment's rollout is not done: `kubectl rollout status`'s tests, in its order. */
+export function rolloutInFlight(deployment: DeploymentLike, mirror: DeploymentStatus, desired: number): boolean {
   const generation = int(asRecord(deployment.metadata)?.generation);
   const observed = int(asRecord(deployment.status)?.observedGeneration);
-  if (generation !== undefined && (observed ?? 0) < generation) return 'rolling out: the new template not observed yet';
+  if (generation !== undefined && (observed ?? 0) < generation) return true;
   const updated = mirror.updatedReplicas ?? 0;
-  const old = (mirror.replicas ?? 0) - updated;
-  if (old > 0) return `rolling out: ${updated} updated, ${old} old replica${old === 1 ? '' : 's'} still running`;
-  return undefined;
+  return updated < desired || (mirror.replicas ?? 0) > updated || (mirror.availableReplicas ?? 0) < updated;
 }
 
 /**
@@ -231,8 +230,12 @@ export function nextStatus(prev: unknown, generation: number | undefined, outcom
 }
 
 /**
- * Whether writing `next` would change the stored status: JSON equality, ignoring key order and
- * the order of condition lists (list-type map, keyed by type).
+ * Whether writing `next` is news: JSON equality, ignoring key order, the order of condition
+ * lists (list-type map, keyed by type) and the `status.deployment` mirror. The mirror rides along
+ * with every write but a change in it alone (counts, the Deployment's conditions) is not a
+ * visible transition: the verdict it feeds (phase, reason, message with the ready count) is what
+ * decides. A mirror that appears or disappears is news, so an object that gains or loses its
+ * Deployment says so.
  */
 export function statusChanged(prev: unknown, next: KaosStatus): boolean {
   return !jsonEqual(canonical(prev), canonical(next));
@@ -243,8 +246,7 @@ function canonical(status: unknown): unknown {
   if (s === undefined) return status ?? {};
   const out: Record<string, unknown> = { ...s };
   if (Array.isArray(s.conditions)) out.conditions = sortByType(s.conditions);
-  const deployment = asRecord(s.deployment);
-  if (deployment !== undefined && Array.isArray(deployment.conditions)) out.deployment = { ...deployment, conditions: sortByType(deployment.conditions) };
+  if (s.deployment !== undefined) out.deployment = true;
   return out;
 }
 

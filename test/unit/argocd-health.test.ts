@@ -60,7 +60,7 @@ const object = (kind: string, generation: number, status?: unknown): Obj => ({
 const written = (kind: string, generation: number, outcome: Outcome, observed = generation): Obj =>
   object(kind, generation, nextStatus(defaultStatus(kind), observed, outcome, NOW));
 
-const ready = deploymentProgress({ spec: { replicas: 1 }, status: { replicas: 1, updatedReplicas: 1, readyReplicas: 1 } });
+const ready = deploymentProgress({ spec: { replicas: 1 }, status: { replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1 } });
 const pending = deploymentProgress({ spec: { replicas: 1 }, status: { replicas: 1, updatedReplicas: 1 } });
 
 for (const kind of KINDS) {
@@ -69,7 +69,7 @@ for (const kind of KINDS) {
       ['brand-new, the CRD\'s default status', object(kind, 1, defaultStatus(kind)), { status: 'Progressing', message: 'Waiting for kaos-operator to reconcile' }],
       ['no status at all', object(kind, 1), { status: 'Progressing', message: 'Waiting for kaos-operator to reconcile' }],
       ['Ready', written(kind, 1, ready), { status: 'Healthy', message: 'Deployment ready replicas: 1/1' }],
-      ['Pending', written(kind, 1, pending), { status: 'Progressing', message: 'Pending: Deployment ready replicas: 0/1' }],
+      ['Pending', written(kind, 1, pending), { status: 'Progressing', message: 'Pending: Deployment ready replicas: 0/1 (rolling out)' }],
       ['Ready, but a newer spec not yet observed', written(kind, 3, ready, 2), { status: 'Progressing', message: 'Waiting for kaos-operator to observe generation 3' }],
       ['Failed and retried (not terminal)', written(kind, 1, failed('ApplyFailed', 'Deployment apply failed: conflict')), { status: 'Progressing', message: 'Failed: Deployment apply failed: conflict' }],
       ['Failed, terminal (Stalled)', written(kind, 1, failed('InvalidSpec', 'the rendered pod is invalid', { terminal: true })), { status: 'Degraded', message: 'the rendered pod is invalid' }],

@@ -59,7 +59,7 @@ t.test('kubectl scale is left alone: replicas is applied at creation only', asyn
   ctx.clearRecords();
   await reconcile(ctx, 'MCPServer', NS, NAME);
   t.same(ctx.requests.map((r) => r.verb), ['status'], 'no apply to take replicas back');
-  t.equal(statusOf(ctx, 'MCPServer', NS, NAME).message, 'Deployment ready replicas: 0/3', 'the status counts the scaled replicas');
+  t.equal(statusOf(ctx, 'MCPServer', NS, NAME).message, 'Deployment ready replicas: 0/3 (rolling out)', 'the status counts the scaled replicas');
   ctx.clearRecords();
 
   ctx.updateKaos('MCPServer', NS, NAME, (o) => {

@@ -40,11 +40,13 @@ t.test("the API's messages", async (t) => {
 
 t.test('deploymentProgress: Ready iff readyReplicas > 0; message with the desired replicas', async (t) => {
   const none = deploymentProgress({ spec: { replicas: 1 }, status: {} });
-  t.same([none.phase, none.reason, none.message], ['Pending', 'DeploymentNotReady', 'Deployment ready replicas: 0/1']);
+  t.same([none.phase, none.reason, none.message], ['Pending', 'DeploymentRollingOut', 'Deployment ready replicas: 0/1 (rolling out)'], 'nothing updated yet: rolling out');
   t.same(none.deployment, { replicas: 0, readyReplicas: 0, availableReplicas: 0, updatedReplicas: 0 }, 'omitted counts are 0');
-  const scaled = deploymentProgress({ spec: { replicas: 3 }, status: { replicas: 3, readyReplicas: 2, availableReplicas: 2, updatedReplicas: 3 } });
+  const scaled = deploymentProgress({ spec: { replicas: 3 }, status: { replicas: 3, readyReplicas: 2, availableReplicas: 3, updatedReplicas: 3 } });
   t.same([scaled.phase, scaled.message], ['Ready', 'Deployment ready replicas: 2/3']);
-  t.equal(deploymentProgress({}).message, 'Deployment ready replicas: 0/1', 'no spec.replicas: the default 1');
+  const partly = deploymentProgress({ spec: { replicas: 3 }, status: { replicas: 3, readyReplicas: 2, availableReplicas: 2, updatedReplicas: 3 } });
+  t.same([partly.phase, partly.message], ['Pending', 'Deployment ready replicas: 2/3 (rolling out)'], 'fewer available than updated: not done, as kubectl rollout status says');
+  t.equal(deploymentProgress({}).message, 'Deployment ready replicas: 0/1 (rolling out)', 'no spec.replicas: the default 1');
   t.equal(deploymentProgress({ spec: { replicas: 0 }, status: {} }).message, 'Deployment ready replicas: 0/0', 'scaled to zero');
 });
 
@@ -58,16 +60,34 @@ t.test('deploymentProgress: not Ready while a rollout is in flight, Stalled past
 
   const unobserved = deploymentProgress(deployment(3, done));
   t.same([unobserved.phase, unobserved.reason, unobserved.message],
-    ['Pending', 'DeploymentRollingOut', 'Deployment ready replicas: 1/1 (rolling out: the new template not observed yet)'],
+    ['Pending', 'DeploymentRollingOut', 'Deployment ready replicas: 1/1 (rolling out)'],
     'a new template the Deployment controller has not seen: the ready pod is an old one');
 
   const surging = deploymentProgress(deployment(3, { ...done, observedGeneration: 3, replicas: 2, updatedReplicas: 1 }));
   t.same([surging.phase, surging.reason, surging.message],
-    ['Pending', 'DeploymentRollingOut', 'Deployment ready replicas: 1/1 (rolling out: 1 updated, 1 old replica still running)'],
+    ['Pending', 'DeploymentRollingOut', 'Deployment ready replicas: 1/1 (rolling out)'],
     'the old pod still serves while the new one starts');
 
   const unavailable = deploymentProgress(deployment(1, { observedGeneration: 1, replicas: 1, updatedReplicas: 1, conditions: [cond('Available', 'False', 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.'), cond('Progressing', 'True', 'ReplicaSetUpdated')] }));
-  t.same([unavailable.phase, unavailable.reason, unavailable.message], ['Pending', 'MinimumReplicasUnavailable', 'Deployment ready replicas: 0/1'], "not ready: the Deployment's own reason");
+  t.same([unavailable.phase, unavailable.reason, unavailable.message], ['Pending', 'DeploymentRollingOut', 'Deployment ready replicas: 0/1 (rolling out)'], 'updated but not available: still rolling out, as kubectl rollout status says');
+
+  // A new Deployment's sub-steps, as the Deployment controller reports them: one visible state.
+  const fresh = [
+    deployment(1, {}),
+    deployment(1, { observedGeneration: 1 }),
+    deployment(1, { observedGeneration: 1, replicas: 1 }),
+    deployment(1, { observedGeneration: 1, replicas: 1, updatedReplicas: 1, conditions: [cond('Available', 'False', 'MinimumReplicasUnavailable'), cond('Progressing', 'True', 'ReplicaSetUpdated')] }),
+  ].map((d) => deploymentProgress(d));
+  for (const v of fresh) t.same([v.phase, v.reason, v.message], ['Pending', 'DeploymentRollingOut', 'Deployment ready replicas: 0/1 (rolling out)'], 'a new Deployment rolling out: the same verdict at every sub-step');
+  const fromFresh = nextStatus(undefined, 1, fresh[0]!, T0);
+  for (const v of fresh.slice(1)) t.notOk(statusChanged(fromFresh, nextStatus(fromFresh, 1, v, T1)), 'a sub-step that only moves the mirror is not news');
+  t.ok(statusChanged(fromFresh, nextStatus(fromFresh, 1, ready, T1)), 'Ready is news');
+  const oneReady = deploymentProgress({ metadata: { generation: 1 }, spec: { replicas: 2 }, status: { observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 1, availableReplicas: 1 } });
+  const noneReady = deploymentProgress({ metadata: { generation: 1 }, spec: { replicas: 2 }, status: { observedGeneration: 1, replicas: 2, updatedReplicas: 2, availableReplicas: 0 } });
+  t.ok(statusChanged(nextStatus(undefined, 1, noneReady, T0), nextStatus(undefined, 1, oneReady, T0)), 'a ready count change is news');
+
+  const scaledToZero = deploymentProgress({ metadata: { generation: 1 }, spec: { replicas: 0 }, status: { observedGeneration: 1, conditions: [cond('Available', 'False', 'MinimumReplicasUnavailable')] } });
+  t.same([scaledToZero.phase, scaledToZero.reason, scaledToZero.message], ['Pending', 'MinimumReplicasUnavailable', 'Deployment ready replicas: 0/0'], "rolled out, none ready: the Deployment's own reason");
 
   const stalled = deploymentProgress(deployment(1, { observedGeneration: 1, replicas: 1, updatedReplicas: 1, conditions: [cond('Progressing', 'False', 'ProgressDeadlineExceeded', 'ReplicaSet "agent-a-1" has timed out progressing.')] }));
   t.same([stalled.phase, stalled.reason, stalled.message, stalled.terminal],
@@ -124,7 +144,7 @@ t.test('first write over the CRD default: every condition transitions now', asyn
 });
 
 t.test('kstatus conditions per phase', async (t) => {
-  const progress = (ready: number) => deploymentProgress({ spec: { replicas: 1 }, status: { readyReplicas: ready } });
+  const progress = (ready: number) => deploymentProgress({ spec: { replicas: 1 }, status: { replicas: 1, updatedReplicas: 1, readyReplicas: ready, availableReplicas: ready } });
   t.equal(statuses(nextStatus(undefined, 1, progress(0), T0)), 'Ready=False Reconciling=True Stalled=False', 'Pending: in progress');
   t.equal(statuses(nextStatus(undefined, 1, progress(1), T0)), 'Ready=True Reconciling=False Stalled=False', 'Ready: done');
   t.equal(statuses(nextStatus(undefined, 1, mcpServerNotReady('m'), T0)), 'Ready=False Reconciling=True Stalled=False', 'Waiting: in progress');
@@ -137,7 +157,7 @@ t.test('kstatus conditions per phase', async (t) => {
 });
 
 t.test('lastTransitionTime moves only when that condition’s status moves', async (t) => {
-  const progress = (ready: number) => deploymentProgress({ spec: { replicas: 2 }, status: { readyReplicas: ready } });
+  const progress = (ready: number) => deploymentProgress({ spec: { replicas: 1 }, status: { replicas: 1, updatedReplicas: 1, readyReplicas: ready, availableReplicas: ready } });
   const s0 = nextStatus(INITIAL_STATUS, 1, progress(0), T0);
   const s1 = nextStatus(s0, 2, modelAPINotReady(), T1);
   t.equal(conditions(s1).Ready?.lastTransitionTime, formatTime(T0), 'Ready stayed False: time kept, though reason and message changed');
@@ -147,7 +167,7 @@ t.test('lastTransitionTime moves only when that condition’s status moves', asy
   t.equal(conditions(s2).Ready?.lastTransitionTime, formatTime(T1 + 1000), 'Ready became True: now');
   t.equal(conditions(s2).Reconciling?.lastTransitionTime, formatTime(T1 + 1000), 'Reconciling became False: now');
   t.equal(conditions(s2).Stalled?.lastTransitionTime, formatTime(T0), 'Stalled stayed False since the first write');
-  t.equal(s2.message, 'Deployment ready replicas: 1/2');
+  t.equal(s2.message, 'Deployment ready replicas: 1/1');
 });
 
 t.test('endpoint is absent when cleared; deployment and linkedResources only when given', async (t) => {
@@ -204,4 +224,18 @@ t.test('jsonEqual', async (t) => {
   t.notOk(jsonEqual({ a: 1 }, [1]));
   t.notOk(jsonEqual(null, {}));
   t.notOk(jsonEqual({ a: undefined, b: 1 }, { c: 1 }));
+});
+
+t.test('statusChanged: the status.deployment mirror rides along but is not news by itself', async (t) => {
+  const rolled = (status: Record<string, unknown>) => deploymentProgress({ metadata: { generation: 1 }, spec: { replicas: 1 }, status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1, ...status } });
+  const written = JSON.parse(JSON.stringify(nextStatus(undefined, 1, rolled({}), T0))) as KaosStatus;
+  const moved = nextStatus(written, 1, rolled({ conditions: [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'ok', lastTransitionTime: '2026-01-01T00:00:00Z' }] }), T1);
+  t.notSame(moved.deployment, written.deployment, 'the mirror did move');
+  t.notOk(statusChanged(written, moved), 'only the mirror moved: no write (a converged object does not flap on its Deployment)');
+  const { deployment: _dropped, ...withoutMirror } = written;
+  t.ok(statusChanged(withoutMirror, moved), 'a mirror that appears is news');
+  t.ok(statusChanged(written, nextStatus(written, 1, modelAPINotReady(), T1)), 'a mirror that goes is news');
+  const notReady = nextStatus(written, 1, rolled({ readyReplicas: 0, availableReplicas: 0 }), T1);
+  t.ok(statusChanged(written, notReady), 'a new verdict is news, and carries the fresh mirror');
+  t.equal(notReady.deployment?.readyReplicas, 0);
 });
