@@ -101,12 +101,15 @@ export interface DeploymentLike {
  * docs/api.md, "Status and conditions": `readyReplicas > 0` → Ready, else Pending; message `Deployment ready replicas:
  * <ready>/<replicas>` with the desired replicas (spec, default 1) as KAOS writes it; and the
  * `status.deployment` mirror. Refined where api.md is silent, as kstatus reads a Deployment:
- * - not Ready while a rollout is in flight, as `kubectl rollout status` reads it — the Deployment
- *   controller has not observed the current generation yet, fewer replicas are updated than
- *   desired, pods of an older template remain, or fewer updated pods are available than updated:
+ * - not Ready while a rollout replaces pods — the Deployment controller has not observed the
+ *   current generation yet, or pods of an older template remain (`replicas > updatedReplicas`):
  *   ready old pods still serve the previous spec or config, so the parent is not Ready with the
- *   new one. All of these are one visible state: Pending, reason `DeploymentRollingOut`, the
- *   message `<counts> (rolling out)`, so that a new Deployment's sub-steps cost no status write;
+ *   new one. Pending, reason `DeploymentRollingOut`;
+ * - the same Pending `DeploymentRollingOut` while nothing is ready and the new pods are on their
+ *   way (fewer updated than desired, or fewer available than updated: `kubectl rollout status`'s
+ *   tests). So a new Deployment's sub-steps (not observed yet, observed, pods created, scheduled,
+ *   starting) are one visible state with one message, `<counts> (rolling out)`, and cost one
+ *   status write, not one per step;
  * - the Deployment's `Progressing` condition False with `ProgressDeadlineExceeded` (its pods did
  *   not become ready within `progressDeadlineSeconds`): Failed and terminal (kstatus Stalled),
  *   with the Deployment's own reason and message; a spec change that fixes it starts a new
@@ -126,10 +129,11 @@ export function deploymentProgress(deployment: DeploymentLike): Verdict & { depl
   if (progressing?.status === 'False' && progressing.reason === 'ProgressDeadlineExceeded') {
     return { phase: 'Failed', reason: progressing.reason, message: `${counts}: ${progressing.message}`, terminal: true, deployment: mirror };
   }
-  if (rolloutInFlight(deployment, mirror, desired)) {
-    return { phase: 'Pending', reason: 'DeploymentRollingOut', message: `${counts} (rolling out)`, deployment: mirror };
-  }
+  const rollout = rolloutState(deployment, mirror, desired);
+  const rollingOut = { phase: 'Pending', reason: 'DeploymentRollingOut', message: `${counts} (rolling out)`, deployment: mirror } as const;
+  if (rollout === 'replacing') return rollingOut;
   if (ready > 0) return { phase: 'Ready', reason: 'DeploymentReady', message: counts, deployment: mirror };
+  if (rollout === 'starting') return rollingOut;
   const available = conditionOf('Available');
   return {
     phase: 'Pending',
@@ -139,13 +143,18 @@ export function deploymentProgress(deployment: DeploymentLike): Verdict & { depl
   };
 }
 
-/** Whether the Deployment's rollout is not done: `kubectl rollout status`'s tests, in its order. */
-export function rolloutInFlight(deployment: DeploymentLike, mirror: DeploymentStatus, desired: number): boolean {
+/**
+ * Where the Deployment's rollout stands, by `kubectl rollout status`'s tests: `replacing` while
+ * the controller has not observed the generation or pods of an older template remain; `starting`
+ * while fewer replicas are updated than desired or fewer available than updated; else done.
+ */
+export function rolloutState(deployment: DeploymentLike, mirror: DeploymentStatus, desired: number): 'replacing' | 'starting' | undefined {
   const generation = int(asRecord(deployment.metadata)?.generation);
   const observed = int(asRecord(deployment.status)?.observedGeneration);
-  if (generation !== undefined && (observed ?? 0) < generation) return true;
   const updated = mirror.updatedReplicas ?? 0;
-  return updated < desired || (mirror.replicas ?? 0) > updated || (mirror.availableReplicas ?? 0) < updated;
+  if ((generation !== undefined && (observed ?? 0) < generation) || (mirror.replicas ?? 0) > updated) return 'replacing';
+  if (updated < desired || (mirror.availableReplicas ?? 0) < updated) return 'starting';
+  return undefined;
 }
 
 /**

@@ -54,7 +54,7 @@ t.test('dependency flow: Waiting on the ModelAPI, then the MCPServer, then a Dep
   t.equal(await getDeployment(client, NS, 'agent-x'), undefined, 'no Deployment while waiting');
 
   // The ModelAPI gets its own Deployment, whose pod runs but is not ready: Pending; then fixed.
-  await waitForStatus(client, 'ModelAPI', NS, 'llm', (m) => statusIs(m, 'Pending', 'Deployment ready replicas: 0/1'), 'Pending on its Deployment');
+  await waitForStatus(client, 'ModelAPI', NS, 'llm', (m) => statusIs(m, 'Pending', 'Deployment ready replicas: 0/1 (rolling out)'), 'Pending on its Deployment');
   await kubectlApply(plane, [kaos('ModelAPI', NS, 'llm', llm)]);
   const llmReady = await waitForStatus(client, 'ModelAPI', NS, 'llm', (m) => statusIs(m, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready');
   t.equal(llmReady.status?.endpoint, `http://modelapi-llm.${NS}.svc.cluster.local:8000`);
@@ -64,17 +64,17 @@ t.test('dependency flow: Waiting on the ModelAPI, then the MCPServer, then a Dep
   t.match(condition(waitingTools, 'Reconciling'), { status: 'True' });
   t.equal(await getDeployment(client, NS, 'agent-x'), undefined, 'still no Deployment');
 
-  await waitForStatus(client, 'MCPServer', NS, 'tools', (m) => statusIs(m, 'Pending', 'Deployment ready replicas: 0/1'), 'Pending on its Deployment');
+  await waitForStatus(client, 'MCPServer', NS, 'tools', (m) => statusIs(m, 'Pending', 'Deployment ready replicas: 0/1 (rolling out)'), 'Pending on its Deployment');
   await kubectlApply(plane, [kaos('MCPServer', NS, 'tools', tools)]);
 
-  const pending = await waitForStatus(client, 'Agent', NS, 'x', (a) => statusIs(a, 'Pending', 'Deployment ready replicas: 0/1'), 'Pending on its own Deployment');
+  const pending = await waitForStatus(client, 'Agent', NS, 'x', (a) => statusIs(a, 'Pending', 'Deployment ready replicas: 0/1 (rolling out)'), 'Pending on its own Deployment');
   const deployment = await getDeployment(client, NS, 'agent-x');
   t.ok(deployment, 'the Agent has its Deployment once both dependencies are Ready');
   const env = containerEnv(deployment, 'agent');
   t.ok(env.includes(`MODEL_API_URL=http://modelapi-llm.${NS}.svc.cluster.local:8000`), 'wired to the ModelAPI');
   t.ok(env.includes(`MCP_SERVER_tools_URL=http://mcpserver-tools.${NS}.svc.cluster.local:8000`), 'wired to the MCPServer');
-  // Not ready, with the Deployment's own reason (its Available condition).
-  t.match(condition(pending, 'Ready'), { status: 'False', reason: 'MinimumReplicasUnavailable' });
+  // Not ready while its first pod is on its way: one rolling-out state, whatever step it is at.
+  t.match(condition(pending, 'Ready'), { status: 'False', reason: 'DeploymentRollingOut' });
   t.match(condition(pending, 'Reconciling'), { status: 'True' });
 
   // What a user (or a CD pipeline) runs: it must return 0 once the fixed spec's pod is ready.
