@@ -4,14 +4,16 @@
 // Reconciling → Ready without claiming Ready while old pods still serve; pods that never become
 // ready leave it not ready with the Deployment's reason, then Stalled past progressDeadlineSeconds,
 // until the spec is fixed; a deleted pod is replaced with a truthful status and no write that
-// changes nothing; a dependency going unready moves a Ready Agent back to Waiting, with one Event.
+// changes nothing; a dependency going unready moves a Ready Agent back to Waiting, with one Event;
+// a new Agent's status is written once per visible state; a bulk create with forward peers
+// writes each Agent's Deployment once.
 import t, { type Test } from 'tap';
 import type { KubeObject } from '../../src/api/lookup.ts';
 import { OPERATOR_IDENTITY, serviceAccountUser } from '../../src/cluster/rbac.ts';
 import { startLocalStack, tail } from '../../scripts/local-stack.ts';
 import { NEVER_READY, setPodsReady } from './support/kwok.ts';
 import {
-  auditMark, auditSince, condition, describeRequest, getDeployment, kubectl, kubectlApply, statusIs, waitForStatus, writesBy,
+  auditMark, auditSince, condition, containerEnv, describeRequest, getDeployment, kubectl, kubectlApply, statusIs, waitForStatus, writesBy,
   type KaosView,
 } from './support/lifecycle.ts';
 import { watchObject, type Seen } from './support/watch.ts';
@@ -195,4 +197,43 @@ t.test('a dependency going unready moves a Ready Agent back to Waiting, with one
   const events = JSON.parse(await kubectl(plane, ['get', 'events', '-n', NS, '--field-selector', 'involvedObject.kind=Agent,involvedObject.name=w', '-o', 'json'])) as { items: { reason?: string; type?: string; message?: string; count?: number; series?: { count?: number } }[] };
   const dependencyEvents = events.items.filter((e) => e.reason === 'ModelAPINotReady');
   t.same(dependencyEvents.map((e) => [e.type, e.message, e.series?.count ?? e.count ?? 1]), [['Normal', 'ModelAPI is not ready', 1]], 'one Normal Event for the one transition to Waiting');
+});
+
+t.test('a new Agent\'s status is written once per visible state: rolling out, then Ready', async (t) => {
+  await waitForStatus(client, 'ModelAPI', NS, 'llm', (o) => statusIs(o, 'Ready', READY), 'its ModelAPI Ready first', LONG);
+  const mark = auditMark(auditLog);
+  await kubectlApply(plane, [kaos('Agent', 'once', { modelAPI: 'llm' })]);
+  await waitForStatus(client, 'Agent', NS, 'once', (o) => statusIs(o, 'Ready', READY), 'Ready', LONG);
+  // The steps between (the template observed, the pod created, scheduled, started) each change the
+  // Deployment's status, and none of them is a new visible state of the Agent.
+  const statusWrites = writesBy(auditSince(auditLog, mark), OPERATOR_USER)
+    .filter((e) => e.objectRef?.resource === 'agents' && e.objectRef.name === 'once' && e.objectRef.subresource === 'status' && (e.responseStatus?.code ?? 0) < 300);
+  t.ok(statusWrites.length >= 1 && statusWrites.length <= 2, `one or two status writes (Pending "(rolling out)" unless the pod was ready first, then Ready): ${statusWrites.map(describeRequest).join('; ')}`);
+});
+
+t.test('a bulk create with forward peers: every Agent\'s Deployment is written once, with every peer that exists', async (t) => {
+  // One List, in order: a ModelAPI whose pods are not ready yet, then Agents each naming the next
+  // two in agentNetwork.access, which do not exist yet when it is created. The ModelAPI is made
+  // ready only once every Agent exists: "the objects it names exist by the time its dependencies
+  // are ready", as in a GitOps apply whose dependencies take longer to start than it takes to
+  // create everything.
+  const n = 12;
+  const name = (i: number): string => `bulk-${i}`;
+  const agents = Array.from({ length: n }, (_, i) => kaos('Agent', name(i), {
+    modelAPI: 'bulk-llm', mcpServers: ['tools'], waitForDependencies: true, agentNetwork: { access: [name(i + 1), name(i + 2)] },
+  }));
+  const llm = (spec: Record<string, unknown>): KubeObject => kaos('ModelAPI', 'bulk-llm', { mode: 'Proxy', proxyConfig: { model: 'ollama/smollm2:135m', apiBase: 'http://ollama.example:11434' }, ...spec });
+  await kubectlApply(plane, [llm({ container: NEVER_READY }), ...agents]);
+  await waitForStatus(client, 'Agent', NS, name(n - 1), (o) => statusIs(o, 'Waiting', 'ModelAPI is not ready'), 'the last Agent Waiting on the ModelAPI', LONG);
+  await kubectlApply(plane, [llm({})]);
+  for (let i = 0; i < n; i++) {
+    await waitForStatus(client, 'Agent', NS, name(i), (o) => statusIs(o, 'Ready', READY), `${name(i)} Ready`, LONG);
+  }
+  for (let i = 0; i < n; i++) {
+    const deployment = await getDeployment(client, NS, `agent-${name(i)}`);
+    t.equal(deployment?.metadata.generation, 1, `agent-${name(i)}: one spec write, one rollout`);
+    const peers = [name(i + 1), name(i + 2)].filter((p) => Number(p.slice('bulk-'.length)) < n);
+    const list = containerEnv(deployment, 'agent').find((e) => e.startsWith('PEER_AGENTS='));
+    t.equal(list, peers.length === 0 ? undefined : `PEER_AGENTS=${[...peers].sort().join(',')}`, `agent-${name(i)} wired to ${peers.join(', ') || 'no peer'} (a peer that never exists is left out)`);
+  }
 });
