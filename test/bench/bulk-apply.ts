@@ -20,7 +20,8 @@
 //     the audit log — Lease renewals of leader election apart;
 //  3. floor, in a fresh namespace of the same control plane with the operator stopped and the
 //     webhook configurations deleted: the same objects created the same way, and as each one is
-//     created, MAX_CONCURRENT_RECONCILES workers server-side-apply exactly the children the
+//     created, MAX_CONCURRENT_RECONCILES workers (as the operator's ServiceAccount, so under the
+//     same flow-control priority level) server-side-apply exactly the children the
 //     operator renders for it (every dependency taken as ready, every peer that will exist wired
 //     in); once its Deployment has a ready, rolled-out replica (a watch of the Deployments), its
 //     final (Ready) status is PUT. Its end is seen by the same watch.
@@ -41,7 +42,7 @@ import { desiredChildren } from '../../src/controller/reconcile/children.ts';
 import { deploymentProgress, nextStatus } from '../../src/controller/status.ts';
 import { applyIntent } from '../../src/kube/apply.ts';
 import { childPath, FIELD_MANAGER } from '../../src/cluster/child-apply.ts';
-import type { KubeClient } from '../../src/kube/client.ts';
+import { KubeClient } from '../../src/kube/client.ts';
 import { LEASE, resourcePath } from '../../src/kube/paths.ts';
 import { OPERATOR_IDENTITY } from '../../src/cluster/rbac.ts';
 import { renderAgent, renderMCPServer, renderModelAPI, workloadName, type AgentInput, type MCPServerInput, type ModelAPIInput, type Rendered } from '../../src/render/index.ts';
@@ -215,7 +216,7 @@ async function operatorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pid
 }
 
 /** The floor (see the header): creates and children and one final status, no logic. */
-async function floorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pids']>): Promise<Run & { requests: number }> {
+async function floorRun(admin: KubeClient, writer: KubeClient, pids: ReturnType<ControlPlane['pids']>): Promise<Run & { requests: number }> {
   await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: FLOOR_NS } });
   const objects = scenario(FLOOR_NS);
   const all = [...objects.dependencies, ...objects.agents];
@@ -265,7 +266,7 @@ async function floorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
       if (status !== undefined) {
         const { object, rendered, deployment } = status;
         const next = nextStatus(undefined, object.metadata.generation, { ...deploymentProgress(deployment), ...(rendered.endpoint === undefined ? {} : { endpoint: rendered.endpoint }), ...(object.kind === 'Agent' ? { linkedResources: { modelapi: String((object.spec as { modelAPI?: string }).modelAPI) } } : {}) }, new Date());
-        await admin.replace(kaosPath(object.kind, FLOOR_NS, object.metadata.name, 'status'), { ...object, status: next });
+        await writer.replace(kaosPath(object.kind, FLOOR_NS, object.metadata.name, 'status'), { ...object, status: next });
         requests++;
         statusesLeft--;
         continue;
@@ -275,7 +276,7 @@ async function floorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
         const rendered = render(object);
         waitingReady.set(rendered.deployment.metadata.name, { object, rendered });
         for (const child of desiredChildren(rendered, false).map((c) => applyIntent(c, false))) {
-          await admin.apply(childPath(child), child, { fieldManager: FIELD_MANAGER, force: true });
+          await writer.apply(childPath(child), child, { fieldManager: FIELD_MANAGER, force: true });
           requests++;
         }
         continue;
@@ -344,7 +345,9 @@ async function main(): Promise<void> {
     log('floor: operator stopped, webhook configurations deleted');
     await admin.delete(`/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${CONFIGURATION_NAMES.mutating}`);
     await admin.delete(`/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${CONFIGURATION_NAMES.validating}`);
-    const floor = await floorRun(admin, pids);
+    // The floor's writes go out as the operator's ServiceAccount: the same priority level of the
+    // API server's flow control (workload-low), where the admin is exempt.
+    const floor = await floorRun(admin, await KubeClient.fromKubeConfig(stack.operatorKubeconfig), pids);
 
     report({ run, floor, audit, peakRss, load: loadFigures(loadStart, loadRunStart, loads) });
   } catch (err) {
