@@ -8,6 +8,7 @@
 import t from 'tap';
 import { eventually } from '../support/poll.ts';
 import { ApiError } from '../../src/kube/errors.ts';
+import { auditMark, auditSince, describeRequest } from './support/lifecycle.ts';
 import {
   type Json,
   DEFAULT_MODEL,
@@ -27,6 +28,7 @@ import {
   hostedModel,
   pythonTools,
   agent,
+  OPERATOR_USER,
 } from './support/admission.ts';
 
 useAdmissionStack(t);
@@ -314,6 +316,34 @@ t.test('denied: several errors of one object are reported at once', async (t) =>
     ]),
     'ModelAPI',
   );
+});
+
+t.test('a warning for a peer that does not exist yet costs the operator no live read', async (t) => {
+  const ns = 'warn-no-live-read';
+  await setup(t, ns, [hostedModel('llm')]);
+  const auditLog = stack?.plane.logs.audit;
+  if (auditLog === undefined) throw new Error('the admission stack runs without an audit log');
+  // The audit log does record the operator: its watches and lists since it started.
+  t.ok(auditSince(auditLog, 0).some((e) => e.user.username === OPERATOR_USER), 'the audit log records the operator');
+  const mark = auditMark(auditLog);
+  const a1 = agent('a1', { modelAPI: 'llm', agentNetwork: { access: ['critic', 'planner'] } });
+  t.strictSame(
+    await apply(ns, [a1]),
+    {
+      code: 0,
+      stdout: created([a1]),
+      stderr: warnings(
+        'spec.agentNetwork.access[0]: Agent "critic" does not exist yet; it is wired in once it does',
+        'spec.agentNetwork.access[1]: Agent "planner" does not exist yet; it is wired in once it does',
+      ),
+    },
+    'created, with a warning per missing peer',
+  );
+  // A missing peer is only a warning: the cache's miss is trusted, never confirmed by a GET.
+  const agentReads = auditSince(auditLog, mark)
+    .filter((e) => e.user.username === OPERATOR_USER && e.verb === 'get' && e.objectRef?.resource === 'agents' && e.objectRef.namespace === ns)
+    .map(describeRequest);
+  t.strictSame(agentReads, [], 'no live GET of an Agent by the operator');
 });
 
 t.test('a file with several refused objects names each validating webhook; its valid objects are created', async (t) => {

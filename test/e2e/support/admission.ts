@@ -5,7 +5,8 @@
 import type { Test } from 'tap';
 import { fileURLToPath } from 'node:url';
 import type { LocalStack } from '../../../scripts/local-stack.ts';
-import { useStack } from './stack.ts';
+import { useStack, OPERATOR_ENV } from './stack.ts';
+import { OPERATOR_IDENTITY, serviceAccountUser } from '../../../src/cluster/rbac.ts';
 import type { KubectlResult } from '../../cluster/control-plane.ts';
 
 export type Json = Record<string, unknown>;
@@ -22,9 +23,15 @@ export const RESOURCE: Readonly<Record<Kind, string>> = { Agent: 'agents', Model
 
 export let stack: LocalStack | undefined;
 
-/** The shared stack (support/stack.ts) for the admission files; `stack` is set once it runs. */
+/** The operator's user in the API server's audit log. */
+export const OPERATOR_USER = serviceAccountUser(OPERATOR_IDENTITY.namespace, OPERATOR_IDENTITY.serviceAccount);
+
+/**
+ * The shared stack (support/stack.ts) for the admission files; `stack` is set once it runs. The
+ * API server audits the operator's requests, so a test can assert what the webhook read live.
+ */
 export function useAdmissionStack(t: Test): void {
-  const live = useStack(t);
+  const live = useStack(t, OPERATOR_ENV, { users: [OPERATOR_USER] });
   t.before(() => {
     stack = live();
   });

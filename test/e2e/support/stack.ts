@@ -4,7 +4,7 @@
 // sees is provably the configured one (docs/configuration.md), not a hard-coded fallback. Each file that
 // uses it starts a control plane of its own (10–20 s of CPU).
 import type { Test } from 'tap';
-import { startLocalStack, tail, type LocalStack } from '../../../scripts/local-stack.ts';
+import { startLocalStack, tail, type LocalStack, type LocalStackOptions } from '../../../scripts/local-stack.ts';
 
 export const IMAGES = {
   agent: 'e2e.local/kaos-agent:e2e',
@@ -30,12 +30,16 @@ export const OPERATOR_ENV: Readonly<Record<string, string>> = {
  * prints the stack's log and the operator's. Returns the accessor the tests use, which throws a
  * clear error when the stack did not start.
  */
-export function useStack(t: Test, operatorEnv: Readonly<Record<string, string>> = OPERATOR_ENV): () => LocalStack {
+export function useStack(
+  t: Test,
+  operatorEnv: Readonly<Record<string, string>> = OPERATOR_ENV,
+  audit?: LocalStackOptions['audit'],
+): () => LocalStack {
   let stack: LocalStack | undefined;
   const stackLog: string[] = [];
   t.before(async () => {
     try {
-      stack = await startLocalStack({ log: (line) => stackLog.push(line), operatorEnv: { ...operatorEnv } });
+      stack = await startLocalStack({ log: (line) => stackLog.push(line), operatorEnv: { ...operatorEnv }, ...(audit === undefined ? {} : { audit }) });
     } catch (err) {
       throw new Error(
         `the local stack (control plane + kaos-operator) did not start:\n` +
