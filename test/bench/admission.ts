@@ -1,8 +1,12 @@
 // npm run bench:admission — what admission costs a user, through the real kube-apiserver.
 //
 // One local control plane with kaos-operator installed (scripts/local-stack.ts), measured in one
-// run with the webhook configurations registered and with CRDs only (the configurations deleted;
-// the operator keeps running and watching, so both columns pay for its reflectors):
+// run with the webhook configurations registered, with CRDs only (the configurations deleted;
+// the operator keeps running and watching, so every column pays for its reflectors), and with the
+// same configurations pointing at a bare webhook: an HTTPS server in this process, with the
+// operator's certificate, that parses each AdmissionReview and allows it with no patch. That is
+// what two webhook calls cost the API server and a create's latency whatever the webhook does,
+// the floor of any webhook on this machine:
 //   (a) latency of a create at concurrency 1 (p50, p99), and what the webhooks add;
 //   (b) throughput at saturation (IN_FLIGHT creates in flight), with the CPU time of
 //       kube-apiserver, etcd and the operator from /proc/<pid>/stat (utime + stime) over the run,
@@ -44,7 +48,8 @@ const ADMISSION_METRIC = 'apiserver_admission_webhook_admission_duration_seconds
 const OPERATOR_METRIC = 'controller_runtime_webhook_latency_seconds';
 const OPERATOR_REQUESTS = 'controller_runtime_webhook_requests_total';
 
-type Mode = 'webhooks' | 'crds-only';
+type Mode = 'webhooks' | 'bare' | 'crds-only';
+const MODES: readonly Mode[] = ['crds-only', 'bare', 'webhooks'];
 type Processes = Record<'kube-apiserver' | 'etcd' | 'operator', number>;
 
 interface ModeFigures {
@@ -123,6 +128,25 @@ const agent = (name: string): KubeObject => ({
   spec: { modelAPI: 'model', mcpServers: ['tools'], config: { description: 'bench' } },
 });
 
+/** The bare webhook: parse the review, allow it, no patch; counts what it answered. */
+async function startBareWebhook(certDir: string): Promise<{ port: number; answered: () => number; close: () => Promise<void> }> {
+  let answered = 0;
+  const server = https.createServer({ cert: readFileSync(join(certDir, 'tls.crt')), key: readFileSync(join(certDir, 'tls.key')) }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request?: { uid?: string } };
+      answered++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request?.uid ?? '', allowed: true } }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the bare webhook has no port');
+  return { port: address.port, answered: () => answered, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+}
+
 async function main(): Promise<void> {
   log('[bench] starting the local stack (control plane + operator)');
   const stack = await startLocalStack({ log, operatorEnv: { LOG_LEVEL: 'warn', CONTROLLER_ENABLED: String(CONTROLLER) } });
@@ -156,11 +180,18 @@ async function run(stack: LocalStack): Promise<void> {
   const agents = `/apis/kaos.tools/v1alpha1/namespaces/${NS}/agents`;
   const create = (name: string): Promise<unknown> => client.create(agents, agent(name));
 
-  const registered = renderWebhookConfigurations({ url: `https://127.0.0.1:${operator.webhookPort}`, caBundle: readFileSync(join(stack.certDir, 'ca.crt'), 'utf8') });
+  const caBundle = readFileSync(join(stack.certDir, 'ca.crt'), 'utf8');
+  const registered = renderWebhookConfigurations({ url: `https://127.0.0.1:${operator.webhookPort}`, caBundle });
+  const bare = await startBareWebhook(stack.certDir);
   const setMode = async (mode: Mode): Promise<void> => {
     if (mode === 'webhooks') {
       await applySetupObjects(client, registered);
       await waitForAdmission(client);
+      return;
+    }
+    if (mode === 'bare') {
+      await applySetupObjects(client, renderWebhookConfigurations({ url: `https://127.0.0.1:${bare.port}`, caBundle }));
+      await waitForBare(client, bare.answered);
       return;
     }
     await client.delete(`/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${CONFIGURATION_NAMES.mutating}`);
@@ -170,10 +201,10 @@ async function run(stack: LocalStack): Promise<void> {
 
   const figures = new Map<Mode, ModeFigures>();
   const loadBefore = loadavg()[0] ?? 0;
-  for (const mode of ['crds-only', 'webhooks'] as const) {
+  for (const mode of MODES) {
     log(`[bench] ${mode}: registering`);
     await setMode(mode);
-    const tag = mode === 'webhooks' ? 'w' : 'c';
+    const tag = mode === 'webhooks' ? 'w' : mode === 'bare' ? 'b' : 'c';
     for (let i = 0; i < WARMUP; i++) await create(`${tag}-warm-${i}`);
 
     log(`[bench] ${mode}: (a) ${LATENCY_CREATES} creates at concurrency 1`);
@@ -230,9 +261,27 @@ async function run(stack: LocalStack): Promise<void> {
       relabel: { p50: percentile(relabels, 50), p99: percentile(relabels, 99), operatorRequests },
     });
   }
+  await bare.close();
   process.stdout.write(`operator: ${CONTROLLER ? 'controller on (its reconciles are in the operator\'s CPU)' : 'webhook-only (CONTROLLER_ENABLED=false)'}\n`);
   process.stdout.write(`${cpus().length} cores; 1-min load average ${loadBefore.toFixed(1)} at the start, ${(loadavg()[0] ?? 0).toFixed(1)} at the end (others' work shares the cores)\n`);
   report(figures);
+}
+
+/** Until a dry-run create reaches the bare webhook: the API server calls it now. */
+async function waitForBare(client: LocalStack['client'], answered: () => number, timeoutMs = 30_000): Promise<void> {
+  const path = `/apis/kaos.tools/v1alpha1/namespaces/default/modelapis`;
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const before = answered();
+    try {
+      await client.create(path, { apiVersion: 'kaos.tools/v1alpha1', kind: 'ModelAPI', metadata: { generateName: 'probe-' }, spec: { mode: 'Hosted' } }, { dryRun: true });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+    }
+    if (answered() >= before + 2) return; // both webhooks (mutating and validating) answered
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`the API server does not call the bare webhook ${timeoutMs} ms after it was registered`);
 }
 
 /** Until a dry-run create is neither defaulted nor refused by the webhooks: they are gone. */
@@ -255,29 +304,29 @@ async function waitForNoAdmission(client: LocalStack['client'], timeoutMs = 30_0
 
 function report(figures: Map<Mode, ModeFigures>): void {
   const w = figures.get('webhooks');
+  const b = figures.get('bare');
   const c = figures.get('crds-only');
-  if (w === undefined || c === undefined) throw new Error('a mode was not measured');
+  if (w === undefined || b === undefined || c === undefined) throw new Error('a mode was not measured');
   const ms = (v: number): string => `${v.toFixed(2)} ms`;
-  const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}×`;
+  const ratio = (a: number, x: number): string => `${(a / x).toFixed(2)}×`;
+  const added = (get: (f: ModeFigures) => number): string[] => [`+${ms(get(b) - get(c))}`, `+${ms(get(w) - get(c))}`];
   const rows: string[][] = [
-    ['figure', 'CRDs only', 'webhooks', 'added / ratio'],
-    ['(a) create p50, concurrency 1', ms(c.latency.p50), ms(w.latency.p50), `+${ms(w.latency.p50 - c.latency.p50)}`],
-    ['(a) create p99, concurrency 1', ms(c.latency.p99), ms(w.latency.p99), `+${ms(w.latency.p99 - c.latency.p99)}`],
-    ['(a) create mean, concurrency 1', ms(c.latency.mean), ms(w.latency.mean), `+${ms(w.latency.mean - c.latency.mean)}`],
-    [`(b) creates/s, ${IN_FLIGHT} in flight`, c.saturation.createsPerSecond.toFixed(0), w.saturation.createsPerSecond.toFixed(0), ratio(w.saturation.createsPerSecond, c.saturation.createsPerSecond)],
+    ['figure', 'CRDs only', 'bare webhook', 'webhooks', 'bare: added / ratio', 'webhooks: added / ratio'],
+    ['(a) create p50, concurrency 1', ms(c.latency.p50), ms(b.latency.p50), ms(w.latency.p50), ...added((f) => f.latency.p50)],
+    ['(a) create p99, concurrency 1', ms(c.latency.p99), ms(b.latency.p99), ms(w.latency.p99), ...added((f) => f.latency.p99)],
+    ['(a) create mean, concurrency 1', ms(c.latency.mean), ms(b.latency.mean), ms(w.latency.mean), ...added((f) => f.latency.mean)],
+    [`(b) creates/s, ${IN_FLIGHT} in flight`, c.saturation.createsPerSecond.toFixed(0), b.saturation.createsPerSecond.toFixed(0), w.saturation.createsPerSecond.toFixed(0),
+      ratio(b.saturation.createsPerSecond, c.saturation.createsPerSecond), ratio(w.saturation.createsPerSecond, c.saturation.createsPerSecond)],
+    [`(b) time for ${SATURATION_CREATES} creates`, `${c.saturation.seconds.toFixed(2)} s`, `${b.saturation.seconds.toFixed(2)} s`, `${w.saturation.seconds.toFixed(2)} s`,
+      ratio(b.saturation.seconds, c.saturation.seconds), ratio(w.saturation.seconds, c.saturation.seconds)],
   ];
   for (const p of ['kube-apiserver', 'etcd', 'operator'] as const) {
-    rows.push([
-      `(b) ${p} CPU per create`,
-      ms(c.saturation.cpuMsPerObject[p]),
-      ms(w.saturation.cpuMsPerObject[p]),
-      `+${ms(w.saturation.cpuMsPerObject[p] - c.saturation.cpuMsPerObject[p])}`,
-    ]);
+    rows.push([`(b) ${p} CPU per create`, ms(c.saturation.cpuMsPerObject[p]), ms(b.saturation.cpuMsPerObject[p]), ms(w.saturation.cpuMsPerObject[p]), ...added((f) => f.saturation.cpuMsPerObject[p])]);
   }
-  rows.push(['(b) bench client CPU per create', ms(c.saturation.benchCpuMsPerObject), ms(w.saturation.benchCpuMsPerObject), '']);
-  rows.push(['(d) label-only update p50', ms(c.relabel.p50), ms(w.relabel.p50), `+${ms(w.relabel.p50 - c.relabel.p50)}`]);
-  rows.push(['(d) label-only update p99', ms(c.relabel.p99), ms(w.relabel.p99), `+${ms(w.relabel.p99 - c.relabel.p99)}`]);
-  rows.push([`(d) webhook calls for ${RELABELS} label-only updates`, String(c.relabel.operatorRequests), String(w.relabel.operatorRequests), '']);
+  rows.push(['(b) bench process CPU per create (the bare webhook runs in it)', ms(c.saturation.benchCpuMsPerObject), ms(b.saturation.benchCpuMsPerObject), ms(w.saturation.benchCpuMsPerObject), '', '']);
+  rows.push(['(d) label-only update p50', ms(c.relabel.p50), ms(b.relabel.p50), ms(w.relabel.p50), ...added((f) => f.relabel.p50)]);
+  rows.push(['(d) label-only update p99', ms(c.relabel.p99), ms(b.relabel.p99), ms(w.relabel.p99), ...added((f) => f.relabel.p99)]);
+  rows.push([`(d) operator webhook calls for ${RELABELS} label-only updates`, String(c.relabel.operatorRequests), '—', String(w.relabel.operatorRequests), '', '']);
   printTable(rows);
 
   process.stdout.write(`\n(c) per webhook, during the saturation run (webhooks registered)\n`);
