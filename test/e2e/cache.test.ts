@@ -1,6 +1,7 @@
 // The cache against a real kube-apiserver: it follows creates, updates and deletes, keeps its
 // reference index right, survives the server's watch timeouts, dropped connections and an
-// apiserver restart (resuming or relisting), and a miss costs exactly one live read.
+// apiserver restart (resuming or relisting), and a miss costs exactly one live read; it holds
+// objects without managedFields or the last-applied annotation.
 // Never skipped: if the control plane cannot start, this fails with the reason.
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
@@ -219,4 +220,20 @@ t.test('a resourceVersion the restarted server no longer has: 410, relist, diffe
   t.same(seen.sort(), ['add a3', 'delete a2'], 'the relist emitted exactly the differences');
   t.same(cache.referencedBy('ModelAPI', NS, 'while-down'), ['a3']);
   t.same(cache.referencedBy('ModelAPI', NS, 'gpt'), []);
+});
+
+t.test('objects are held slim: no managedFields, no last-applied-configuration, though the server has both', async (t) => {
+  // `kubectl apply` (client-side) writes the last-applied annotation; every write records managedFields.
+  const manifest = { ...modelAPI('slim'), metadata: { name: 'slim', namespace: NS, annotations: { team: 'x' } } };
+  const applied = await plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(manifest) });
+  t.equal(applied.code, 0, applied.stderr);
+  const stored = await client.get<KubeObject>(kaosPath('ModelAPI', { namespace: NS, name: 'slim' }));
+  t.ok(Array.isArray(stored.metadata?.managedFields) && stored.metadata.managedFields.length > 0, 'the server keeps managedFields');
+  t.ok(stored.metadata?.annotations?.['kubectl.kubernetes.io/last-applied-configuration'], 'and the last-applied annotation');
+  const held = await eventually('slim in the cache', () => cache.modelAPIs.getByName(NS, 'slim'), { timeoutMs: 30_000, intervalMs: 50 });
+  t.equal(held.metadata?.managedFields, undefined, 'the cache holds no managedFields');
+  t.same(held.metadata?.annotations, { team: 'x' }, 'nor the last-applied annotation; other annotations stay');
+  t.same(held.spec, stored.spec, 'the spec is whole');
+  t.equal(held.metadata?.resourceVersion, stored.metadata?.resourceVersion);
+  await client.delete(kaosPath('ModelAPI', { namespace: NS, name: 'slim' }));
 });
