@@ -13,7 +13,7 @@ import { parse, parseAllDocuments, stringify } from 'yaml';
 import type { KubeObject } from '../src/api/lookup.ts';
 import { KubeClient } from '../src/kube/client.ts';
 import { ApiError } from '../src/kube/errors.ts';
-import { OPERATOR_IDENTITY, renderRbac, serviceAccountUser } from '../src/cluster/rbac.ts';
+import { OPERATOR_IDENTITY, OPERATOR_USER, renderRbac } from '../src/cluster/rbac.ts';
 import { runtimesConfigMap } from '../src/api/mcp-runtime-defaults.ts';
 import { freePorts, startControlPlane, type ControlPlane, type ControlPlaneOptions } from '../test/cluster/control-plane.ts';
 import { makeDevCerts } from '../certs/make-dev-certs.ts';
@@ -258,7 +258,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   // nothing else, so every test through this stack also proves that role is enough.
   const identity = {
     token: randomBytes(24).toString('hex'),
-    user: serviceAccountUser(OPERATOR_IDENTITY.namespace, OPERATOR_IDENTITY.serviceAccount),
+    user: OPERATOR_USER,
     uid: 'kaos-operator-uid',
     groups: ['system:serviceaccounts', `system:serviceaccounts:${OPERATOR_IDENTITY.namespace}`],
   };

@@ -95,6 +95,9 @@ export function serviceAccountUser(namespace: string, name: string): string {
   return `system:serviceaccount:${namespace}:${name}`;
 }
 
+/** The operator's username at the API server (audit logs, tokens of the local stack). */
+export const OPERATOR_USER = serviceAccountUser(OPERATOR_IDENTITY.namespace, OPERATOR_IDENTITY.serviceAccount);
+
 /**
  * Namespace, ServiceAccount, the ClusterRole (cluster and watched rules: this is the all-namespaces
  * install) and a Role in the operator's namespace (operator rules), with bindings, in apply order.

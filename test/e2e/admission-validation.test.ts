@@ -28,8 +28,8 @@ import {
   hostedModel,
   pythonTools,
   agent,
-  OPERATOR_USER,
 } from './support/admission.ts';
+import { OPERATOR_USER } from '../../src/cluster/rbac.ts';
 
 useAdmissionStack(t);
 

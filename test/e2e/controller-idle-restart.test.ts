@@ -12,7 +12,7 @@
 import t from 'tap';
 import type { KubeObject } from '../../src/api/lookup.ts';
 import { KINDS } from '../../src/api/kinds.ts';
-import { OPERATOR_IDENTITY, serviceAccountUser } from '../../src/cluster/rbac.ts';
+import { OPERATOR_USER } from '../../src/cluster/rbac.ts';
 import { resourcePath } from '../../src/kube/paths.ts';
 import { kaosPath } from '../../src/cluster/kaos-resources.ts';
 import { startLocalStack, tail, waitForAdmission, type OperatorProcess } from '../../scripts/local-stack.ts';
@@ -26,7 +26,6 @@ import { eventually } from '../support/poll.ts';
 const IDLE_SECONDS = Number(process.env.KAOS_E2E_IDLE_SECONDS ?? '60');
 if (!Number.isFinite(IDLE_SECONDS) || IDLE_SECONDS <= 0) throw new Error(`KAOS_E2E_IDLE_SECONDS must be a positive number of seconds, got ${process.env.KAOS_E2E_IDLE_SECONDS}`);
 
-const OPERATOR_USER = serviceAccountUser(OPERATOR_IDENTITY.namespace, OPERATOR_IDENTITY.serviceAccount);
 // One identity across restarts, as a StatefulSet pod would have: a restarted process takes its
 // own Lease back at once instead of waiting 15 s for it to expire.
 const OPERATOR_ENV = { POD_NAME: 'kaos-operator-0', SHUTDOWN_DELAY_SECONDS: '0' };

@@ -9,7 +9,7 @@
 // writes each Agent's Deployment once.
 import t, { type Test } from 'tap';
 import type { KubeObject } from '../../src/api/lookup.ts';
-import { OPERATOR_IDENTITY, serviceAccountUser } from '../../src/cluster/rbac.ts';
+import { OPERATOR_USER } from '../../src/cluster/rbac.ts';
 import { startLocalStack, tail } from '../../scripts/local-stack.ts';
 import { NEVER_READY, setPodsReady } from './support/kwok.ts';
 import {
@@ -19,7 +19,6 @@ import {
 import { watchObject, type Seen } from './support/watch.ts';
 import { eventually } from '../support/poll.ts';
 
-const OPERATOR_USER = serviceAccountUser(OPERATOR_IDENTITY.namespace, OPERATOR_IDENTITY.serviceAccount);
 const stack = await startLocalStack({ log: (line) => t.comment(line), audit: { users: [OPERATOR_USER] } });
 t.teardown(async () => {
   if (!t.passing()) t.comment(`operator log (tail):\n${tail(stack.operator.log(), 40)}`);

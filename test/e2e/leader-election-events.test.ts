@@ -10,7 +10,7 @@ import { KubeClient } from '../../src/kube/client.ts';
 import { EventRecorder, type EventInput, type KubeEvent } from '../../src/kube/events.ts';
 import { LeaderElector, createLeaderElectionMetrics, type Lease } from '../../src/kube/leader-election.ts';
 import { LEASE, NAMESPACE, resourcePath } from '../../src/kube/paths.ts';
-import { OPERATOR_IDENTITY, renderRbac, serviceAccountUser } from '../../src/cluster/rbac.ts';
+import { OPERATOR_IDENTITY, OPERATOR_USER, renderRbac } from '../../src/cluster/rbac.ts';
 import { createRegistry, type Registry } from '../../src/prometheus.ts';
 import { startControlPlane } from '../cluster/control-plane.ts';
 
@@ -19,7 +19,7 @@ const plane = await startControlPlane({
   log: (line) => t.comment(line),
   extraTokens: [{
     token: operatorToken,
-    user: serviceAccountUser(OPERATOR_IDENTITY.namespace, OPERATOR_IDENTITY.serviceAccount),
+    user: OPERATOR_USER,
     uid: 'kaos-operator-uid',
     groups: ['system:serviceaccounts', `system:serviceaccounts:${OPERATOR_IDENTITY.namespace}`],
   }],

@@ -6,7 +6,7 @@ import type { Test } from 'tap';
 import { fileURLToPath } from 'node:url';
 import type { LocalStack } from '../../../scripts/local-stack.ts';
 import { useStack, OPERATOR_ENV } from './stack.ts';
-import { OPERATOR_IDENTITY, serviceAccountUser } from '../../../src/cluster/rbac.ts';
+import { OPERATOR_USER } from '../../../src/cluster/rbac.ts';
 import type { KubectlResult } from '../../cluster/control-plane.ts';
 
 export type Json = Record<string, unknown>;
@@ -22,9 +22,6 @@ export const RESOURCE: Readonly<Record<Kind, string>> = { Agent: 'agents', Model
 // ---- the shared stack -------------------------------------------------------------------------
 
 export let stack: LocalStack | undefined;
-
-/** The operator's user in the API server's audit log. */
-export const OPERATOR_USER = serviceAccountUser(OPERATOR_IDENTITY.namespace, OPERATOR_IDENTITY.serviceAccount);
 
 /**
  * The shared stack (support/stack.ts) for the admission files; `stack` is set once it runs. The
