@@ -5,11 +5,12 @@
 // configuration and producing TLS material and credentials (tokens, client certificates, exec
 // plugins, rotating token files) — but not for watches: 2.0.0 cut every watch after 30 s
 // (kubernetes-client/javascript #3020/#3022) and its informer's recovery is not ours to test.
-import http from 'node:http';
+import type { Agent, IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { ApiError, isStatus, type ApiStatus } from './errors.ts';
+import { http } from '../node-http.ts';
 import { inClusterConnection, kubeconfigConnection } from './kubeconfig.ts';
 
 /** TLS material for the connection to the API server (node:tls names). */
@@ -147,9 +148,9 @@ export class KubeClient {
   readonly #userAgent: string;
   readonly #transport: typeof http | typeof https;
   /** Keep-alive pool for ordinary requests. */
-  readonly #agent: http.Agent;
+  readonly #agent: Agent;
   /** Watches get their own pool: long-lived, and dropped together by dropWatchConnections(). */
-  readonly #watchAgent: http.Agent;
+  readonly #watchAgent: Agent;
   readonly #watchSockets = new Set<Socket>();
 
   constructor(options: KubeClientOptions) {
@@ -443,7 +444,7 @@ export class KubeClient {
     return url;
   }
 
-  #warnings(res: http.IncomingMessage, method: string, path: string): void {
+  #warnings(res: IncomingMessage, method: string, path: string): void {
     if (this.#onWarning === undefined) return;
     const raw = res.headers.warning;
     if (raw === undefined) return;
@@ -466,7 +467,7 @@ function writeQuery(options: { dryRun?: boolean; fieldManager?: string }): Query
   return { dryRun: options.dryRun === true ? 'All' : undefined, fieldManager: options.fieldManager };
 }
 
-function readBody(res: http.IncomingMessage): Promise<string> {
+function readBody(res: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     res.on('data', (chunk: Buffer) => chunks.push(chunk));

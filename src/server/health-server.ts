@@ -1,6 +1,7 @@
 // Liveness, readiness and metrics on a plain-HTTP port of their own, so that probes and
 // Prometheus need no certificate and a webhook under load does not starve them of sockets.
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
+import { http } from '../node-http.ts';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { bareExpressApp } from './express-app.ts';
 import type { AddressInfo } from 'node:net';
@@ -43,7 +44,7 @@ export interface RunningHealthServer {
 }
 
 export async function startHealthServer(options: HealthServerOptions): Promise<RunningHealthServer> {
-  const server = createServer(createHealthApp(options));
+  const server = http.createServer(createHealthApp(options));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
