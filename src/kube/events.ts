@@ -129,8 +129,9 @@ function truncateBytes(text: string, maxBytes: number): string {
 }
 
 interface Entry {
-  /** The Event as created (name and namespace are what a PATCH needs). */
-  event: KubeEvent;
+  /** Where the Event was created: all a PATCH of its series needs (the rest is not kept). */
+  namespace: string;
+  name: string;
   count: number;
   lastSeenMs: number;
   /** Writes for this key run one after another, so a repeat never races its creation. */
@@ -226,7 +227,7 @@ export class EventRecorder {
       return entry.chain;
     }
     const event = buildEvent(input, this.#instance, now, this.#sequence++);
-    const fresh: Entry = { event, count: 1, lastSeenMs: nowMs, chain: Promise.resolve() };
+    const fresh: Entry = { namespace: event.metadata.namespace, name: event.metadata.name, count: 1, lastSeenMs: nowMs, chain: Promise.resolve() };
     this.#recent.delete(key);
     this.#recent.set(key, fresh);
     while (this.#recent.size > this.#maxEntries) {
@@ -234,7 +235,7 @@ export class EventRecorder {
       if (oldest === undefined) break;
       this.#recent.delete(oldest);
     }
-    fresh.chain = this.#create(fresh.event).then((created) => {
+    fresh.chain = this.#create(event).then((created) => {
       if (!created) this.#forget(key, fresh);
     });
     return fresh.chain;
@@ -259,7 +260,7 @@ export class EventRecorder {
     // The creation failed and the entry was dropped: this occurrence starts over.
     if (this.#recent.get(eventKey(input)) !== entry) return this.record(input);
     const series: EventSeries = { count, lastObservedTime: formatMicroTime(now) };
-    const path = `${EVENTS_PATH(entry.event.metadata.namespace)}/${encodeURIComponent(entry.event.metadata.name)}`;
+    const path = `${EVENTS_PATH(entry.namespace)}/${encodeURIComponent(entry.name)}`;
     try {
       await this.#slot(async () => {
         await this.#client.patch(path, { series }, 'merge');
@@ -270,7 +271,7 @@ export class EventRecorder {
         await this.record(input);
         return;
       }
-      this.#log.warn({ event: entry.event.metadata.name, namespace: entry.event.metadata.namespace, reason: input.reason, ...errorFields(err) }, 'could not update an event series');
+      this.#log.warn({ event: entry.name, namespace: entry.namespace, reason: input.reason, ...errorFields(err) }, 'could not update an event series');
     }
   }
 
