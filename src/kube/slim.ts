@@ -14,7 +14,9 @@
 //   (controller/status.ts's deploymentProgress: observedGeneration, to tell a rollout in flight, the
 //   four replica counts and the conditions).
 // Everything else stays: specs are compared field by field with what render desires, KAOS
-// statuses with what the controller would write.
+// statuses with what the controller would write. What stays is stored with its strings shared
+// (internStrings below): the same label, image, env name or condition message is one string for
+// the whole cache, where JSON.parse gives every object its own copy.
 import { isRecord } from './json.ts';
 import type { KubeObject } from './meta.ts';
 
@@ -43,6 +45,7 @@ export function slimObject<T extends KubeObject>(object: T, keepManager?: string
     if (Object.keys(rest).length > 0) metadata.annotations = rest;
     else delete metadata.annotations;
   }
+  internStrings(object);
   return object;
 }
 
@@ -76,4 +79,39 @@ function compactEntry(entry: Record<string, unknown>): Record<string, unknown> {
 
 function isOwnApply(entry: unknown, manager: string): entry is Record<string, unknown> {
   return isRecord(entry) && entry.manager === manager && entry.operation === 'Apply' && (entry.subresource ?? '') === '';
+}
+
+/**
+ * V8's copy of `text` shared by the whole process. V8 keeps one copy of every property name (its
+ * string table, whose entries go when nothing uses them), but JSON.parse makes a fresh string for
+ * every value longer than 10 characters: at 1,000 Agents the cache held about 60,000 copies of
+ * strings such as "kaos.tools/v1alpha1", "MinimumReplicasAvailable" or an image, 3.9 MiB of heap
+ * (docs/benchmarks.md, "Memory"). Used as a property name, `text` is looked up in that table.
+ */
+export function intern(text: string): string {
+  if (text.length <= INTERNED_BY_JSON_PARSE) return text;
+  const holder: Record<string, true> = { [text]: true };
+  for (const name in holder) return name;
+  return text;
+}
+
+/** V8 internalizes the JSON string values up to this length itself. */
+const INTERNED_BY_JSON_PARSE = 10;
+
+/** Replaces every string value inside `value` (arrays and records, in place) by intern(value). */
+export function internStrings(value: unknown): void {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === 'string') value[i] = intern(item);
+      else if (typeof item === 'object' && item !== null) internStrings(item);
+    }
+    return;
+  }
+  if (!isRecord(value)) return;
+  for (const key of Object.keys(value)) {
+    const item = value[key];
+    if (typeof item === 'string') value[key] = intern(item);
+    else if (typeof item === 'object' && item !== null) internStrings(item);
+  }
 }
