@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
 # The operator image: `docker build -t kaos-operator .`
-#   build      all dependencies (TypeScript), `npm run build` → dist/
+#   build      all dependencies (TypeScript, esbuild), `npm run build` → dist/ (the operator is
+#              one bundled file, dist/main.js: scripts/build.ts says why)
 #   prod-deps  production dependencies only (npm ci --omit=dev)
 #   runtime    Node.js 24 (the major of package.json's engines and `node` devDependency), dist/,
 #              the production node_modules and package.json ("type": "module"); tini as PID 1 so
@@ -15,6 +16,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.ts ./scripts/
 COPY src ./src
 RUN npm run build
 

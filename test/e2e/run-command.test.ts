@@ -68,8 +68,8 @@ const REPO_DEV_CERTS = join(ROOT, 'certs', 'dev');
 function ensureDist(): void {
   const main = join(ROOT, 'dist', 'main.js');
   if (existsSync(main) && statSync(main).mtimeMs >= newestMtime(join(ROOT, 'src'), '.ts')) return;
-  log('dist/ is missing or older than src/: building it (tsc -p tsconfig.build.json)');
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
+  log('dist/ is missing or older than src/: building it (npm run build)');
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.ts')], { cwd: ROOT, stdio: 'pipe' });
 }
 
 /** The operator's JSON log lines (what the run command copies to stdout). */
