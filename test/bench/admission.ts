@@ -6,7 +6,9 @@
 // same configurations pointing at a bare webhook: an HTTPS server in this process, with the
 // operator's certificate, that parses each AdmissionReview and allows it with no patch. That is
 // what two webhook calls cost the API server and a create's latency whatever the webhook does,
-// the floor of any webhook on this machine:
+// the floor of any webhook on this machine. The bare webhook runs twice: over HTTP/1.1 (what
+// the operator serves) and over HTTP/2 only (the API server's webhook client speaks it when the
+// server offers it in ALPN), to show what HTTP/2 would change for the operator:
 //   (a) latency of a create at concurrency 1 (p50, p99), and what the webhooks add;
 //   (b) throughput at saturation (IN_FLIGHT creates in flight), with the CPU time of
 //       kube-apiserver, etcd and the operator from /proc/<pid>/stat (utime + stime) over the run,
@@ -28,6 +30,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import http2 from 'node:http2';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { applySetupObjects, startLocalStack, waitForAdmission, type LocalStack } from '../../scripts/local-stack.ts';
@@ -48,8 +51,8 @@ const ADMISSION_METRIC = 'apiserver_admission_webhook_admission_duration_seconds
 const OPERATOR_METRIC = 'controller_runtime_webhook_latency_seconds';
 const OPERATOR_REQUESTS = 'controller_runtime_webhook_requests_total';
 
-type Mode = 'webhooks' | 'bare' | 'crds-only';
-const MODES: readonly Mode[] = ['crds-only', 'bare', 'webhooks'];
+type Mode = 'webhooks' | 'bare' | 'bare-h2' | 'crds-only';
+const MODES: readonly Mode[] = ['crds-only', 'bare', 'bare-h2', 'webhooks'];
 type Processes = Record<'kube-apiserver' | 'etcd' | 'operator', number>;
 
 interface ModeFigures {
@@ -128,23 +131,44 @@ const agent = (name: string): KubeObject => ({
   spec: { modelAPI: 'model', mcpServers: ['tools'], config: { description: 'bench' } },
 });
 
+interface BareWebhook { port: number; answered: () => number; close: () => Promise<void> }
+
 /** The bare webhook: parse the review, allow it, no patch; counts what it answered. */
-async function startBareWebhook(certDir: string): Promise<{ port: number; answered: () => number; close: () => Promise<void> }> {
+async function startBareWebhook(certDir: string, protocol: 'http/1.1' | 'h2'): Promise<BareWebhook> {
   let answered = 0;
-  const server = https.createServer({ cert: readFileSync(join(certDir, 'tls.crt')), key: readFileSync(join(certDir, 'tls.key')) }, (req, res) => {
+  const tls = { cert: readFileSync(join(certDir, 'tls.crt')), key: readFileSync(join(certDir, 'tls.key')) };
+  const answer = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse): void => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request?: { uid?: string } };
-      answered++;
-      res.writeHead(200, { 'content-type': 'application/json' });
+      // Only the protocol asked for counts: waitForBare then proves the API server speaks it.
+      if (req.httpVersion === (protocol === 'h2' ? '2.0' : '1.1')) answered++;
+      res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request?.uid ?? '', allowed: true } }));
     });
-  });
+  };
+  if (protocol === 'h2') {
+    // HTTP/2 only (no allowHTTP1): a client that cannot speak it gets no answer at all.
+    const server = http2.createSecureServer({ ...tls, allowHTTP1: false }, answer);
+    const sessions = new Set<http2.ServerHttp2Session>();
+    server.on('session', (session) => {
+      sessions.add(session);
+      session.on('close', () => sessions.delete(session));
+    });
+    const port = await listen(server);
+    return { port, answered: () => answered, close: () => new Promise((r) => { for (const s of sessions) s.destroy(); server.close(() => r()); }) };
+  }
+  const server = https.createServer(tls, answer);
+  const port = await listen(server);
+  return { port, answered: () => answered, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+}
+
+async function listen(server: https.Server | http2.Http2SecureServer): Promise<number> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('the bare webhook has no port');
-  return { port: address.port, answered: () => answered, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return address.port;
 }
 
 async function main(): Promise<void> {
@@ -182,16 +206,16 @@ async function run(stack: LocalStack): Promise<void> {
 
   const caBundle = readFileSync(join(stack.certDir, 'ca.crt'), 'utf8');
   const registered = renderWebhookConfigurations({ url: `https://127.0.0.1:${operator.webhookPort}`, caBundle });
-  const bare = await startBareWebhook(stack.certDir);
+  const bare = { 'bare': await startBareWebhook(stack.certDir, 'http/1.1'), 'bare-h2': await startBareWebhook(stack.certDir, 'h2') };
   const setMode = async (mode: Mode): Promise<void> => {
     if (mode === 'webhooks') {
       await applySetupObjects(client, registered);
       await waitForAdmission(client);
       return;
     }
-    if (mode === 'bare') {
-      await applySetupObjects(client, renderWebhookConfigurations({ url: `https://127.0.0.1:${bare.port}`, caBundle }));
-      await waitForBare(client, bare.answered);
+    if (mode === 'bare' || mode === 'bare-h2') {
+      await applySetupObjects(client, renderWebhookConfigurations({ url: `https://127.0.0.1:${bare[mode].port}`, caBundle }));
+      await waitForBare(client, bare[mode].answered);
       return;
     }
     await client.delete(`/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${CONFIGURATION_NAMES.mutating}`);
@@ -204,7 +228,7 @@ async function run(stack: LocalStack): Promise<void> {
   for (const mode of MODES) {
     log(`[bench] ${mode}: registering`);
     await setMode(mode);
-    const tag = mode === 'webhooks' ? 'w' : mode === 'bare' ? 'b' : 'c';
+    const tag = { webhooks: 'w', bare: 'b', 'bare-h2': 'h', 'crds-only': 'c' }[mode];
     for (let i = 0; i < WARMUP; i++) await create(`${tag}-warm-${i}`);
 
     log(`[bench] ${mode}: (a) ${LATENCY_CREATES} creates at concurrency 1`);
@@ -261,7 +285,7 @@ async function run(stack: LocalStack): Promise<void> {
       relabel: { p50: percentile(relabels, 50), p99: percentile(relabels, 99), operatorRequests },
     });
   }
-  await bare.close();
+  await Promise.all([bare.bare.close(), bare['bare-h2'].close()]);
   process.stdout.write(`operator: ${CONTROLLER ? 'controller on (its reconciles are in the operator\'s CPU)' : 'webhook-only (CONTROLLER_ENABLED=false)'}\n`);
   process.stdout.write(`${cpus().length} cores; 1-min load average ${loadBefore.toFixed(1)} at the start, ${(loadavg()[0] ?? 0).toFixed(1)} at the end (others' work shares the cores)\n`);
   report(figures);
@@ -305,28 +329,30 @@ async function waitForNoAdmission(client: LocalStack['client'], timeoutMs = 30_0
 function report(figures: Map<Mode, ModeFigures>): void {
   const w = figures.get('webhooks');
   const b = figures.get('bare');
+  const h = figures.get('bare-h2');
   const c = figures.get('crds-only');
-  if (w === undefined || b === undefined || c === undefined) throw new Error('a mode was not measured');
+  if (w === undefined || b === undefined || h === undefined || c === undefined) throw new Error('a mode was not measured');
+  const columns = [c, b, h, w];
   const ms = (v: number): string => `${v.toFixed(2)} ms`;
   const ratio = (a: number, x: number): string => `${(a / x).toFixed(2)}×`;
-  const added = (get: (f: ModeFigures) => number): string[] => [`+${ms(get(b) - get(c))}`, `+${ms(get(w) - get(c))}`];
+  const each = (get: (f: ModeFigures) => number, show: (v: number) => string): string[] => columns.map((f) => show(get(f)));
+  const added = (get: (f: ModeFigures) => number): string[] => [b, h, w].map((f) => `+${ms(get(f) - get(c))}`);
+  const ratios = (get: (f: ModeFigures) => number): string[] => [b, h, w].map((f) => ratio(get(f), get(c)));
   const rows: string[][] = [
-    ['figure', 'CRDs only', 'bare webhook', 'webhooks', 'bare: added / ratio', 'webhooks: added / ratio'],
-    ['(a) create p50, concurrency 1', ms(c.latency.p50), ms(b.latency.p50), ms(w.latency.p50), ...added((f) => f.latency.p50)],
-    ['(a) create p99, concurrency 1', ms(c.latency.p99), ms(b.latency.p99), ms(w.latency.p99), ...added((f) => f.latency.p99)],
-    ['(a) create mean, concurrency 1', ms(c.latency.mean), ms(b.latency.mean), ms(w.latency.mean), ...added((f) => f.latency.mean)],
-    [`(b) creates/s, ${IN_FLIGHT} in flight`, c.saturation.createsPerSecond.toFixed(0), b.saturation.createsPerSecond.toFixed(0), w.saturation.createsPerSecond.toFixed(0),
-      ratio(b.saturation.createsPerSecond, c.saturation.createsPerSecond), ratio(w.saturation.createsPerSecond, c.saturation.createsPerSecond)],
-    [`(b) time for ${SATURATION_CREATES} creates`, `${c.saturation.seconds.toFixed(2)} s`, `${b.saturation.seconds.toFixed(2)} s`, `${w.saturation.seconds.toFixed(2)} s`,
-      ratio(b.saturation.seconds, c.saturation.seconds), ratio(w.saturation.seconds, c.saturation.seconds)],
+    ['figure', 'CRDs only', 'bare webhook', 'bare, HTTP/2', 'webhooks', 'bare: added / ratio', 'bare HTTP/2: added / ratio', 'webhooks: added / ratio'],
+    ['(a) create p50, concurrency 1', ...each((f) => f.latency.p50, ms), ...added((f) => f.latency.p50)],
+    ['(a) create p99, concurrency 1', ...each((f) => f.latency.p99, ms), ...added((f) => f.latency.p99)],
+    ['(a) create mean, concurrency 1', ...each((f) => f.latency.mean, ms), ...added((f) => f.latency.mean)],
+    [`(b) creates/s, ${IN_FLIGHT} in flight`, ...each((f) => f.saturation.createsPerSecond, (v) => v.toFixed(0)), ...ratios((f) => f.saturation.createsPerSecond)],
+    [`(b) time for ${SATURATION_CREATES} creates`, ...each((f) => f.saturation.seconds, (v) => `${v.toFixed(2)} s`), ...ratios((f) => f.saturation.seconds)],
   ];
   for (const p of ['kube-apiserver', 'etcd', 'operator'] as const) {
-    rows.push([`(b) ${p} CPU per create`, ms(c.saturation.cpuMsPerObject[p]), ms(b.saturation.cpuMsPerObject[p]), ms(w.saturation.cpuMsPerObject[p]), ...added((f) => f.saturation.cpuMsPerObject[p])]);
+    rows.push([`(b) ${p} CPU per create`, ...each((f) => f.saturation.cpuMsPerObject[p], ms), ...added((f) => f.saturation.cpuMsPerObject[p])]);
   }
-  rows.push(['(b) bench process CPU per create (the bare webhook runs in it)', ms(c.saturation.benchCpuMsPerObject), ms(b.saturation.benchCpuMsPerObject), ms(w.saturation.benchCpuMsPerObject), '', '']);
-  rows.push(['(d) label-only update p50', ms(c.relabel.p50), ms(b.relabel.p50), ms(w.relabel.p50), ...added((f) => f.relabel.p50)]);
-  rows.push(['(d) label-only update p99', ms(c.relabel.p99), ms(b.relabel.p99), ms(w.relabel.p99), ...added((f) => f.relabel.p99)]);
-  rows.push([`(d) operator webhook calls for ${RELABELS} label-only updates`, String(c.relabel.operatorRequests), '—', String(w.relabel.operatorRequests), '', '']);
+  rows.push(['(b) bench process CPU per create (the bare webhooks run in it)', ...each((f) => f.saturation.benchCpuMsPerObject, ms), ...added((f) => f.saturation.benchCpuMsPerObject)]);
+  rows.push(['(d) label-only update p50', ...each((f) => f.relabel.p50, ms), ...added((f) => f.relabel.p50)]);
+  rows.push(['(d) label-only update p99', ...each((f) => f.relabel.p99, ms), ...added((f) => f.relabel.p99)]);
+  rows.push([`(d) operator webhook calls for ${RELABELS} label-only updates`, String(c.relabel.operatorRequests), '—', '—', String(w.relabel.operatorRequests), '', '', '']);
   printTable(rows);
 
   process.stdout.write(`\n(c) per webhook, during the saturation run (webhooks registered)\n`);
