@@ -31,10 +31,12 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production
+# The operator's environment (scripts/operator-command.ts says why).
+ENV MALLOC_ARENA_MAX=2
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY --from=build /app/dist ./dist
 USER 1000:1000
 EXPOSE 9443 8080
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "--max-semi-space-size=8", "dist/main.js"]
+CMD ["node", "--max-semi-space-size=8", "--memory-saver-mode", "dist/main.js"]
