@@ -17,7 +17,7 @@ import { build as esbuild } from 'esbuild';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** The operator's bundle: what `node dist/main.js` runs. */
-export const OPERATOR_BUNDLE = join(ROOT, 'dist', 'main.js');
+const OPERATOR_BUNDLE = join(ROOT, 'dist', 'main.js');
 
 export async function build(): Promise<void> {
   execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });

@@ -11,7 +11,8 @@
  *   semi-spaces, 176 MiB and less CPU.
  * - `--memory-saver-mode`: V8's own trade of CPU for footprint (its heap grows in smaller steps
  *   and is collected sooner). Peak RSS 115 and 116 MiB against 131–152 MiB without it, the V8
- *   heap 37–38 MiB at the peak against 52–72, for a similar operator CPU within the noise.
+ *   heap 37–38 MiB at the peak against 52–72; the price is operator CPU, and a slower burst of
+ *   admission while the bulk apply is created (both measured in that section).
  */
 export const OPERATOR_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8', '--memory-saver-mode'];
 
@@ -19,7 +20,7 @@ export const OPERATOR_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8'
  * Environment of the operator's process, under whatever the caller sets. MALLOC_ARENA_MAX=2:
  * glibc gives a thread that allocates while another holds an arena an arena of its own (up to 8
  * per core), and memory freed into it stays there; Node's threads (libuv's pool for TLS and file
- * work, V8's compiler and GC workers) each kept one. With 2, peak RSS 112 MiB against 115–116.
+ * work, V8's compiler and GC workers) each kept one. With 2, peak RSS 111–112 MiB against 115–116.
  */
 export const OPERATOR_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
 
