@@ -18,7 +18,7 @@ import { runtimesConfigMap } from '../src/api/mcp-runtime-defaults.ts';
 import { freePorts, startControlPlane, type ControlPlane, type ControlPlaneOptions } from '../test/cluster/control-plane.ts';
 import { makeDevCerts } from '../certs/make-dev-certs.ts';
 import { renderWebhookConfigurations } from '../src/admission/webhook-configs.ts';
-import { OPERATOR_ENV, operatorArgs } from './operator-command.ts';
+import { operatorArgs, operatorProcessEnv } from './operator-command.ts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const FIELD_MANAGER = 'kaos-operator-setup';
@@ -115,8 +115,7 @@ export async function startOperator(options: StartOperatorOptions): Promise<Oper
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
-      ...OPERATOR_ENV,
-      ...process.env,
+      ...operatorProcessEnv(),
       KUBECONFIG: options.kubeconfig,
       WEBHOOK_HOST: '127.0.0.1',
       WEBHOOK_PORT: String(webhookPort),

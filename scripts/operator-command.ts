@@ -22,7 +22,12 @@ export const OPERATOR_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8'
  * per core), and memory freed into it stays there; Node's threads (libuv's pool for TLS and file
  * work, V8's compiler and GC workers) each kept one. With 2, peak RSS 111–112 MiB against 115–116.
  */
-export const OPERATOR_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+export const OPERATOR_PROCESS_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+
+/** The operator's environment: OPERATOR_PROCESS_ENV, then `base` (process.env by default) over it. */
+export function operatorProcessEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return { ...OPERATOR_PROCESS_ENV, ...base };
+}
 
 /** The arguments of `node` that run the operator's entry point `main` (dist/main.js). */
 export function operatorArgs(main: string): string[] {

@@ -13,7 +13,7 @@ import { RUNTIMES_CONFIG_MAP } from '../src/api/mcp-runtimes.ts';
 import { KubeClient } from '../src/kube/client.ts';
 import { isNotFound } from '../src/kube/errors.ts';
 import { applySetupObjects, installCrds, ROOT, startLocalStack, type LocalStack } from './local-stack.ts';
-import { OPERATOR_ENV, operatorArgs } from './operator-command.ts';
+import { operatorArgs, operatorProcessEnv } from './operator-command.ts';
 
 const say = (line: string): void => { process.stderr.write(`[kaos] ${line}\n`); };
 
@@ -44,7 +44,7 @@ async function runAgainst(kubeconfig: string, client: KubeClient): Promise<void>
   await ensureRuntimeRegistry(client);
   const certDir = process.env.WEBHOOK_CERT_DIR ?? join(ROOT, 'certs', 'dev');
   const webhookUrl = process.env.WEBHOOK_URL;
-  const env: NodeJS.ProcessEnv = { ...OPERATOR_ENV, ...process.env, KUBECONFIG: kubeconfig, WEBHOOK_CERT_DIR: certDir };
+  const env: NodeJS.ProcessEnv = { ...operatorProcessEnv(), KUBECONFIG: kubeconfig, WEBHOOK_CERT_DIR: certDir };
   // The caBundle of the webhook configurations: the CA of the development certificate made here,
   // or, for a serving certificate of your own (WEBHOOK_CERT_DIR), the ca.crt next to it.
   let caPem: string | undefined;

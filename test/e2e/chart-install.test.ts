@@ -14,7 +14,7 @@ import { randomBytes, randomInt, X509Certificate } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import tls from 'node:tls';
-import { OPERATOR_ENV, operatorArgs } from '../../scripts/operator-command.ts';
+import { operatorArgs, operatorProcessEnv } from '../../scripts/operator-command.ts';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parseAllDocuments, stringify } from 'yaml';
@@ -153,7 +153,7 @@ await t.test('the operator runs under the chart\'s ServiceAccount behind the cha
   operator = startProcess('kaos-operator', process.execPath, operatorArgs(MAIN), {
     logFile: join(plane.dir, 'operator.log'),
     env: {
-      ...OPERATOR_ENV, ...process.env, KUBECONFIG: saKubeconfig,
+      ...operatorProcessEnv(), KUBECONFIG: saKubeconfig,
       // As the chart's Deployment sets them (downward API): the Lease goes to the release namespace.
       POD_NAMESPACE: NS, POD_NAME: `${RELEASE}-e2e-0`, LEADER_ELECTION_NAMESPACE: '', LEADER_ELECT: 'true', WEBHOOK_HOST: hostIp, WEBHOOK_PORT: String(webhookPort),
       WEBHOOK_CERT_DIR: certDir, WEBHOOK_CERT_CHECK_INTERVAL_SECONDS: '1', METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPort), LOG_LEVEL: 'info',
@@ -272,7 +272,7 @@ await t.test('webhooks.enabled=false: the controller alone, under the chart\'s r
   const controllerOnly = startProcess('kaos-operator-controller-only', process.execPath, operatorArgs(MAIN), {
     logFile: join(plane.dir, 'operator-controller-only.log'),
     env: {
-      ...OPERATOR_ENV, ...process.env, KUBECONFIG: saKubeconfig, POD_NAMESPACE: NS, POD_NAME: `${RELEASE}-e2e-1`, LEADER_ELECTION_NAMESPACE: '', LEADER_ELECT: 'true',
+      ...operatorProcessEnv(), KUBECONFIG: saKubeconfig, POD_NAMESPACE: NS, POD_NAME: `${RELEASE}-e2e-1`, LEADER_ELECTION_NAMESPACE: '', LEADER_ELECT: 'true',
       WEBHOOKS_ENABLED: 'false', WEBHOOK_CERT_DIR: join(plane.dir, 'no-such-directory'), WEBHOOK_HOST: hostIp, WEBHOOK_PORT: String(webhookPort),
       METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPort2), LOG_LEVEL: 'info',
     },

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { OPERATOR_ENV, operatorArgs } from '../../scripts/operator-command.ts';
+import { OPERATOR_PROCESS_ENV, operatorArgs } from '../../scripts/operator-command.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const read = (file: string): string => readFileSync(join(ROOT, file), 'utf8');
@@ -102,7 +102,7 @@ t.test('the runtime stage runs node dist/main.js as a non-root user under an ini
   const last = (op: string): string | undefined => runtime.instructions.filter((i) => i.op === op).at(-1)?.args;
   t.same(JSON.parse(last('CMD') ?? 'null'), ['node', ...operatorArgs('dist/main.js')], 'CMD: node with the operator\'s V8 flags (scripts/operator-command.ts)');
   const env = new Map(runtime.instructions.filter((i) => i.op === 'ENV').map((i) => i.args.split('=', 2) as [string, string]));
-  for (const [name, value] of Object.entries(OPERATOR_ENV)) t.equal(env.get(name), value, `ENV ${name}=${value} (scripts/operator-command.ts)`);
+  for (const [name, value] of Object.entries(OPERATOR_PROCESS_ENV)) t.equal(env.get(name), value, `ENV ${name}=${value} (scripts/operator-command.ts)`);
   const entrypoint = JSON.parse(last('ENTRYPOINT') ?? 'null') as string[] | null;
   t.match(entrypoint?.[0] ?? '', /tini$/, 'tini is PID 1: it forwards SIGTERM and reaps');
   t.match(runtime.instructions.filter((i) => i.op === 'RUN').map((i) => i.args).join('\n'), /install [^\n]*tini/, 'tini installed');
