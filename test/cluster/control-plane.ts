@@ -55,6 +55,13 @@ export interface ControlPlaneOptions {
   extraApiServerArgs?: readonly string[];
   /** How many fake nodes kwok runs (default NODES.count, each with NODES.capacity). */
   nodes?: number;
+  /**
+   * false: nothing runs a pod. No kube-scheduler, no kwok, no nodes, and kube-controller-manager
+   * without POD_CHAIN_CONTROLLERS, so a Deployment's status is the caller's to write (the
+   * benchmarks' stand-in: test/bench/rollout-stand-in.ts). For sizes where the chain that runs
+   * each pod would saturate the API server before anything under test does. Default true.
+   */
+  pods?: boolean;
 }
 
 /** Every binary the launcher runs, from the build's bin directory. */
@@ -87,6 +94,9 @@ export const CONTROLLERS = [
   // taint once kwok reports the node Ready, and puts it back if kwok stops renewing its Lease.
   'node-lifecycle-controller',
 ] as const;
+
+/** The controllers that turn a Deployment into pods: left out when a control plane runs none. */
+export const POD_CHAIN_CONTROLLERS: readonly (typeof CONTROLLERS)[number][] = ['deployment-controller', 'replicaset-controller'];
 
 /**
  * Client-side rate limits of kube-controller-manager and kube-scheduler (see where they start):
@@ -206,6 +216,7 @@ class RunningPlane implements ControlPlane {
   readonly #extraTokens: readonly ExtraToken[];
   readonly #audit: ControlPlaneOptions['audit'];
   readonly #extraApiServerArgs: readonly string[];
+  readonly #pods: boolean;
   #reaper: Reaper | undefined;
   #etcd: ManagedProcess | undefined;
   #apiserver: ManagedProcess | undefined;
@@ -222,7 +233,8 @@ class RunningPlane implements ControlPlane {
     this.#extraTokens = options.extraTokens ?? [];
     this.#audit = options.audit;
     this.#extraApiServerArgs = options.extraApiServerArgs ?? [];
-    this.nodes = Array.from({ length: options.nodes ?? NODES.count }, (_, i) => `${NODES.namePrefix}${i}`);
+    this.#pods = options.pods ?? true;
+    this.nodes = Array.from({ length: this.#pods ? options.nodes ?? NODES.count : 0 }, (_, i) => `${NODES.namePrefix}${i}`);
     this.kubeconfigPath = join(dir, 'kubeconfig');
     this.caFile = join(dir, 'pki', 'apiserver.crt');
     this.logs = {
@@ -315,10 +327,11 @@ class RunningPlane implements ControlPlane {
       'current-context': 'kaos-test',
     }), { mode: 0o600 });
 
-    this.#log(`[control-plane] starting kube-controller-manager (${CONTROLLERS.length} controllers), kube-scheduler, kwok`);
+    const controllers = CONTROLLERS.filter((c) => this.#pods || !POD_CHAIN_CONTROLLERS.includes(c));
+    this.#log(`[control-plane] starting kube-controller-manager (${controllers.length} controllers)${this.#pods ? ', kube-scheduler, kwok' : '; no pods run'}`);
     this.#controllerManager = this.#spawn('kube-controller-manager', [
       `--kubeconfig=${this.kubeconfigPath}`,
-      `--controllers=${CONTROLLERS.join(',')}`,
+      `--controllers=${controllers.join(',')}`,
       `--service-account-private-key-file=${join(dir, 'pki', 'sa.key')}`,
       `--root-ca-file=${this.caFile}`,
       '--leader-elect=false',
@@ -329,50 +342,55 @@ class RunningPlane implements ControlPlane {
       // should be paced by CPU, as on a real control plane sized for its load.
       ...CLIENT_RATE_FLAGS,
     ], this.logs.controllerManager);
-    this.#scheduler = this.#spawn('kube-scheduler', [
-      `--kubeconfig=${this.kubeconfigPath}`,
-      '--leader-elect=false',
-      '--secure-port=0',
-      // The same for its bindings (50 requests/s by default).
-      ...CLIENT_RATE_FLAGS,
-    ], this.logs.scheduler);
-    const stages = (await readdir(STAGES_DIR)).filter((f) => f.endsWith('.yaml')).sort();
-    this.#kwok = this.#spawn('kwok', [
-      `--kubeconfig=${this.kubeconfigPath}`,
-      '--manage-all-nodes=true',
-      // kwok serves a kubelet-like API (logs, exec) that nothing here uses: any free port.
-      '--server-address=127.0.0.1:0',
-      // Pod IPs outside the Service range (10.0.0.0/16).
-      '--cidr=10.244.0.1/16',
-      '--node-lease-duration-seconds=40',
-      ...stages.map((f) => `--config=${join(STAGES_DIR, f)}`),
-    ], this.logs.kwok, { HOME: dir }); // HOME: never a user's ~/.kwok/kwok.yaml
+    if (this.#pods) {
+      this.#scheduler = this.#spawn('kube-scheduler', [
+        `--kubeconfig=${this.kubeconfigPath}`,
+        '--leader-elect=false',
+        '--secure-port=0',
+        // The same for its bindings (50 requests/s by default).
+        ...CLIENT_RATE_FLAGS,
+      ], this.logs.scheduler);
+      const stages = (await readdir(STAGES_DIR)).filter((f) => f.endsWith('.yaml')).sort();
+      this.#kwok = this.#spawn('kwok', [
+        `--kubeconfig=${this.kubeconfigPath}`,
+        '--manage-all-nodes=true',
+        // kwok serves a kubelet-like API (logs, exec) that nothing here uses: any free port.
+        '--server-address=127.0.0.1:0',
+        // Pod IPs outside the Service range (10.0.0.0/16).
+        '--cidr=10.244.0.1/16',
+        '--node-lease-duration-seconds=40',
+        ...stages.map((f) => `--config=${join(STAGES_DIR, f)}`),
+      ], this.logs.kwok, { HOME: dir }); // HOME: never a user's ~/.kwok/kwok.yaml
+    }
     // None of them serves anything to probe: make sure at least that none died on its flags.
     await new Promise((r) => setTimeout(r, 500));
     for (const proc of [this.#controllerManager, this.#scheduler, this.#kwok]) {
-      if (proc.hasExited()) throw new Error(`${proc.name} exited at start; log:\n${proc.tail()}`);
+      if (proc?.hasExited() === true) throw new Error(`${proc.name} exited at start; log:\n${proc.tail()}`);
     }
     await this.#createNodes(readyTimeoutMs);
   }
 
-  /** Creates the fake nodes and waits until kwok reports each Ready, and for the default ServiceAccount. */
+  /** Creates the fake nodes (when kwok runs) and waits until kwok reports each Ready, and for the default ServiceAccount. */
   async #createNodes(timeoutMs: number): Promise<void> {
-    this.#log(`[control-plane] creating ${this.nodes.length} kwok node(s)`);
-    const items = this.nodes.map((name) => fakeNode(name));
-    const created = await this.kubectl(['create', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
-    if (created.code !== 0) throw new Error(`creating the kwok nodes failed: ${created.stderr}`);
     const kwok = this.#kwok;
-    if (kwok === undefined) throw new Error('kwok is not running');
-    await waitFor('the kwok nodes Ready', kwok, timeoutMs, async () => {
-      const res = await this.kubectl(['get', 'nodes', '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}']);
-      const ready = res.stdout.split('\n').filter((l) => l === 'True').length;
-      return res.code === 0 && ready === this.nodes.length;
-    });
+    if (kwok !== undefined) await this.#createKwokNodes(kwok, timeoutMs);
     // Pods created before the serviceaccount controller made `default` would be refused.
     const controllerManager = this.#controllerManager;
     if (controllerManager === undefined) throw new Error('kube-controller-manager is not running');
     await waitFor('the default ServiceAccount', controllerManager, timeoutMs, async () =>
       (await this.kubectl(['get', 'serviceaccount', 'default', '-n', 'default', '-o', 'name'])).code === 0);
+  }
+
+  async #createKwokNodes(kwok: ManagedProcess, timeoutMs: number): Promise<void> {
+    this.#log(`[control-plane] creating ${this.nodes.length} kwok node(s)`);
+    const items = this.nodes.map((name) => fakeNode(name));
+    const created = await this.kubectl(['create', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
+    if (created.code !== 0) throw new Error(`creating the kwok nodes failed: ${created.stderr}`);
+    await waitFor('the kwok nodes Ready', kwok, timeoutMs, async () => {
+      const res = await this.kubectl(['get', 'nodes', '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}']);
+      const ready = res.stdout.split('\n').filter((l) => l === 'True').length;
+      return res.code === 0 && ready === this.nodes.length;
+    });
   }
 
   async #startApiServer(readyTimeoutMs: number): Promise<void> {
