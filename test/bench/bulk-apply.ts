@@ -8,7 +8,9 @@
 // webhooks on. Real rollouts: the control plane's Deployment and ReplicaSet controllers,
 // kube-scheduler and kwok run every pod on fake nodes (enough for both runs' pods, 110 a node),
 // and nothing writes a Deployment status by hand, so "Ready" means Ready through that whole chain,
-// for the operator and the floor alike (test/bench/reconcile.ts's ConvergenceWatch).
+// for the operator and the floor alike (test/bench/reconcile.ts's ConvergenceWatch). PODS=0 runs
+// no pods: one status write per Deployment generation (test/bench/rollout-stand-in.ts) stands in
+// for that chain, for sizes where the chain alone would saturate the API server.
 //  1. operator run, T0 = the first create: MODELAPIS ModelAPIs (Proxy), MCPSERVERS MCPServers
 //     (python-runtime, tools fromString), then AGENTS Agents, CREATE_IN_FLIGHT at a time through
 //     the webhooks. Agent i uses ModelAPI i mod MODELAPIS, MCPServers 2i and 2i+1 mod MCPSERVERS,
@@ -32,7 +34,8 @@
 //
 // Env: as bench:reconcile — AGENTS (1000), MODELAPIS (10), MCPSERVERS (20),
 // MAX_CONCURRENT_RECONCILES (4), CREATE_IN_FLIGHT (16), SETTLE_SECONDS (5), IDLE_SECONDS (60),
-// BENCH_LOG_LEVEL (info), BENCH_OPERATOR_NODE_OPTIONS; FLOOR=0 skips the floor.
+// BENCH_LOG_LEVEL (info), BENCH_OPERATOR_NODE_OPTIONS, PODS (1; 0: the stand-in above); FLOOR=0
+// skips the floor.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import type { KubeObject } from '../../src/api/meta.ts';
@@ -65,6 +68,7 @@ import {
   log,
   memory,
   operatorEnv,
+  POD_CHAIN,
   printTable,
   rolledOutAndReady,
   Sampler,
@@ -92,6 +96,8 @@ const RESULT_FILE = process.env.BULK_RESULT_FILE;
 /** One run's figures, as test/bench/scale.ts tabulates them. */
 export interface BulkFigures {
   agents: number;
+  /** false: PODS=0, the rollout stand-in instead of pods. */
+  pods: boolean;
   seconds: { operator: number; floor: number };
   createSeconds: { operator: number; floor: number };
   writes: { operator: number; floor: number };
@@ -356,7 +362,7 @@ async function main(): Promise<void> {
   } finally {
     sampler.stop();
     await operator?.stop();
-    await stack.plane.stop();
+    await stack.stop();
   }
 }
 
@@ -389,7 +395,7 @@ function report(r: Report): void {
   const gen = (g: Generations): string => `${g.generations} / ${g.deployments}`;
 
   out(`${cpus().length} cores; 1-min load average ${r.load.start.toFixed(1)} at the start, ${r.load.runStart.toFixed(1)} when the operator run began, mean ${r.load.mean.toFixed(1)} / max ${r.load.max.toFixed(1)} while the operator ran, ${r.load.end.toFixed(1)} at the end`);
-  out(`bulk apply: ${MODELAPIS} ModelAPIs, ${MCPSERVERS} MCPServers, then ${AGENTS} Agents, ${CREATE_IN_FLIGHT} in flight; MAX_CONCURRENT_RECONCILES=${CONCURRENCY}`);
+  out(`bulk apply: ${MODELAPIS} ModelAPIs, ${MCPSERVERS} MCPServers, then ${AGENTS} Agents, ${CREATE_IN_FLIGHT} in flight; MAX_CONCURRENT_RECONCILES=${CONCURRENCY}; ${POD_CHAIN ? 'every pod run (kube-scheduler, kwok)' : 'no pods (PODS=0: the rollout stand-in writes each Deployment status)'}`);
   out();
   printTable([
     ['', 'operator', 'floor', 'ratio'],
@@ -420,6 +426,7 @@ function report(r: Report): void {
   if (RESULT_FILE !== undefined) {
     const figures: BulkFigures = {
       agents: AGENTS,
+      pods: POD_CHAIN,
       seconds: { operator: run.figures.seconds, floor: floor.figures.seconds },
       createSeconds: { operator: run.createSeconds, floor: floor.createSeconds },
       writes: { operator: writes.length, floor: floor.requests },

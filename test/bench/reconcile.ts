@@ -5,7 +5,8 @@
 // through its real entry point under its own ServiceAccount, with leader election on:
 // Real rollouts: the control plane's Deployment and ReplicaSet controllers, kube-scheduler and
 // kwok run every pod on fake nodes (enough for both runs' pods), and nothing writes a status by
-// hand, so "converged" means Ready through that whole chain, for the operator and the floor alike.
+// hand, so "converged" means Ready through that whole chain, for the operator and the floor alike
+// (PODS=0: no pods; test/bench/rollout-stand-in.ts writes each Deployment generation's status).
 //  1. setup: MODELAPIS ModelAPIs and MCPSERVERS MCPServers, reconciled by the operator, Ready once
 //     their pods run;
 //  2. pause: the operator is stopped, the Lease is taken (and renewed) by this script and the
@@ -66,6 +67,7 @@ import { OPERATOR_IDENTITY, OPERATOR_USER, renderRbac } from '../../src/cluster/
 import { Reflector } from '../../src/kube/reflector.ts';
 import { renderAgent, workloadName, type AgentInput } from '../../src/render/index.ts';
 import { NODES, startControlPlane, type ControlPlane } from '../cluster/control-plane.ts';
+import { RolloutStandIn } from './rollout-stand-in.ts';
 
 export const int = (name: string, fallback: number): number => {
   const raw = process.env[name];
@@ -325,7 +327,15 @@ export interface Stack {
   operatorKubeconfig: string;
   certDir: string;
   caPem: string;
+  /** Stops the stand-in (PODS=0) and the control plane. */
+  stop(): Promise<void>;
 }
+
+/**
+ * PODS=0: no pod runs; test/bench/rollout-stand-in.ts writes each Deployment generation's
+ * rolled-out status instead of the Deployment and ReplicaSet controllers, kube-scheduler and kwok.
+ */
+export const POD_CHAIN = process.env.PODS !== '0';
 
 /** `pods`: every pod the bench runs at once (enough fake nodes are made for them, 110 a node). */
 export async function startStack(pods = 2 * AGENTS + MODELAPIS + MCPSERVERS): Promise<Stack> {
@@ -337,18 +347,28 @@ export async function startStack(pods = 2 * AGENTS + MODELAPIS + MCPSERVERS): Pr
   };
   // By default every pod of both runs at once (the floor's copies run beside the operator run's).
   const nodes = Math.max(NODES.count, Math.ceil(pods / Number(NODES.capacity.pods)) + 1);
-  const plane = await startControlPlane({ log, extraTokens: [identity], audit: { users: [OPERATOR_USER] }, nodes });
+  const plane = await startControlPlane({ log, extraTokens: [identity], audit: { users: [OPERATOR_USER] }, nodes, pods: POD_CHAIN });
+  let standIn: RolloutStandIn | undefined;
+  const stop = async (): Promise<void> => {
+    await standIn?.stop();
+    if (standIn !== undefined) log(`rollout stand-in: ${standIn.writes} Deployment status writes`);
+    await plane.stop();
+  };
   try {
     const certDir = join(plane.dir, 'webhook-certs');
     const certs = await makeDevCerts({ outDir: certDir });
     const admin = await KubeClient.fromKubeConfig(plane.kubeconfigPath);
+    if (!POD_CHAIN) {
+      standIn = new RolloutStandIn(admin, log);
+      await standIn.start();
+    }
     await installCrds(admin);
     await applySetupObjects(admin, renderRbac() as KubeObject[]);
     const operatorKubeconfig = join(plane.dir, 'operator.kubeconfig');
     await writeTokenKubeconfig(plane.kubeconfigPath, operatorKubeconfig, identity.token, identity.user);
-    return { plane, admin, operatorKubeconfig, certDir, caPem: certs.caPem };
+    return { plane, admin, operatorKubeconfig, certDir, caPem: certs.caPem, stop };
   } catch (err) {
-    await plane.stop();
+    await stop();
     throw err;
   }
 }
@@ -554,7 +574,7 @@ async function main(): Promise<void> {
   } finally {
     sampler.stop();
     await operator?.stop();
-    await stack.plane.stop();
+    await stack.stop();
   }
 }
 
