@@ -3,10 +3,10 @@
 // pass/fail. bench:reconcile (test/bench/reconcile.ts, whose helpers this reuses) measures the
 // kindest case instead: every Agent created while the operator is paused, its dependencies Ready.
 //
-// One local control plane (an audit log of the operator's requests on), the operator started
-// through its real entry point under its own ServiceAccount, with leader election and its
+// A local control plane for each run (an audit log of the operator's requests on), the operator
+// started through its real entry point under its own ServiceAccount, with leader election and its
 // webhooks on. Real rollouts: the control plane's Deployment and ReplicaSet controllers,
-// kube-scheduler and kwok run every pod on fake nodes (enough for both runs' pods, 110 a node),
+// kube-scheduler and kwok run every pod on fake nodes (enough for the run's pods, 110 a node),
 // and nothing writes a Deployment status by hand, so "Ready" means Ready through that whole chain,
 // for the operator and the floor alike (test/bench/reconcile.ts's ConvergenceWatch). PODS=0 runs
 // no pods: one status write per Deployment generation (test/bench/rollout-stand-in.ts) stands in
@@ -20,8 +20,10 @@
 //     its generation (its pod scheduled, run and ready);
 //  2. settle (SETTLE_SECONDS) and idle window (IDLE_SECONDS): the operator's writes, counted from
 //     the audit log — Lease renewals of leader election apart;
-//  3. floor, in a fresh namespace of the same control plane with the operator stopped and the
-//     webhook configurations deleted: the same objects created the same way, and as each one is
+//  3. floor, on a fresh control plane of the same build (the operator's stopped with its own):
+//     both runs start from an empty cluster, as the API server slows with the objects it holds
+//     (a Service's create, its ClusterIP allocated, most of all). The same objects created the
+//     same way, no webhooks, and as each one is
 //     created, MAX_CONCURRENT_RECONCILES workers (as the operator's ServiceAccount, so under the
 //     same flow-control priority level) server-side-apply exactly the children the
 //     operator renders for it (every dependency taken as ready, every peer that will exist wired
@@ -80,7 +82,6 @@ import {
   type RunFigures,
 } from './reconcile.ts';
 import { tail, type OperatorProcess } from '../../scripts/local-stack.ts';
-import { CONFIGURATION_NAMES } from '../../src/admission/webhook-configs.ts';
 
 const AGENTS = Math.max(1, int('AGENTS', 1000));
 const MODELAPIS = Math.max(1, int('MODELAPIS', 10));
@@ -315,8 +316,8 @@ async function floorRun(admin: KubeClient, writer: KubeClient, pids: ReturnType<
 async function main(): Promise<void> {
   const loadStart = loadavg()[0] ?? 0;
   log(`bulk apply: AGENTS=${AGENTS} MODELAPIS=${MODELAPIS} MCPSERVERS=${MCPSERVERS} MAX_CONCURRENT_RECONCILES=${CONCURRENCY}; starting the control plane`);
-  // Both runs' pods at once: the operator run's still run while the floor's start.
-  const stack = await startStack(2 * (AGENTS + MODELAPIS + MCPSERVERS));
+  const pods = AGENTS + MODELAPIS + MCPSERVERS;
+  let stack = await startStack(pods);
   const sampler = new Sampler();
   let operator: OperatorProcess | undefined;
   try {
@@ -348,12 +349,12 @@ async function main(): Promise<void> {
     sampler.stop();
 
     if (!FLOOR) return;
-    log('floor: operator stopped, webhook configurations deleted');
-    await admin.delete(`/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${CONFIGURATION_NAMES.mutating}`);
-    await admin.delete(`/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${CONFIGURATION_NAMES.validating}`);
+    log('floor: operator stopped; a fresh control plane, no webhooks');
+    await stack.stop();
+    stack = await startStack(pods);
     // The floor's writes go out as the operator's ServiceAccount: the same priority level of the
     // API server's flow control (workload-low), where the admin is exempt.
-    const floor = await floorRun(admin, await KubeClient.fromKubeConfig(stack.operatorKubeconfig), pids);
+    const floor = await floorRun(stack.admin, await KubeClient.fromKubeConfig(stack.operatorKubeconfig), stack.plane.pids());
 
     report({ run, floor, audit, peakRss, load: loadFigures(loadStart, loadRunStart, loads) });
   } catch (err) {

@@ -327,7 +327,7 @@ export interface Stack {
   operatorKubeconfig: string;
   certDir: string;
   caPem: string;
-  /** Stops the stand-in (PODS=0) and the control plane. */
+  /** Stops the stand-in (PODS=0) and the control plane; once, however often called. */
   stop(): Promise<void>;
 }
 
@@ -349,11 +349,12 @@ export async function startStack(pods = 2 * AGENTS + MODELAPIS + MCPSERVERS): Pr
   const nodes = Math.max(NODES.count, Math.ceil(pods / Number(NODES.capacity.pods)) + 1);
   const plane = await startControlPlane({ log, extraTokens: [identity], audit: { users: [OPERATOR_USER] }, nodes, pods: POD_CHAIN });
   let standIn: RolloutStandIn | undefined;
-  const stop = async (): Promise<void> => {
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => stopping ??= (async () => {
     await standIn?.stop();
     if (standIn !== undefined) log(`rollout stand-in: ${standIn.writes} Deployment status writes`);
     await plane.stop();
-  };
+  })();
   try {
     const certDir = join(plane.dir, 'webhook-certs');
     const certs = await makeDevCerts({ outDir: certDir });

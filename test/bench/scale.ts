@@ -1,5 +1,5 @@
 // The scale curve: the GitOps bulk-apply scenario (test/bench/bulk-apply.ts) at several sizes, each
-// on a fresh local control plane, each beside its floor measured the same way in the same run.
+// beside its floor measured the same way in the same run, each run on a fresh local control plane.
 // Run by `npm run bench:reconcile -- bulk [sizes…]` (default 1000 3000 10000) or
 // `npm run bench:scale -- [sizes…]`. Never part of pass/fail.
 //
