@@ -22,8 +22,8 @@
 //     the audit log — Lease renewals of leader election apart;
 //  3. floor, on a fresh control plane of the same build (the operator's stopped with its own):
 //     both runs start from an empty cluster, as the API server slows with the objects it holds
-//     (a Service's create, its ClusterIP allocated, most of all). The same objects created the
-//     same way, no webhooks, and as each one is
+//     (docs/benchmarks.md, the scale curve). The same objects created the same way, no
+//     webhooks, and as each one is
 //     created, MAX_CONCURRENT_RECONCILES workers (as the operator's ServiceAccount, so under the
 //     same flow-control priority level) server-side-apply exactly the children the
 //     operator renders for it (every dependency taken as ready, every peer that will exist wired
