@@ -24,9 +24,9 @@ export const OPERATOR_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8'
  */
 export const OPERATOR_PROCESS_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
 
-/** The operator's environment: OPERATOR_PROCESS_ENV, then `base` (process.env by default) over it. */
-export function operatorProcessEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  return { ...OPERATOR_PROCESS_ENV, ...base };
+/** The operator's environment: OPERATOR_PROCESS_ENV, with this process's environment over it. */
+export function operatorProcessEnv(): NodeJS.ProcessEnv {
+  return { ...OPERATOR_PROCESS_ENV, ...process.env };
 }
 
 /** The arguments of `node` that run the operator's entry point `main` (dist/main.js). */
