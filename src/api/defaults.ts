@@ -12,6 +12,11 @@ export const AGENT_DEFAULTS = {
   agentNetwork: {},
   expose: true,
   reasoningLoopMaxSteps: 5,
+  /**
+   * Inside the `config` of a newer-shape Agent only (docs/api.md, "One shape per part"): the
+   * mutating webhook writes and records it, since a CRD default would reach original-shape Agents too.
+   */
+  toolCallMode: 'auto',
   memory: {
     enabled: true,
     type: 'local',
