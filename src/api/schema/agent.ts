@@ -4,7 +4,8 @@ import { AGENT_DEFAULTS } from '../defaults.ts';
 import { AGENT_PHASES, MEMORY_TYPES, TOOL_CALL_MODES } from '../enums.ts';
 import { MAX_DESCRIPTION_LENGTH, MAX_INLINE_TEXT_LENGTH, MAX_MODEL_LENGTH, MAX_NAME_LENGTH, MAX_REFERENCES } from './limits.ts';
 import { ContainerOverride, EnvVarList, GatewayRoute, PodSpecFragment, Telemetry } from './common.ts';
-import { Int32, StringEnum, StringMap } from './helpers.ts';
+import { AGENT_HARNESS, NOT_SUPPORTED } from '../unsupported-features.ts';
+import { AnyValue, Int32, StringEnum, StringMap } from './helpers.ts';
 import { StatusSchema } from './status.ts';
 
 const memory = AGENT_DEFAULTS.memory;
@@ -138,6 +139,8 @@ export const AgentSpec = Type.Object({
   gatewayRoute: Type.Optional(GatewayRoute),
   container: Type.Optional(ContainerOverride),
   podSpec: Type.Optional(PodSpecFragment),
+  // Declared only to be refused by name (api/unsupported-features.ts).
+  harness: Type.Optional(AnyValue({ description: `${AGENT_HARNESS.feature} ${NOT_SUPPORTED}: an Agent that sets it is refused.` })),
 });
 export type AgentSpec = Static<typeof AgentSpec>;
 
