@@ -87,7 +87,7 @@ const logLevel: EnvStep = (i) => logLevelEnv('LOG_LEVEL', i.config.defaultLogLev
  * The original shape (docs/api.md, "Agent environment"), steps 1–9; step 10, spec.container.env,
  * is appended by applyContainerOverride.
  */
-export const ORIGINAL_AGENT_ENV: readonly EnvStep[] = [
+const ORIGINAL_AGENT_ENV: readonly EnvStep[] = [
   agentName,
   description,
   instructions,
@@ -106,7 +106,7 @@ export const ORIGINAL_AGENT_ENV: readonly EnvStep[] = [
  * settings, memory, autonomy and task budgets, the MCP servers and peers, OpenTelemetry, and
  * LOG_LEVEL unless the user set it. A block of KAOS's added later takes its place in this list.
  */
-export const NEWER_AGENT_ENV: readonly (EnvStep | typeof USER_ENV)[] = [
+const NEWER_AGENT_ENV: readonly (EnvStep | typeof USER_ENV)[] = [
   agentName,
   description,
   instructions,
