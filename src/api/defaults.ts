@@ -13,8 +13,9 @@ export const AGENT_DEFAULTS = {
   expose: true,
   reasoningLoopMaxSteps: 5,
   /**
-   * Inside the `config` of a newer-shape Agent only (docs/api.md, "One shape per part"): the
-   * mutating webhook writes and records it, since a CRD default would reach original-shape Agents too.
+   * Inside the `config` of a newer-shape Agent only (docs/api.md, "Agent `config` from KAOS 2026"):
+   * the mutating webhook writes and records it, since a CRD default would reach original-shape
+   * Agents too, and kube-apiserver applies CRD defaults to stored objects as it reads them.
    */
   toolCallMode: 'auto',
   memory: {

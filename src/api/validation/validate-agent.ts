@@ -104,9 +104,9 @@ export function validateAgent(object: KubeObject, ctx: AgentValidationContext): 
 }
 
 /**
- * A goal that is only whitespace (docs/api.md, "Agent `config` from KAOS 2026"): KAOS treats it as
- * no goal at all, so an Agent meant to run on its own would silently wait for requests instead.
- * The value is not echoed: it is blank.
+ * A goal that is empty or only whitespace (docs/api.md, "Agent `config` from KAOS 2026"): KAOS
+ * treats it as no goal at all, so an Agent meant to run on its own would silently wait for
+ * requests instead (a Helm value left empty is the usual cause). The value is not echoed: it is blank.
  */
 function blankGoalErrors(spec: JsonRecord): FieldError[] {
   const goal = getIn(spec, 'config', 'autonomous', 'goal');
