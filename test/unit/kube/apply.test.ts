@@ -1,5 +1,6 @@
 import t from 'tap';
-import { applyIntent, parseQuantity, staleChildren, type ObjectLike } from '../../../src/kube/apply.ts';
+import { applyIntent, staleChildren, type ObjectLike } from '../../../src/kube/apply.ts';
+import { compareQuantities, parseQuantity } from '../../../src/kube/quantity.ts';
 import { FIELD_MANAGER, applyChild, childPath, ensureChild, holdsAppliedFields, pruneOwned } from '../../../src/cluster/child-apply.ts';
 import type { ApplyOptions, DeleteOptions } from '../../../src/kube/client.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
@@ -176,6 +177,14 @@ t.test('parseQuantity', async (t) => {
   t.equal(parseQuantity('abc'), undefined);
   t.equal(parseQuantity('1Xi'), undefined);
   t.equal(parseQuantity({}), undefined);
+});
+
+t.test('compareQuantities orders by value, whatever the spelling', async (t) => {
+  t.equal(compareQuantities('5Gi', '10Gi'), -1);
+  t.equal(compareQuantities('1Gi', '1024Mi'), 0);
+  t.equal(compareQuantities('1Gi', '1G'), 1, 'Gi is binary, G decimal');
+  t.equal(compareQuantities('1.5Gi', '1536Mi'), 0);
+  t.equal(compareQuantities('5Gi', 'five'), undefined);
 });
 
 t.test('holdsAppliedFields: quantities compare by value only where the API server canonicalizes them', async (t) => {
