@@ -26,32 +26,70 @@ export function mcpServerEnvName(name: string): string {
   return `MCP_SERVER_${name}_URL`;
 }
 
+/** What one step of the Agent's env reads. */
+interface EnvContext {
+  readonly agent: AgentInput;
+  readonly deps: AgentDeps;
+  readonly config: RenderConfig;
+  /** docs/api.md, "Newer KAOS shapes": the Agent is in the new shape (api/shapes.ts decides). */
+  readonly newShape: boolean;
+}
+
+/** One step of the Agent's env: the variables it contributes, each only when it has something to say. */
+type EnvStep = (c: EnvContext) => EnvVar[];
+
+const when = (name: string, value: string | number | boolean | undefined): EnvVar[] =>
+  value === undefined || value === '' ? [] : [env(name, String(value))];
+
+/** Before the user's env list (docs/api.md, "Agent environment" steps 1–2). */
+const HEAD_STEPS: readonly EnvStep[] = [
+  (c) => [env('AGENT_NAME', c.agent.metadata?.name ?? '')],
+  (c) => when('AGENT_DESCRIPTION', c.agent.spec.config?.description),
+  (c) => when('AGENT_INSTRUCTIONS', c.agent.spec.config?.instructions),
+];
+
 /**
- * The generated env of the `agent` container, in the order of docs/api.md, "Agent environment", steps 1–9 (step 10,
- * spec.container.env, is applied by applyContainerOverride). Names are unique: a config.env
- * entry that repeats a generated name resolves as the kubelet would (last one wins).
+ * After the user's env list, in KAOS's order (docs/api.md, "Agent environment" steps 4–9; the
+ * newer shapes' variables at their places): a new variable is one more step here.
+ */
+const GENERATED_STEPS: readonly EnvStep[] = [
+  (c) => [env('MODEL_API_URL', c.deps.modelAPI.endpoint)],
+  modelNameEnv,
+  (c) => when('AGENTIC_LOOP_MAX_STEPS', c.agent.spec.config?.reasoningLoopMaxSteps),
+  (c) => memoryEnv(c.agent.spec.config?.memory),
+  (c) => namedEndpointsEnv('MCP_SERVERS', c.deps.mcpServers, mcpServerEnvName),
+  (c) => namedEndpointsEnv('PEER_AGENTS', c.deps.peers.filter((p) => p.endpoint !== ''), peerEnvName),
+  (c) => (c.newShape ? agentTelemetryEnv(c.agent.metadata, telemetrySettings(c.agent.spec.config?.telemetry, c.config)) : []),
+  (c) => (c.newShape ? logLevelEnv('LOG_LEVEL', c.config.defaultLogLevel, c.agent.spec.config?.env, c.agent.spec.container?.env) : []),
+];
+
+/**
+ * MODEL_NAME: `spec.model` (new shape), else, when config.env names none, the ModelAPI's model or
+ * DEFAULT_MODEL_NAME — the webhook's own choice, which it normally wrote into config.env already.
+ */
+function modelNameEnv(c: EnvContext): EnvVar[] {
+  const { spec } = c.agent;
+  if (spec.model !== undefined && spec.model !== '') return [env('MODEL_NAME', spec.model)];
+  if (hasEnv(spec.config?.env, 'MODEL_NAME')) return [];
+  return [env('MODEL_NAME', c.deps.modelAPI.model || c.config.defaultModelName)];
+}
+
+/**
+ * The generated env of the `agent` container, in the order of docs/api.md, "Agent environment".
+ * Original shape: config.env after AGENT_INSTRUCTIONS, and a generated entry wins a clash (the
+ * kubelet's last-one-wins, kept where it stands); step 10, spec.container.env, is applied by
+ * applyContainerOverride. New shape (docs/api.md, "Newer KAOS shapes"): the user's list
+ * (config.env, or container.env in its place) at that spot wins a clash with a generated entry,
+ * and the OpenTelemetry variables and LOG_LEVEL (unless the user set it) come last.
  */
 export function agentEnv(agent: AgentInput, deps: AgentDeps, config: RenderConfig): EnvVar[] {
-  if (isNewShapeAgent(agent)) return newShapeAgentEnv(agent, deps, config);
-  const spec = agent.spec;
-  const cfg = spec.config;
-  const out: EnvVar[] = [env('AGENT_NAME', agent.metadata?.name ?? '')];
-  if (cfg?.description) out.push(env('AGENT_DESCRIPTION', cfg.description));
-  if (cfg?.instructions) out.push(env('AGENT_INSTRUCTIONS', cfg.instructions));
-  out.push(...copyEnv(cfg?.env));
-  out.push(env('MODEL_API_URL', deps.modelAPI.endpoint));
-  if (!hasEnv(cfg?.env, 'MODEL_NAME')) {
-    // The webhook normally wrote MODEL_NAME into config.env; this is the same choice it makes.
-    out.push(env('MODEL_NAME', deps.modelAPI.model || config.defaultModelName));
-  }
-  if (cfg?.reasoningLoopMaxSteps !== undefined) {
-    out.push(env('AGENTIC_LOOP_MAX_STEPS', String(cfg.reasoningLoopMaxSteps)));
-  }
-  if (cfg?.memory !== undefined) out.push(...memoryEnv(cfg.memory));
-  out.push(...namedEndpointsEnv('MCP_SERVERS', deps.mcpServers, mcpServerEnvName));
-  const peers = deps.peers.filter((p) => p.endpoint !== '');
-  out.push(...namedEndpointsEnv('PEER_AGENTS', peers, peerEnvName));
-  return uniqueEnv(out);
+  const c: EnvContext = { agent, deps, config, newShape: isNewShapeAgent(agent) };
+  const head = [...HEAD_STEPS.flatMap((step) => step(c)), ...copyEnv(agent.spec.config?.env)];
+  const generated = GENERATED_STEPS.flatMap((step) => step(c));
+  if (!c.newShape) return uniqueEnv([...head, ...generated]);
+  const user = copyEnv(agent.spec.container?.env);
+  const userNames = new Set(user.map((e) => e.name));
+  return uniqueEnv([...head, ...user, ...generated.filter((e) => !userNames.has(e.name))]);
 }
 
 /** docs/api.md, "Newer KAOS shapes": `spec.model` or a telemetry block make an Agent new-shape (api/shapes.ts decides). */
@@ -59,36 +97,9 @@ export function isNewShapeAgent(agent: AgentInput): boolean {
   return shapeOf('Agent', agent.spec) === 'new';
 }
 
-/**
- * The new shape (docs/api.md, "Newer KAOS shapes"): the user's env list (config.env, or container.env, which
- * takes its place and wins a clash with a generated entry) right after AGENT_INSTRUCTIONS;
- * MODEL_NAME = spec.model; then docs/api.md, "Agent environment"'s steps 6–9, the OpenTelemetry variables, and LOG_LEVEL
- * unless the user set it.
- */
-function newShapeAgentEnv(agent: AgentInput, deps: AgentDeps, config: RenderConfig): EnvVar[] {
-  const spec = agent.spec;
-  const cfg = spec.config;
-  const containerEnv = spec.container?.env;
-  const out: EnvVar[] = [env('AGENT_NAME', agent.metadata?.name ?? '')];
-  if (cfg?.description) out.push(env('AGENT_DESCRIPTION', cfg.description));
-  if (cfg?.instructions) out.push(env('AGENT_INSTRUCTIONS', cfg.instructions));
-  out.push(...copyEnv(cfg?.env));
-  const userAt = out.length;
-  const generated: EnvVar[] = [env('MODEL_API_URL', deps.modelAPI.endpoint)];
-  if (spec.model !== undefined && spec.model !== '') generated.push(env('MODEL_NAME', spec.model));
-  else if (!hasEnv(cfg?.env, 'MODEL_NAME')) generated.push(env('MODEL_NAME', deps.modelAPI.model || config.defaultModelName));
-  if (cfg?.reasoningLoopMaxSteps !== undefined) generated.push(env('AGENTIC_LOOP_MAX_STEPS', String(cfg.reasoningLoopMaxSteps)));
-  if (cfg?.memory !== undefined) generated.push(...memoryEnv(cfg.memory));
-  generated.push(...namedEndpointsEnv('MCP_SERVERS', deps.mcpServers, mcpServerEnvName));
-  generated.push(...namedEndpointsEnv('PEER_AGENTS', deps.peers.filter((p) => p.endpoint !== ''), peerEnvName));
-  generated.push(...agentTelemetryEnv(agent.metadata, telemetrySettings(cfg?.telemetry, config)));
-  generated.push(...logLevelEnv('LOG_LEVEL', config.defaultLogLevel, cfg?.env, containerEnv));
-  const user = copyEnv(containerEnv);
-  const userNames = new Set(user.map((e) => e.name));
-  return uniqueEnv([...out.slice(0, userAt), ...user, ...generated.filter((e) => !userNames.has(e.name))]);
-}
-
-function memoryEnv(memory: AgentMemoryInput): EnvVar[] {
+/** When `config.memory` is set: all five variables, missing fields filled with the schema defaults. */
+function memoryEnv(memory: AgentMemoryInput | undefined): EnvVar[] {
+  if (memory === undefined) return [];
   return [
     env('MEMORY_ENABLED', String(memory.enabled ?? MEMORY_DEFAULTS.enabled)),
     env('MEMORY_TYPE', memory.type || MEMORY_DEFAULTS.type),
