@@ -23,6 +23,14 @@ export interface KaosStatus {
   linkedResources?: Record<string, string>;
 }
 
+/** A condition besides the kstatus three that a reconcile states (an Agent's MemoryDegraded). */
+export interface ExtraCondition {
+  type: (typeof EXTRA_CONDITION_TYPES)[number];
+  status: 'True' | 'False';
+  reason: string;
+  message: string;
+}
+
 /** Where a reconcile got to: phase, why (a CamelCase reason) and the API's message. */
 export interface Verdict {
   phase: Phase;
@@ -38,6 +46,8 @@ export interface Outcome extends Verdict {
   endpoint?: string;
   linkedResources?: Record<string, string>;
   deployment?: DeploymentStatus;
+  /** Conditions of EXTRA_CONDITION_TYPES to report; one of those types left out is removed. */
+  extraConditions?: readonly ExtraCondition[];
 }
 
 // ---- the API's messages ----------------------------------------------------------------------
@@ -188,6 +198,9 @@ function deploymentCondition(value: unknown): Condition[] {
 // ---- the next status -----------------------------------------------------------------------
 
 export const CONDITION_TYPES = ['Ready', 'Reconciling', 'Stalled'] as const;
+/** Conditions the controller owns besides the kstatus three: written when an outcome states them, removed when it does not. */
+export const EXTRA_CONDITION_TYPES = ['MemoryDegraded'] as const;
+const OWNED_CONDITION_TYPES: readonly string[] = [...CONDITION_TYPES, ...EXTRA_CONDITION_TYPES];
 
 /** metav1.Condition's reason pattern (also in src/api/schema/status.ts, which the API server enforces). */
 const REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
@@ -226,7 +239,18 @@ export function nextStatus(prev: unknown, generation: number | undefined, outcom
       message,
     };
   });
-  for (const c of previous) if (!(CONDITION_TYPES as readonly string[]).includes(c.type)) conditions.push(c);
+  for (const extra of outcome.extraConditions ?? []) {
+    const before = previous.find((c) => c.type === extra.type);
+    conditions.push({
+      type: extra.type,
+      status: extra.status,
+      ...(generation === undefined ? {} : { observedGeneration: generation }),
+      lastTransitionTime: before !== undefined && before.status === extra.status && typeof before.lastTransitionTime === 'string' ? before.lastTransitionTime : time,
+      reason: extra.reason,
+      message: extra.message.slice(0, MAX_CONDITION_MESSAGE),
+    });
+  }
+  for (const c of previous) if (!OWNED_CONDITION_TYPES.includes(c.type)) conditions.push(c);
 
   const status: KaosStatus = { phase: outcome.phase, ready: outcome.phase === 'Ready' };
   if (outcome.endpoint !== undefined && outcome.endpoint !== '') status.endpoint = outcome.endpoint;
