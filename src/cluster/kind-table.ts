@@ -78,6 +78,12 @@ export interface KindEntry<C extends string = string, D extends string = string>
   readonly children: readonly ChildEntry<C>[];
   /** By role: what the reconciler asks for by name (dependencyNames). */
   readonly dependsOn: Readonly<Record<string, DependencyEntry<D>>>;
+  /**
+   * Who owns the Deployment's `spec.replicas` once it exists: `creation` (absent) — applied once,
+   * then `kubectl scale` and HPAs own it (docs/api.md, "Common behaviour"); `spec` — the parent's
+   * own `spec.replicas`, applied on every change (a MemoryStore).
+   */
+  readonly replicas?: 'creation' | 'spec';
 }
 
 export interface KindTable<C extends string = string, D extends string = string> {

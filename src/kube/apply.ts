@@ -73,11 +73,12 @@ export function childPathIn(types: ApplyScheme['types'], object: ObjectLike): st
 
 /**
  * The object to apply given whether the child already exists: a Deployment's `spec.replicas` is
- * set at creation only (docs/api.md, "Common behaviour"), so `kubectl scale` and HPAs own it afterwards. Everything
- * else is applied as rendered. Returns a new object; `desired` is not modified.
+ * set at creation only (docs/api.md, "Common behaviour"), so `kubectl scale` and HPAs own it afterwards — unless
+ * `applyReplicas` says its owner applies it on every change. Everything else is applied as
+ * rendered. Returns a new object; `desired` is not modified.
  */
-export function applyIntent<T extends ObjectLike>(desired: T, exists: boolean): T {
-  if (!exists || desired.kind !== 'Deployment') return desired;
+export function applyIntent<T extends ObjectLike>(desired: T, exists: boolean, applyReplicas = false): T {
+  if (!exists || applyReplicas || desired.kind !== 'Deployment') return desired;
   const spec = desired.spec;
   if (!isRecord(spec) || !('replicas' in spec)) return desired;
   const { replicas: _omitted, ...rest } = spec;
@@ -288,6 +289,8 @@ export type ApplyClient = Pick<KubeClient, 'apply'>;
 export interface ApplyChildOptions {
   signal?: AbortSignal;
   dryRun?: boolean;
+  /** A Deployment's `spec.replicas` is applied whenever it changes, not only at creation (applyIntent). */
+  applyReplicas?: boolean;
 }
 
 /** Server-side apply of one child with the scheme's field manager and force (a controller's apply). */
@@ -316,7 +319,7 @@ export async function ensureChild<T extends ObjectLike>(
   live: ObjectLike | undefined,
   options: ApplyChildOptions = {},
 ): Promise<EnsureResult<T>> {
-  const intent = applyIntent(desired, live !== undefined);
+  const intent = applyIntent(desired, live !== undefined, options.applyReplicas === true);
   if (live !== undefined && holdsAppliedFields(live, intent, scheme.fieldManager)) return { action: 'unchanged', object: live };
   const object = await applyChild<T>(scheme, client, intent, options);
   return { action: live === undefined ? 'created' : 'updated', object };

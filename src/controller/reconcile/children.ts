@@ -37,13 +37,14 @@ export function desiredChildren(rendered: Rendered, httpRoutesServed: boolean): 
  */
 export async function applyChildren(run: Run, desired: readonly Child[]): Promise<ObjectLike | undefined> {
   const { ctx, key, signal } = run;
+  const applyReplicas = KIND_TABLE.kinds[run.kind].replicas === 'spec';
   let deployment: ObjectLike | undefined;
   const written: Record<'Created' | 'Updated', string[]> = { Created: [], Updated: [] };
   try {
     for (const child of desired) {
       const name = child.metadata.name;
       const live = ctx.reads.child(child.kind, key.namespace, name);
-      const result = await ctx.writes.ensureChild(child, live, signal);
+      const result = await ctx.writes.ensureChild(child, live, signal, { applyReplicas });
       if (child.kind === 'Deployment') deployment = result.object;
       if (result.action === 'unchanged') continue;
       run.changes.push(`${result.action} ${child.kind}/${name}`);

@@ -203,6 +203,7 @@ t.test('applyIntent', async (t) => {
   t.same(intent.spec.template, (d.spec as Record<string, unknown>).template);
   const svc: ObjectLike = { kind: 'Service', spec: { replicas: 3 } };
   t.equal(applyIntent(svc, true), svc, 'other kinds as they are');
+  t.equal(applyIntent(d, true, true), d, 'applyReplicas: an owner that applies its own replicas keeps them in every apply');
 });
 
 t.test('childPath', async (t) => {
