@@ -10,7 +10,7 @@ import { asRecord, jsonEqual } from '../api/json.ts';
 import { formatTime } from '../meta-time.ts';
 import { notServedMessage } from '../api/model-patterns.ts';
 
-/** `status` of any of the three kinds, as the controller writes it. */
+/** `status` of any of the four kinds, as the controller writes it. */
 export interface KaosStatus {
   phase?: Phase;
   ready?: boolean;
@@ -19,7 +19,7 @@ export interface KaosStatus {
   observedGeneration?: number;
   deployment?: DeploymentStatus;
   conditions?: Condition[];
-  /** Agents only: `{ modelapi: <name> }`. */
+  /** Agents only: `{ modelapi: <name> }`, plus `memorystore: <name>` when bound. */
   linkedResources?: Record<string, string>;
 }
 
@@ -93,6 +93,50 @@ export function configMapUnresolved(name: string): Verdict {
  */
 export function modelNotSupported(model: string, modelAPI: string, patterns: readonly string[]): Verdict {
   return failed('ModelNotSupported', notServedMessage(model, modelAPI, patterns), { terminal: true });
+}
+
+// ---- MemoryStore (docs/api.md, "MemoryStore") ----------------------------------------------
+
+/** A model role's ModelAPI does not exist: Pending, nothing created meanwhile; its creation wakes the store. */
+export function memoryModelAPIUnresolved(role: string, name: string): Verdict {
+  return { phase: 'Pending', reason: 'ModelAPINotFound', message: `${role} ModelAPI "${name}" not found` };
+}
+
+/** A model role's ModelAPI is not Ready: Pending; its status change wakes the store. */
+export function memoryModelAPINotReady(role: string, name: string): Verdict {
+  return { phase: 'Pending', reason: 'ModelAPINotReady', message: `${role} ModelAPI "${name}" is not ready` };
+}
+
+/** A model role's ModelAPI does not serve its model: terminal; a change of either wakes the store. */
+export function memoryModelNotSupported(role: string, model: string, modelAPI: string, patterns: readonly string[]): Verdict {
+  return failed('ModelNotSupported', `${role} ${notServedMessage(model, modelAPI, patterns)}`, { terminal: true });
+}
+
+// ---- an Agent's remote memory (docs/api.md, "Agent remote memory") -------------------------
+
+/** At first creation, with waitForDependencies: the Agent waits for its MemoryStore. */
+export function memoryStoreNotFound(name: string): Verdict {
+  return { phase: 'Waiting', reason: 'MemoryStoreNotFound', message: `MemoryStore ${name} not found` };
+}
+
+export function memoryStoreNotReady(name: string): Verdict {
+  return { phase: 'Waiting', reason: 'MemoryStoreNotReady', message: `MemoryStore ${name} is not ready` };
+}
+
+/** The Agent reads further than its MemoryStore allows (KAOS's message): terminal, only a change fixes it. */
+export function invalidMemoryReadScope(message: string): Verdict {
+  return failed('InvalidMemoryReadScope', message, { terminal: true });
+}
+
+/**
+ * MemoryDegraded: True while the bound MemoryStore is missing or not Ready (the Agent serves with
+ * short-term memory only), False once it is Ready, or with no store to depend on.
+ */
+export function memoryDegraded(store: string | undefined, problem: 'missing' | 'not-ready' | undefined): ExtraCondition {
+  if (store === undefined) return { type: 'MemoryDegraded', status: 'False', reason: 'MemoryHealthy', message: 'Memory is healthy' };
+  if (problem === undefined) return { type: 'MemoryDegraded', status: 'False', reason: 'MemoryHealthy', message: `MemoryStore ${store} is ready` };
+  const message = problem === 'missing' ? `MemoryStore ${store} not found` : `MemoryStore ${store} is not ready`;
+  return { type: 'MemoryDegraded', status: 'True', reason: 'MemoryStoreNotReady', message };
 }
 
 /** Any other failure; `terminal` when only a change by the user can fix it. */

@@ -1,11 +1,12 @@
 // Agent → Deployment `agent-<name>`, Service and HTTPRoute when exposed (docs/api.md, "Agent").
 import { AGENT_DEFAULTS } from '../api/defaults.ts';
-import { shapeOf } from '../api/shapes.ts';
+import { effectiveReadScope } from '../api/memory-rules.ts';
+import { memoryShapeOf, shapeOf } from '../api/shapes.ts';
 import { applyContainerOverride, copyEnv, env, hasEnv, httpGetProbe, httpPort, uniqueEnv, withoutEnv } from './container.ts';
 import { agentTelemetryEnv, logLevelEnv, telemetrySettings } from './observability.ts';
 import { renderHTTPRoute } from './gateway.ts';
 import { defaultAgentImage } from './images.ts';
-import type { AgentDeps, AgentInput, AgentMemoryInput, RenderConfig } from './inputs.ts';
+import type { AgentDeps, AgentInput, RenderConfig } from './inputs.ts';
 import type { Container, EnvVar, PodSpec } from './k8s.ts';
 import { parentIdentity } from './labels.ts';
 import { AGENT_PORT, CONTAINER_NAME, serviceURL, workloadName } from './names.ts';
@@ -56,7 +57,7 @@ const GENERATED_STEPS: readonly EnvStep[] = [
   (c) => [env('MODEL_API_URL', c.deps.modelAPI.endpoint)],
   modelNameEnv,
   (c) => when('AGENTIC_LOOP_MAX_STEPS', c.agent.spec.config?.reasoningLoopMaxSteps),
-  (c) => memoryEnv(c.agent.spec.config?.memory),
+  (c) => memoryEnv(c.agent, c.deps),
   (c) => namedEndpointsEnv('MCP_SERVERS', c.deps.mcpServers, mcpServerEnvName),
   (c) => namedEndpointsEnv('PEER_AGENTS', c.deps.peers.filter((p) => p.endpoint !== ''), peerEnvName),
   (c) => (c.newShape ? agentTelemetryEnv(c.agent.metadata, telemetrySettings(c.agent.spec.config?.telemetry, c.config)) : []),
@@ -97,15 +98,33 @@ export function isNewShapeAgent(agent: AgentInput): boolean {
   return shapeOf('Agent', agent.spec) === 'new';
 }
 
-/** When `config.memory` is set: all five variables, missing fields filled with the schema defaults. */
-function memoryEnv(memory: AgentMemoryInput | undefined): EnvVar[] {
+/** The memory block's env: the original shape's five variables, or remote memory's (docs/api.md, "Agent remote memory"). */
+function memoryEnv(agent: AgentInput, deps: AgentDeps): EnvVar[] {
+  const memory = agent.spec.config?.memory;
   if (memory === undefined) return [];
+  if (memoryShapeOf(memory) === 'original') {
+    return [
+      env('MEMORY_ENABLED', String(memory.enabled ?? MEMORY_DEFAULTS.enabled)),
+      env('MEMORY_TYPE', memory.type || MEMORY_DEFAULTS.type),
+      env('MEMORY_CONTEXT_LIMIT', String(memory.contextLimit ?? MEMORY_DEFAULTS.contextLimit)),
+      env('MEMORY_MAX_SESSIONS', String(memory.maxSessions ?? MEMORY_DEFAULTS.maxSessions)),
+      env('MEMORY_MAX_SESSION_EVENTS', String(memory.maxSessionEvents ?? MEMORY_DEFAULTS.maxSessionEvents)),
+    ];
+  }
+  const bound = memory.memoryStore !== undefined && memory.memoryStore !== '';
+  const type = memory.type ?? (bound ? 'remote' : MEMORY_DEFAULTS.type);
+  const store = type === 'remote' ? deps.memoryStore : undefined;
+  const metadata = agent.metadata;
   return [
     env('MEMORY_ENABLED', String(memory.enabled ?? MEMORY_DEFAULTS.enabled)),
-    env('MEMORY_TYPE', memory.type || MEMORY_DEFAULTS.type),
-    env('MEMORY_CONTEXT_LIMIT', String(memory.contextLimit ?? MEMORY_DEFAULTS.contextLimit)),
-    env('MEMORY_MAX_SESSIONS', String(memory.maxSessions ?? MEMORY_DEFAULTS.maxSessions)),
-    env('MEMORY_MAX_SESSION_EVENTS', String(memory.maxSessionEvents ?? MEMORY_DEFAULTS.maxSessionEvents)),
+    env('MEMORY_TYPE', type),
+    ...when('MEMORY_STORE_ENDPOINT', store?.endpoint),
+    env('MEMORY_MAX_READ_SCOPE', effectiveReadScope(memory, store?.maxReadScope)),
+    ...when('MEMORY_TOOLS', memory.tools),
+    ...when('MEMORY_FAILURE_MODE', memory.failureMode),
+    ...when('MEMORY_SHORT_TERM_TOKEN_BUDGET', memory.clientParams?.tokenBudget),
+    ...when('MEMORY_ROLLING_SUMMARY', memory.clientParams?.rollingSummary),
+    env('AGENT_IDENTITY', `kaos://agent/${metadata?.namespace ?? ''}/${metadata?.name ?? ''}`),
   ];
 }
 

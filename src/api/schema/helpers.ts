@@ -41,3 +41,19 @@ export function Int32(options: IntegerOptions = {}): TInteger {
 export function Int64(options: IntegerOptions = {}): TInteger {
   return Type.Integer({ ...options, format: 'int64' });
 }
+
+/**
+ * A field KAOS had and this API refuses (an earlier form of a field, a feature left out): declared
+ * so that the API server neither prunes it nor refuses it as unknown before the validating webhook
+ * can say what to write instead. Any value: the webhook refuses it whatever it is.
+ */
+export function RefusedField(description: string): TUnsafe<unknown> {
+  return Type.Unsafe<unknown>({ description, 'x-kubernetes-preserve-unknown-fields': true });
+}
+
+/**
+ * resource.Quantity as a string (e.g. `5Gi`), with the pattern Kubernetes' own CRDs carry for it,
+ * so the API server refuses a malformed size before any webhook runs.
+ */
+export const QUANTITY_PATTERN =
+  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';

@@ -78,6 +78,7 @@ export const LEGACY_FINALIZERS: Readonly<Record<KaosKind, string>> = {
   Agent: 'kaos.tools/agent-finalizer',
   ModelAPI: 'kaos.tools/modelapi-finalizer',
   MCPServer: 'kaos.tools/mcpserver-finalizer',
+  MemoryStore: 'kaos.tools/memorystore-finalizer',
 };
 
 /** One reconcile of one object of a kind: what the WorkQueue runs for a key of that kind. */

@@ -5,6 +5,7 @@ import {
   failed,
   mcpServerNotReady,
   mcpServerUnresolved,
+  memoryDegraded,
   mirrorDeployment,
   modelAPINotReady,
   modelAPIUnresolved,
@@ -188,12 +189,8 @@ t.test('conditions of other types are kept', async (t) => {
   t.same(next.conditions?.map((c) => c.type), ['Ready', 'Reconciling', 'Stalled', 'example.com/Audited']);
 });
 
-t.test("a condition the controller owns besides kstatus's: written when stated, its time moving with its status, gone when not stated", async (t) => {
+t.test("MemoryDegraded: the controller's own, written when stated, its time moving with its status, gone when not stated", async (t) => {
   const audited = { type: 'example.com/Audited', status: 'True', reason: 'Done', message: '', lastTransitionTime: '2025-01-01T00:00:00Z' };
-  const memoryDegraded = (store: string, problem: 'missing' | 'not-ready' | undefined) =>
-    problem === undefined
-      ? { type: 'MemoryDegraded' as const, status: 'False' as const, reason: 'MemoryHealthy', message: `MemoryStore ${store} is ready` }
-      : { type: 'MemoryDegraded' as const, status: 'True' as const, reason: 'MemoryStoreNotReady', message: problem === 'missing' ? `MemoryStore ${store} not found` : `MemoryStore ${store} is not ready` };
   const s0 = nextStatus({ conditions: [audited] }, 1, { ...modelAPINotReady(), extraConditions: [memoryDegraded('shared', 'missing')] }, T0);
   t.same(conditions(s0).MemoryDegraded, {
     type: 'MemoryDegraded', status: 'True', observedGeneration: 1, lastTransitionTime: formatTime(T0), reason: 'MemoryStoreNotReady', message: 'MemoryStore shared not found',
@@ -204,6 +201,7 @@ t.test("a condition the controller owns besides kstatus's: written when stated, 
   t.equal(conditions(s1).MemoryDegraded?.message, 'MemoryStore shared is not ready');
   const s2 = nextStatus(s1, 1, { ...modelAPINotReady(), extraConditions: [memoryDegraded('shared', undefined)] }, T1 + 1000);
   t.match(conditions(s2).MemoryDegraded, { status: 'False', reason: 'MemoryHealthy', message: 'MemoryStore shared is ready', lastTransitionTime: formatTime(T1 + 1000) });
+  t.match(memoryDegraded(undefined, undefined), { status: 'False', reason: 'MemoryHealthy', message: 'Memory is healthy' }, 'no store to depend on');
   const s3 = nextStatus(s2, 2, modelAPINotReady(), T1 + 2000);
   t.same(s3.conditions?.map((c) => c.type), ['Ready', 'Reconciling', 'Stalled', 'example.com/Audited'], 'not stated: removed; the foreign one stays');
 });
