@@ -2,11 +2,11 @@
 import { AGENT_DEFAULTS } from '../api/defaults.ts';
 import { effectiveReadScope } from '../api/memory-rules.ts';
 import { memoryShapeOf, shapeOf } from '../api/shapes.ts';
-import { applyContainerOverride, copyEnv, env, hasEnv, httpGetProbe, httpPort, uniqueEnv, withoutEnv } from './container.ts';
+import { applyContainerOverride, copyEnv, env, hasEnv, httpGetProbe, httpPort, placeUserEnv, uniqueEnv, withoutEnv } from './container.ts';
 import { agentTelemetryEnv, logLevelEnv, telemetrySettings } from './observability.ts';
 import { renderHTTPRoute } from './gateway.ts';
 import { defaultAgentImage } from './images.ts';
-import type { AgentDeps, AgentInput, RenderConfig } from './inputs.ts';
+import type { AgentDeps, AgentInput, AgentMemoryInput, RenderConfig } from './inputs.ts';
 import type { Container, EnvVar, PodSpec } from './k8s.ts';
 import { parentIdentity } from './labels.ts';
 import { AGENT_PORT, CONTAINER_NAME, serviceURL, workloadName } from './names.ts';
@@ -27,81 +27,126 @@ export function mcpServerEnvName(name: string): string {
   return `MCP_SERVER_${name}_URL`;
 }
 
-/** What one step of the Agent's env reads. */
-interface EnvContext {
+/** What the env steps read: the Agent, its resolved dependencies, the operator's settings. */
+interface AgentEnvInput {
   readonly agent: AgentInput;
   readonly deps: AgentDeps;
   readonly config: RenderConfig;
-  /** docs/api.md, "Newer KAOS shapes": the Agent is in the new shape (api/shapes.ts decides). */
-  readonly newShape: boolean;
 }
 
-/** One step of the Agent's env: the variables it contributes, each only when it has something to say. */
-type EnvStep = (c: EnvContext) => EnvVar[];
+/** One run of entries of the `agent` container's env. */
+type EnvStep = (input: AgentEnvInput) => EnvVar[];
 
-const when = (name: string, value: string | number | boolean | undefined): EnvVar[] =>
-  value === undefined || value === '' ? [] : [env(name, String(value))];
+/** Where the user's own list goes in a step list (spec.config.env, or container.env in its place). */
+const USER_ENV = 'user env';
 
-/** Before the user's env list (docs/api.md, "Agent environment" steps 1–2). */
-const HEAD_STEPS: readonly EnvStep[] = [
-  (c) => [env('AGENT_NAME', c.agent.metadata?.name ?? '')],
-  (c) => when('AGENT_DESCRIPTION', c.agent.spec.config?.description),
-  (c) => when('AGENT_INSTRUCTIONS', c.agent.spec.config?.instructions),
+const cfgOf = (input: AgentEnvInput) => input.agent.spec.config;
+/** A variable when its value is a non-empty string. */
+const text = (name: string, value: string | undefined): EnvVar[] => (value ? [env(name, value)] : []);
+/** A variable when its value is set, in decimal or as written. */
+const when = (name: string, value: number | string | undefined): EnvVar[] => (value === undefined ? [] : [env(name, String(value))]);
+
+const agentName: EnvStep = ({ agent }) => [env('AGENT_NAME', agent.metadata?.name ?? '')];
+const description: EnvStep = (i) => text('AGENT_DESCRIPTION', cfgOf(i)?.description);
+const instructions: EnvStep = (i) => text('AGENT_INSTRUCTIONS', cfgOf(i)?.instructions);
+const systemPrompt: EnvStep = (i) => text('AGENT_SYSTEM_PROMPT', cfgOf(i)?.systemPrompt);
+const configEnv: EnvStep = (i) => copyEnv(cfgOf(i)?.env);
+const modelAPIURL: EnvStep = ({ deps }) => [env('MODEL_API_URL', deps.modelAPI.endpoint)];
+/** The webhook normally wrote MODEL_NAME into config.env; this is the same choice it makes. */
+const defaultedModelName: EnvStep = (i) =>
+  hasEnv(cfgOf(i)?.env, 'MODEL_NAME') ? [] : [env('MODEL_NAME', i.deps.modelAPI.model || i.config.defaultModelName)];
+/** The newer shape names its model in spec.model; without it, the original rule. */
+const modelName: EnvStep = (i) => (i.agent.spec.model ? [env('MODEL_NAME', i.agent.spec.model)] : defaultedModelName(i));
+const loopMaxSteps: EnvStep = (i) => when('AGENTIC_LOOP_MAX_STEPS', cfgOf(i)?.reasoningLoopMaxSteps);
+const toolCallMode: EnvStep = (i) => when('TOOL_CALL_MODE', cfgOf(i)?.toolCallMode);
+const memory: EnvStep = (i) => {
+  const block = cfgOf(i)?.memory;
+  return block === undefined ? [] : memoryEnv(block, i);
+};
+const autonomous: EnvStep = (i) => {
+  const a = cfgOf(i)?.autonomous;
+  return [
+    ...text('AUTONOMOUS_GOAL', a?.goal),
+    ...when('AUTONOMOUS_INTERVAL_SECONDS', a?.intervalSeconds),
+    ...when('AUTONOMOUS_MAX_ITER_RUNTIME_SECONDS', a?.maxIterRuntimeSeconds),
+  ];
+};
+const taskBudgets: EnvStep = (i) => {
+  const task = cfgOf(i)?.taskConfig;
+  return [
+    ...when('TASK_MAX_ITERATIONS', task?.maxIterations),
+    ...when('TASK_MAX_RUNTIME_SECONDS', task?.maxRuntimeSeconds),
+    ...when('TASK_MAX_TOOL_CALLS', task?.maxToolCalls),
+  ];
+};
+const mcpServers: EnvStep = ({ deps }) => namedEndpointsEnv('MCP_SERVERS', deps.mcpServers, mcpServerEnvName);
+const peers: EnvStep = ({ deps }) => namedEndpointsEnv('PEER_AGENTS', deps.peers.filter((p) => p.endpoint !== ''), peerEnvName);
+const telemetry: EnvStep = (i) => agentTelemetryEnv(i.agent.metadata, telemetrySettings(cfgOf(i)?.telemetry, i.config));
+const logLevel: EnvStep = (i) => logLevelEnv('LOG_LEVEL', i.config.defaultLogLevel, cfgOf(i)?.env, i.agent.spec.container?.env);
+
+/**
+ * The original shape (docs/api.md, "Agent environment"), steps 1–9; step 10, spec.container.env,
+ * is appended by applyContainerOverride.
+ */
+const ORIGINAL_AGENT_ENV: readonly EnvStep[] = [
+  agentName,
+  description,
+  instructions,
+  configEnv,
+  modelAPIURL,
+  defaultedModelName,
+  loopMaxSteps,
+  memory,
+  mcpServers,
+  peers,
 ];
 
 /**
- * After the user's env list, in KAOS's order (docs/api.md, "Agent environment" steps 4–9; the
- * newer shapes' variables at their places): a new variable is one more step here.
+ * The newer shape, in KAOS's order (docs/api.md, "Env order"): the user's list (config.env, or
+ * container.env in its place) right after the prompts; then the model, the loop and tool-call
+ * settings, memory, autonomy and task budgets, the MCP servers and peers, OpenTelemetry, and
+ * LOG_LEVEL unless the user set it. A block of KAOS's added later takes its place in this list.
  */
-const GENERATED_STEPS: readonly EnvStep[] = [
-  (c) => [env('MODEL_API_URL', c.deps.modelAPI.endpoint)],
-  modelNameEnv,
-  (c) => when('AGENTIC_LOOP_MAX_STEPS', c.agent.spec.config?.reasoningLoopMaxSteps),
-  (c) => memoryEnv(c.agent, c.deps),
-  (c) => namedEndpointsEnv('MCP_SERVERS', c.deps.mcpServers, mcpServerEnvName),
-  (c) => namedEndpointsEnv('PEER_AGENTS', c.deps.peers.filter((p) => p.endpoint !== ''), peerEnvName),
-  (c) => (c.newShape ? agentTelemetryEnv(c.agent.metadata, telemetrySettings(c.agent.spec.config?.telemetry, c.config)) : []),
-  (c) => (c.newShape ? logLevelEnv('LOG_LEVEL', c.config.defaultLogLevel, c.agent.spec.config?.env, c.agent.spec.container?.env) : []),
+const NEWER_AGENT_ENV: readonly (EnvStep | typeof USER_ENV)[] = [
+  agentName,
+  description,
+  instructions,
+  systemPrompt,
+  configEnv,
+  USER_ENV,
+  modelAPIURL,
+  modelName,
+  loopMaxSteps,
+  toolCallMode,
+  memory,
+  autonomous,
+  taskBudgets,
+  mcpServers,
+  peers,
+  telemetry,
+  logLevel,
 ];
 
 /**
- * MODEL_NAME: `spec.model` (new shape), else, when config.env names none, the ModelAPI's model or
- * DEFAULT_MODEL_NAME — the webhook's own choice, which it normally wrote into config.env already.
- */
-function modelNameEnv(c: EnvContext): EnvVar[] {
-  const { spec } = c.agent;
-  if (spec.model !== undefined && spec.model !== '') return [env('MODEL_NAME', spec.model)];
-  if (hasEnv(spec.config?.env, 'MODEL_NAME')) return [];
-  return [env('MODEL_NAME', c.deps.modelAPI.model || c.config.defaultModelName)];
-}
-
-/**
- * The generated env of the `agent` container, in the order of docs/api.md, "Agent environment".
- * Original shape: config.env after AGENT_INSTRUCTIONS, and a generated entry wins a clash (the
- * kubelet's last-one-wins, kept where it stands); step 10, spec.container.env, is applied by
- * applyContainerOverride. New shape (docs/api.md, "Newer KAOS shapes"): the user's list
- * (config.env, or container.env in its place) at that spot wins a clash with a generated entry,
- * and the OpenTelemetry variables and LOG_LEVEL (unless the user set it) come last.
+ * The generated env of the `agent` container, by shape. Names are unique: an entry that repeats
+ * a generated name resolves as the kubelet would (last one wins); in the newer shape the user's
+ * container.env wins a clash wherever it stands.
  */
 export function agentEnv(agent: AgentInput, deps: AgentDeps, config: RenderConfig): EnvVar[] {
-  const c: EnvContext = { agent, deps, config, newShape: isNewShapeAgent(agent) };
-  const head = [...HEAD_STEPS.flatMap((step) => step(c)), ...copyEnv(agent.spec.config?.env)];
-  const generated = GENERATED_STEPS.flatMap((step) => step(c));
-  if (!c.newShape) return uniqueEnv([...head, ...generated]);
-  const user = copyEnv(agent.spec.container?.env);
-  const userNames = new Set(user.map((e) => e.name));
-  return uniqueEnv([...head, ...user, ...generated.filter((e) => !userNames.has(e.name))]);
+  const input: AgentEnvInput = { agent, deps, config };
+  const run = (steps: readonly (EnvStep | typeof USER_ENV)[]): EnvVar[] => steps.flatMap((s) => (s === USER_ENV ? [] : s(input)));
+  if (!isNewShapeAgent(agent)) return uniqueEnv(run(ORIGINAL_AGENT_ENV));
+  const at = NEWER_AGENT_ENV.indexOf(USER_ENV);
+  return placeUserEnv(run(NEWER_AGENT_ENV.slice(0, at)), copyEnv(agent.spec.container?.env), run(NEWER_AGENT_ENV.slice(at + 1)));
 }
 
-/** docs/api.md, "Newer KAOS shapes": `spec.model` or a telemetry block make an Agent new-shape (api/shapes.ts decides). */
+/** docs/api.md, "Newer KAOS shapes": api/shapes.ts decides (spec.model, telemetry, the KAOS 2026 config fields). */
 export function isNewShapeAgent(agent: AgentInput): boolean {
   return shapeOf('Agent', agent.spec) === 'new';
 }
 
 /** The memory block's env: the original shape's five variables, or remote memory's (docs/api.md, "Agent remote memory"). */
-function memoryEnv(agent: AgentInput, deps: AgentDeps): EnvVar[] {
-  const memory = agent.spec.config?.memory;
-  if (memory === undefined) return [];
+function memoryEnv(memory: AgentMemoryInput, { agent, deps }: AgentEnvInput): EnvVar[] {
   if (memoryShapeOf(memory) === 'original') {
     return [
       env('MEMORY_ENABLED', String(memory.enabled ?? MEMORY_DEFAULTS.enabled)),
@@ -113,18 +158,19 @@ function memoryEnv(agent: AgentInput, deps: AgentDeps): EnvVar[] {
   }
   const bound = memory.memoryStore !== undefined && memory.memoryStore !== '';
   const type = memory.type ?? (bound ? 'remote' : MEMORY_DEFAULTS.type);
+  // The store's endpoint whenever it exists (its name gives it): its readiness changes no pod spec.
   const store = type === 'remote' ? deps.memoryStore : undefined;
-  const metadata = agent.metadata;
+  const rollingSummary = memory.clientParams?.rollingSummary;
   return [
     env('MEMORY_ENABLED', String(memory.enabled ?? MEMORY_DEFAULTS.enabled)),
     env('MEMORY_TYPE', type),
-    ...when('MEMORY_STORE_ENDPOINT', store?.endpoint),
+    ...text('MEMORY_STORE_ENDPOINT', store?.endpoint),
     env('MEMORY_MAX_READ_SCOPE', effectiveReadScope(memory, store?.maxReadScope)),
-    ...when('MEMORY_TOOLS', memory.tools),
-    ...when('MEMORY_FAILURE_MODE', memory.failureMode),
+    ...text('MEMORY_TOOLS', memory.tools),
+    ...text('MEMORY_FAILURE_MODE', memory.failureMode),
     ...when('MEMORY_SHORT_TERM_TOKEN_BUDGET', memory.clientParams?.tokenBudget),
-    ...when('MEMORY_ROLLING_SUMMARY', memory.clientParams?.rollingSummary),
-    env('AGENT_IDENTITY', `kaos://agent/${metadata?.namespace ?? ''}/${metadata?.name ?? ''}`),
+    ...when('MEMORY_ROLLING_SUMMARY', rollingSummary === undefined ? undefined : String(rollingSummary)),
+    env('AGENT_IDENTITY', `kaos://agent/${agent.metadata?.namespace ?? ''}/${agent.metadata?.name ?? ''}`),
   ];
 }
 

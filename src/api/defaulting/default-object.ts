@@ -1,11 +1,12 @@
 // The mutating webhook's decision, as a pure function (docs/api.md, "Defaulting"): derived values
-// (container image, an Agent's MODEL_NAME and memory defaults, a MemoryStore's replicas) first,
-// then the schema's constant defaults. Idempotent: running it on its own output changes nothing.
-// Never touches status.
+// (container image, an Agent's MODEL_NAME, toolCallMode and memory defaults, a MemoryStore's
+// replicas) first, then the schema's constant defaults. Idempotent: running it on its own output
+// changes nothing. Never touches status.
 import type { Config } from '../../config.ts';
 import { readDefaulted, writeDefaulted } from './defaulted-annotation.ts';
 import {
   defaultImage,
+  deriveToolCallMode,
   imageField,
   memoryTypeField,
   memoryTypeFor,
@@ -16,6 +17,7 @@ import {
   ORIGINAL_MEMORY_DEFAULTS,
   replicasField,
   replicasFor,
+  TOOL_CALL_MODE_FIELD,
   type DerivedField,
 } from './derived-defaults.ts';
 import { goQuote } from '../go-format.ts';
@@ -139,6 +141,7 @@ export function defaultObject(kind: KaosKind, object: KubeObject, ctx: Defaultin
     }
   }
 
+  if (kind === 'Agent' && deriveToolCallMode(spec, recorded.has(TOOL_CALL_MODE_FIELD))) ours.add(TOOL_CALL_MODE_FIELD);
   if (kind === 'Agent') {
     for (const path of defaultMemory(spec, history)) ours.add(path);
   }

@@ -55,7 +55,7 @@ t.test("replicas follow the storage mode while they are the webhook's; the user'
 t.test("an Agent's memory block: type from its binding, recorded", async (t) => {
   const remote = run('Agent', agent('a', { modelAPI: 'm', model: 'x', config: { memory: { memoryStore: 'shared', maxReadScope: 'session' } } })).object;
   t.same(memoryOf(remote), { memoryStore: 'shared', maxReadScope: 'session', type: 'remote', enabled: true }, 'no original-shape field in a remote block');
-  t.equal(annotation(remote), 'spec.config.memory.type,spec.container.image');
+  t.equal(annotation(remote), 'spec.config.memory.type,spec.config.toolCallMode,spec.container.image');
 
   const local = run('Agent', agent('a', { modelAPI: 'm', model: 'x', config: { memory: {} } })).object;
   t.same(memoryOf(local), { type: 'local', contextLimit: 6, maxSessions: 1000, maxSessionEvents: 500, enabled: true });
@@ -75,7 +75,7 @@ t.test("binding an original-shape block to a MemoryStore: the defaults chosen fo
   const bound = { ...before, spec: { ...(before.spec as object), config: { memory: { ...(memoryOf(before) as object), memoryStore: 'shared' } } } };
   const after = run('Agent', bound, before).object;
   t.same(memoryOf(after), { type: 'remote', enabled: true, memoryStore: 'shared' }, 'as client-side kubectl apply sends it: the stored defaults and the new binding');
-  t.equal(annotation(after), 'spec.config.memory.type,spec.container.image');
+  t.equal(annotation(after), 'spec.config.memory.type,spec.config.toolCallMode,spec.container.image');
 
   const own = agent('a', { modelAPI: 'm', model: 'x', config: { memory: { contextLimit: 9, memoryStore: 'shared' } } });
   t.match(memoryOf(run('Agent', own).object), { contextLimit: 9, memoryStore: 'shared' }, 'a value the user wrote stays, for validation to name');
