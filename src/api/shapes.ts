@@ -62,19 +62,20 @@ export const ORIGINAL_MEMORY_FIELDS = ['contextLimit', 'maxSessions', 'maxSessio
 /** The fields that bind it to a MemoryStore (KAOS's newest shape); `type: remote` is one too. */
 export const REMOTE_MEMORY_FIELDS = ['memoryStore', 'maxReadScope', 'clientParams', 'tools', 'failureMode'] as const;
 
-/** The fields of each shape set in a memory block, as field paths (`type` only when `remote`). */
-function memoryFields(memory: unknown): { original: SetField[]; updated: SetField[] } {
+/**
+ * The fields of each shape set in a memory block, as field paths. `type` is a field of both shapes
+ * (the webhook may have chosen it), so it never counts in a mix; `remote` still makes a block new.
+ */
+function memoryFields(memory: unknown): { original: SetField[]; updated: SetField[]; remote: boolean } {
   const block = asRecord(memory) ?? {};
   const present = (names: readonly string[]): SetField[] => names.filter((k) => isSet(block[k])).map((k) => ({ field: `${MEMORY}.${k}` }));
-  return {
-    original: present(ORIGINAL_MEMORY_FIELDS),
-    updated: [...(block.type === 'remote' ? [{ field: `${MEMORY}.type` }] : []), ...present(REMOTE_MEMORY_FIELDS)],
-  };
+  return { original: present(ORIGINAL_MEMORY_FIELDS), updated: present(REMOTE_MEMORY_FIELDS), remote: block.type === 'remote' };
 }
 
-/** The shape of an Agent's `config.memory` block: `new` once any field of the newest form is set. */
+/** The shape of an Agent's `config.memory` block: `new` once a field of the newest form is set, or `type: remote`. */
 export function memoryShapeOf(memory: unknown): Shape {
-  return memoryFields(memory).updated.length > 0 ? 'new' : 'original';
+  const fields = memoryFields(memory);
+  return fields.remote || fields.updated.length > 0 ? 'new' : 'original';
 }
 
 /** The kind's own env list of the original shape (`container.env` replaces it in the new one); none for a MemoryStore. */

@@ -1,9 +1,13 @@
 // The validating webhook's rules for MemoryStores and an Agent's remote memory (docs/api.md,
 // "MemoryStore" and "Agent remote memory"), each in the words the user sees.
+import { readFile } from 'node:fs/promises';
 import t from 'tap';
+import { parseAllDocuments } from 'yaml';
+import { defaultObject } from '../../../src/api/defaulting/default-object.ts';
+import { isKaosKind } from '../../../src/api/kinds.ts';
 import { deletionWarnings, validateObject, type ValidationContext } from '../../../src/api/validation/validate-object.ts';
 import type { KubeObject } from '../../../src/api/lookup.ts';
-import { agent, chatAPI, hosted, localStoreSpec, memoryStore, referencesIn, store } from './objects.ts';
+import { agent, chatAPI, CONFIG, hosted, localStoreSpec, memoryStore, referencesIn, store } from './objects.ts';
 
 const EXISTING = [hosted('m'), chatAPI(), store('shared'), store('narrow', { maxReadScope: 'session' })];
 const COMPACTION = 'short-term compaction marks must satisfy 0 < compactionTarget < compactionTrigger <= tokenBudget (0 or absent marks derive from the token budget)';
@@ -104,10 +108,10 @@ t.test('one shape per memory block: the original fields beside a binding are a m
   t.same(checkAgent(remote({ memoryStore: 'shared', contextLimit: 6 })).errors, [
     'spec.config.memory.memoryStore: Forbidden: may not be set together with spec.config.memory.contextLimit',
   ]);
-  t.same(checkAgent(remote({ type: 'remote', memoryStore: 'shared', maxReadScope: 'agent', contextLimit: 6, maxSessions: 9 })).errors, [
-    'spec.config.memory.contextLimit: Forbidden: may not be set together with spec.config.memory.type, spec.config.memory.memoryStore, spec.config.memory.maxReadScope',
-    'spec.config.memory.maxSessions: Forbidden: may not be set together with spec.config.memory.type, spec.config.memory.memoryStore, spec.config.memory.maxReadScope',
-  ], 'the shape with fewer fields set is the one refused');
+  t.same(checkAgent(remote({ type: 'remote', memoryStore: 'shared', maxReadScope: 'agent', tools: 'read', contextLimit: 6, maxSessions: 9 })).errors, [
+    'spec.config.memory.contextLimit: Forbidden: may not be set together with spec.config.memory.memoryStore, spec.config.memory.maxReadScope, spec.config.memory.tools',
+    'spec.config.memory.maxSessions: Forbidden: may not be set together with spec.config.memory.memoryStore, spec.config.memory.maxReadScope, spec.config.memory.tools',
+  ], "the shape with fewer fields set is the one refused; type, both shapes' field, counts for neither");
 });
 
 t.test('the MemoryStore is a reference: it exists, and its ceiling holds', async (t) => {
@@ -142,4 +146,22 @@ t.test('deleting a bound MemoryStore warns, naming its Agents and what goes with
   const external = memoryStore('pg', localStoreSpec({ storage: { type: 'external', external: { connectionSecretRef: { name: 'pg', key: 'dsn' } } } }));
   t.same(deletionWarnings('MemoryStore', 'pg', ['a1'], external), ['MemoryStore "pg" is still bound by Agents: a1']);
   t.same(deletionWarnings('MemoryStore', 'shared', [], store('shared')), [], 'nothing bound: nothing to say');
+});
+
+t.test('the memory-agents fixture is valid as written and once defaulted', async (t) => {
+  const text = await readFile(new URL('../../fixtures/kaos-2026/memory-agents.yaml', import.meta.url), 'utf8');
+  const objects = parseAllDocuments(text).map((d) => d.toJS() as KubeObject).filter((o) => isKaosKind(o.kind));
+  t.same(objects.map((o) => o.kind), ['ModelAPI', 'MemoryStore', 'Agent', 'Agent']);
+  const modelAPIs = new Map(objects.filter((o) => o.kind === 'ModelAPI').map((o) => [o.metadata?.name ?? '', o]));
+  for (const object of objects) {
+    if (!isKaosKind(object.kind)) continue;
+    const ctx: ValidationContext = {
+      referencePolicy: 'Enforce',
+      ...(object.kind === 'Agent' ? { references: referencesIn(objects, object.spec) } : {}),
+      ...(object.kind === 'MemoryStore' ? { memoryStoreReferences: { modelAPIs } } : {}),
+    };
+    t.same(validateObject(object.kind, object, ctx), { errors: [], warnings: [] }, `${object.kind} ${object.metadata?.name} as written`);
+    const defaulted = defaultObject(object.kind, object, { config: CONFIG }).object;
+    t.same(validateObject(object.kind, defaulted, ctx), { errors: [], warnings: [] }, `${object.kind} ${object.metadata?.name} defaulted`);
+  }
 });
