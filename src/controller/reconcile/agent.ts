@@ -144,8 +144,8 @@ export const reconcileAgent: KindReconciler = reconciler('Agent', async (run) =>
   const store = boundStore(run.parent.spec);
   const linkedResources = { modelapi: asString(asRecord(run.parent.spec)?.modelAPI) ?? '', ...(store === undefined ? {} : { memorystore: store }) };
   const extraConditions = memoryCondition(ctx.reads, key.namespace, run.parent.spec);
-  recordMemoryEvent(run, extraConditions);
   const firstCreation = ownedChild(run, 'Deployment', workloadName('Agent', key.name)) === undefined;
+  if (!firstCreation) recordMemoryEvent(run, extraConditions);
   const resolution = resolveAgentDeps(ctx.reads, key.namespace, run.parent.spec, firstCreation);
   if ('verdict' in resolution) {
     recordDependencyEvent(run, resolution.verdict);
@@ -164,15 +164,15 @@ export const reconcileAgent: KindReconciler = reconciler('Agent', async (run) =>
 });
 
 /**
- * One Event when remote memory degrades (Warning: the Agent serves with short-term memory only) or
- * recovers (Normal), on the change of MemoryDegraded's status, never for the same state again.
+ * One Event when a running Agent's remote memory degrades (Warning: it serves with short-term
+ * memory only) or recovers (Normal), on a change of MemoryDegraded's status, never for the same
+ * state again. While the Agent is first created its wait is the dependency Event's to tell.
  */
 function recordMemoryEvent(run: Run, conditions: readonly ExtraCondition[]): void {
   const now = conditions.find((c) => c.type === 'MemoryDegraded');
   if (now === undefined) return;
   const previous = (asArray(asRecord(run.parent.status)?.conditions) ?? []).map(asRecord).find((c) => c?.type === 'MemoryDegraded');
-  const wasDegraded = previous?.status === 'True';
-  if ((now.status === 'True') === wasDegraded || (previous === undefined && now.status === 'False')) return;
+  if (previous === undefined || previous.status === now.status) return;
   run.ctx.events.record({
     regarding: regarding(run),
     type: now.status === 'True' ? 'Warning' : 'Normal',

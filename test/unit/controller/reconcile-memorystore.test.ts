@@ -162,7 +162,8 @@ t.test('an Agent created before its store waits for it (first creation only), th
     { name: 'MEMORY_MAX_READ_SCOPE', value: 'agent' },
     { name: 'AGENT_IDENTITY', value: `kaos://agent/${NS}/helper` },
   ]);
-  t.same(ctx.recorded.filter((e) => e.reason === 'MemoryRecovered').map((e) => e.note), ['MemoryStore shared is ready']);
+  t.same(ctx.recorded.filter((e) => e.reason === 'MemoryDegraded' || e.reason === 'MemoryRecovered'), [], 'its creation is told by the dependency Events, not as degraded memory');
+  t.same(ctx.recorded.filter((e) => e.reason.startsWith('MemoryStore')).map((e) => e.note), ['MemoryStore shared not found', 'MemoryStore shared is not ready']);
 });
 
 t.test('a running Agent is never blocked: degraded and recovered with no new pod spec', async (t) => {
