@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-# The operator image: `docker build -t kaos-operator .`
+# The operator image: `npm run image` (scripts/image/build.ts: podman or Docker, tagged with the
+# package version), or `docker build -t kaos-operator .`
 #   build      all dependencies (TypeScript, esbuild), `npm run build` → dist/ (the operator is
 #              one bundled file, dist/main.js: scripts/build.ts says why)
 #   prod-deps  production dependencies only (npm ci --omit=dev)
@@ -7,8 +8,9 @@
 #              the production node_modules and package.json ("type": "module"); tini as PID 1 so
 #              SIGTERM reaches node and the operator's graceful shutdown runs; user 1000 (the
 #              image's `node` user, the chart's runAsUser), no shell needed at run time.
-# test/unit/dockerfile.test.ts checks that every path the runtime stage copies exists after
-# `npm run build` and that nothing dev-only reaches it.
+# test/e2e/image.test.ts builds it and runs it as the chart does, and checks what it holds;
+# test/unit/dockerfile.test.ts checks, without an engine, that every path the runtime stage
+# copies exists after `npm run build` and that nothing dev-only reaches it.
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build

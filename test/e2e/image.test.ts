@@ -25,6 +25,7 @@ import {
 } from './support/container.ts';
 import { metricSum, scrape, waitForStatus } from './support/lifecycle.ts';
 import { procInfo } from './support/proc.ts';
+import { eventually } from '../support/poll.ts';
 
 // A cold build (a local base from Debian's packages, then every npm ci of the Dockerfile) takes
 // minutes beyond the files' usual 10.
@@ -158,7 +159,10 @@ t.test('the webhooks answer through the API server', async (t) => {
   t.not(refused.code, 0, 'kubectl apply of an Agent whose ModelAPI does not exist fails');
   // In Kubernetes' own format; a reference to another object is no schema's to check.
   t.equal(refused.stderr.trim(), 'The Agent "bad" is invalid: spec.modelAPI: Not found: "gpt"', 'with the field and the reason');
-  t.match(operator.log(), /"webhook":"\/validate-kaos-tools-v1alpha1-agent"[^\n]*"name":"bad","code":422/, 'refused by the container\'s validating webhook');
+  // The log reaches its file through `<engine> logs --follow`, a moment later.
+  const line = await eventually('the refusal in the container\'s log', () => operator.log().split('\n')
+    .find((l) => l.includes('"webhook":"/validate-kaos-tools-v1alpha1-agent"') && l.includes('"name":"bad"')), { timeoutMs: 10_000, intervalMs: 100 });
+  t.match(line, /"code":422/, 'refused by the container\'s validating webhook');
 });
 
 t.test('the controller brings the sample to Ready', async (t) => {
