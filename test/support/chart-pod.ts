@@ -71,6 +71,16 @@ export interface PodContext {
   extra?: readonly string[];
 }
 
+/**
+ * The chart's values (`--set` arguments) that run `image` from the nodes' own images: the
+ * README's and docs/helm.md's, and what the image's e2e tests render the chart with.
+ */
+export function imageValues(image: string): string[] {
+  const [, repository, tag] = /^(.+):([^:/]+)$/.exec(image) ?? [];
+  if (repository === undefined || tag === undefined) throw new Error(`${image}: not repository:tag`);
+  return [`image.repository=${repository}`, `image.tag=${tag}`, 'image.pullPolicy=Never'];
+}
+
 /** The chart's one container (the operator). */
 export function operatorContainer(deployment: ChartDeployment): ChartContainer {
   const [container, ...others] = deployment.spec.template.spec.containers;

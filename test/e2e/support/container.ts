@@ -13,7 +13,7 @@ import { engineOk, engineRun, findEngine, type Engine } from '../../../scripts/i
 import { IMAGE, ROOT } from '../../../scripts/image/build.ts';
 import { awaitReady, tail, type OperatorProcess, type StartOperatorOptions } from '../../../scripts/local-stack.ts';
 import { buildBinaries, freePorts, runCommand } from '../../cluster/control-plane.ts';
-import { chartRunArgs, type ChartDeployment } from '../../support/chart-pod.ts';
+import { chartRunArgs, imageValues, type ChartDeployment } from '../../support/chart-pod.ts';
 import { descendants, procInfo, type ProcInfo } from './proc.ts';
 
 /** Where the container finds its kubeconfig: in a cluster, the ServiceAccount's token takes its place. */
@@ -74,9 +74,8 @@ export async function prepareImage(log: (line: string) => void): Promise<Prepare
   const printed = await npmRunImage(log);
   const engine = await findEngine();
   if (engine === undefined) throw new Error('npm run image succeeded, yet no engine is found');
-  const [repository, tag] = IMAGE.split(/:(?=[^:]+$)/) as [string, string];
   const deployment = await renderChartDeployment(await buildBinaries(log), CHART_NAMESPACE, [
-    `image.repository=${repository}`, `image.tag=${tag}`, 'image.pullPolicy=Never', `config.defaultOllamaImage=${CHART_OLLAMA_IMAGE}`,
+    ...imageValues(IMAGE), `config.defaultOllamaImage=${CHART_OLLAMA_IMAGE}`,
   ]);
   return { printed, engine, deployment };
 }
