@@ -42,9 +42,15 @@ const log = (line: string): void => { process.stderr.write(`[image] ${line}\n`);
 async function baseArgs(e: Engine): Promise<string[]> {
   const base = defaultBase(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
   if ((await engineRun(e, ['image', 'inspect', base])).code === 0) return [];
+  log(`pulling ${base}`);
   const pulled = await engineRun(e, ['pull', base], 600_000);
   if (pulled.code === 0) return [];
   log(`cannot pull ${base} (${(pulled.stderr || pulled.stdout).trim().split('\n').at(-1) ?? ''}): building on a local base instead`);
+  // The local base takes this process's node: `npm run` runs the node devDependency's.
+  const major = /^node:(\d+)/.exec(base)?.[1];
+  if (major !== undefined && process.versions.node.split('.')[0] !== major) {
+    throw new Error(`the local base needs Node.js ${major}, and this is ${process.versions.node}: run npm ci, then npm run image`);
+  }
   const made = spawnSync(join(SCRIPTS_DIR, 'local-base.sh'), [e.name, process.execPath], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
   if (made.status !== 0) throw new Error(`local-base.sh exited ${made.status}`);
   const local = made.stdout.trim().split('\n').at(-1) ?? '';
@@ -83,6 +89,7 @@ function underLock(main: () => Promise<void>): void {
   }
   mkdirSync(join(cacheRoot, 'image'), { recursive: true });
   const r = spawnSync('flock', [lock, process.execPath, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, KAOS_IMAGE_LOCK: lock } });
+  if (r.error !== undefined) log(`FAILED: flock (util-linux) runs one build at a time: ${r.error.message}`);
   process.exit(r.status ?? 1);
 }
 

@@ -3,7 +3,7 @@
 // (install-packages.sh). `npm run image` (build.ts) and the image's end-to-end tests run every
 // engine command through here, with the flags this machine needs.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCommand, type KubectlResult } from '../../test/cluster/control-plane.ts';
 
@@ -62,7 +62,9 @@ function onPath(command: string): boolean {
 
 function engine(name: EngineName): Engine {
   const global = name === 'podman' && onPath('runc') ? ['--runtime', 'runc'] : [];
-  return { name, global, containerArgs: ['--network', 'host', ...ulimitArgs(readFileSync('/proc/self/limits', 'utf8'))] };
+  // No /proc (a Mac's Docker client): the engine's own limits.
+  const limits = existsSync('/proc/self/limits') ? readFileSync('/proc/self/limits', 'utf8') : '';
+  return { name, global, containerArgs: ['--network', 'host', ...ulimitArgs(limits)] };
 }
 
 /** podman when installed; else docker when its daemon answers; else none. */

@@ -148,7 +148,13 @@ export async function startContainerOperator(engine: Engine, deployment: ChartDe
     mounts: { [join(files, 'kubeconfig')]: KUBECONFIG_PATH },
     extra: ['--detach', '--label', `${OWNER_LABEL}=${process.pid}`],
   });
-  await engineOk(engine, ['run', ...engine.containerArgs, ...args]);
+  try {
+    await engineOk(engine, ['run', ...engine.containerArgs, ...args]);
+  } catch (err) {
+    await engineRun(engine, ['rm', '--force', name]);
+    await rm(files, { recursive: true, force: true });
+    throw err;
+  }
 
   const out = createWriteStream(o.logFile, { flags: 'a' });
   const logs = spawn(engine.name, [...engine.global, 'logs', '--follow', name], { stdio: ['ignore', 'pipe', 'pipe'] });
