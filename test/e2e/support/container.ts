@@ -3,9 +3,9 @@
 // renders from chart/ onto the container) on the host's network, so that it reaches the local
 // API server on loopback and the API server reaches its webhooks there; and its filesystem,
 // exported for a look at what it holds.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chown, chmod, copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -92,13 +92,18 @@ export interface ContainerOptions extends StartOperatorOptions {
   podName: string;
 }
 
+/** `rm` of a container, killing it first if it runs (podman would otherwise give it its stop timeout). */
+function removal(engine: Engine, name: string): string[] {
+  return ['rm', '--force', ...(engine.name === 'podman' ? ['--time', '0'] : []), name];
+}
+
 /** Removes the containers of test processes that are gone (a run killed before its teardown). */
 async function removeOrphans(engine: Engine): Promise<void> {
   const r = await engineRun(engine, ['ps', '--all', '--filter', `label=${OWNER_LABEL}`, '--format', `{{.Names}} {{index .Labels "${OWNER_LABEL}"}}`]);
   for (const line of r.stdout.split('\n')) {
     const [name, owner] = line.trim().split(' ');
     if (name === undefined || name === '' || procInfo(Number(owner)) !== undefined) continue;
-    await engineRun(engine, ['rm', '--force', name]);
+    await engineRun(engine, removal(engine, name));
   }
 }
 
@@ -151,11 +156,14 @@ export async function startContainerOperator(engine: Engine, deployment: ChartDe
   try {
     await engineOk(engine, ['run', ...engine.containerArgs, ...args]);
   } catch (err) {
-    await engineRun(engine, ['rm', '--force', name]);
+    await engineRun(engine, removal(engine, name));
     await rm(files, { recursive: true, force: true });
     throw err;
   }
 
+  // A test process that ends without stopping it (an error, tap's timeout) takes it along.
+  const onExit = (): void => { spawnSync(engine.name, [...engine.global, ...removal(engine, name)], { stdio: 'ignore' }); };
+  process.once('exit', onExit);
   const out = createWriteStream(o.logFile, { flags: 'a' });
   const logs = spawn(engine.name, [...engine.global, 'logs', '--follow', name], { stdio: ['ignore', 'pipe', 'pipe'] });
   logs.stdout.pipe(out, { end: false });
@@ -186,7 +194,8 @@ export async function startContainerOperator(engine: Engine, deployment: ChartDe
       const code = await exited;
       await logsDone;
       out.end();
-      await engineRun(engine, ['rm', '--force', name]);
+      process.removeListener('exit', onExit);
+      await engineRun(engine, removal(engine, name));
       await rm(files, { recursive: true, force: true });
       return code;
     })()),
@@ -212,7 +221,13 @@ export function rssMiB(pid: number): number {
 /** The image's root filesystem, exported into a temporary directory; remove() deletes it. */
 export async function exportImage(engine: Engine, image: string): Promise<{ dir: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'kaos-image-fs-'));
-  const remove = (): Promise<void> => rm(dir, { recursive: true, force: true });
+  // Hundreds of MiB: gone however the test process ends, short of SIGKILL.
+  const onExit = (): void => rmSync(dir, { recursive: true, force: true });
+  process.once('exit', onExit);
+  const remove = async (): Promise<void> => {
+    process.removeListener('exit', onExit);
+    await rm(dir, { recursive: true, force: true });
+  };
   const name = `kaos-e2e-${process.pid}-export`;
   const archive = join(dir, 'rootfs.tar');
   try {
@@ -226,7 +241,7 @@ export async function exportImage(engine: Engine, image: string): Promise<{ dir:
     await remove();
     throw err;
   } finally {
-    await engineRun(engine, ['rm', '--force', name]);
+    await engineRun(engine, removal(engine, name));
   }
   return { dir: join(dir, 'rootfs'), remove };
 }
