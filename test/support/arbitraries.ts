@@ -223,7 +223,8 @@ export const smallHostile: fc.Arbitrary<Doc> = fc.oneof(
   { weight: 2, arbitrary: unicodeString },
 );
 
-export type NestShape = 'object' | 'array' | 'mixed' | 'env';
+export const NEST_SHAPES = ['object', 'array', 'mixed', 'env'] as const;
+export type NestShape = (typeof NEST_SHAPES)[number];
 
 /** JSON nested `depth` levels deep, built by repetition (never recursion). */
 export function deepJson(depth: number, shape: NestShape): RawJson {
@@ -237,14 +238,16 @@ export function deepJson(depth: number, shape: NestShape): RawJson {
   return new RawJson(`${o.repeat(depth)}1${c.repeat(depth)}`);
 }
 
-const HUGE_CHARS = ['a', 'é', '🙂', '\u0000', '"', '\ud800'];
+/** The characters a huge string is made of: plain, 2-byte, astral, NUL, one JSON escapes, a lone surrogate. */
+export const HUGE_CHARS = ['a', 'é', '🙂', '\u0000', '"', '\ud800'];
 
 /** A JSON string of about `length` UTF-16 units, rendered by repetition (JSON.stringify of megabytes of escapes is slow). */
 export function hugeString(length: number, char: string): RawJson {
   return new RawJson(`"${JSON.stringify(char).slice(1, -1).repeat(Math.ceil(length / char.length))}"`);
 }
 
-export type ListElement = 'number' | 'invalid-name' | 'null' | 'distinct-names' | 'env-entry' | 'nested';
+export const LIST_ELEMENTS = ['number', 'invalid-name', 'null', 'distinct-names', 'env-entry', 'nested'] as const;
+export type ListElement = (typeof LIST_ELEMENTS)[number];
 
 export function hugeList(length: number, element: ListElement): Doc[] {
   const make: Record<ListElement, (i: number) => Doc> = {
@@ -353,7 +356,7 @@ const objectIdentity = fc
   .map(([path, value]) => mutation('object-identity', `${showPath(path)}: ${render(value).slice(0, 40)}`, (o) => setAt(o, path, value)));
 
 const deepNesting = fc
-  .tuple(pathChoice(SPEC_PATHS), fc.constantFrom(...LIMITS.depths), fc.constantFrom<NestShape>('object', 'array', 'mixed', 'env'))
+  .tuple(pathChoice(SPEC_PATHS), fc.constantFrom(...LIMITS.depths), fc.constantFrom(...NEST_SHAPES))
   .map(([choice, depth, shape]) =>
     mutation('deep-nesting', `${shape} nested ${depth} deep`, (o) => setAt(o, resolvePath(o, choice), deepJson(depth, shape))),
   );
@@ -368,7 +371,7 @@ const bigList = fc
   .tuple(
     pathChoice(SPEC_PATHS),
     fc.constantFrom(...LIMITS.listLengths),
-    fc.constantFrom<ListElement>('number', 'invalid-name', 'null', 'distinct-names', 'env-entry', 'nested'),
+    fc.constantFrom(...LIST_ELEMENTS),
   )
   .map(([choice, length, element]) =>
     mutation('huge-list', `${length} × ${element}`, (o) => setAt(o, resolvePath(o, choice), hugeList(length, element))),

@@ -11,6 +11,8 @@ import {
   runtimeNames,
   type RegistryState,
 } from '../../../src/api/mcp-runtimes.ts';
+import { threadCpuMs, WORK_GUARD_MS } from '../../support/work-budget.ts';
+import { HOSTILE_YAML } from '../../support/worst-cases.ts';
 
 const entries = (state: RegistryState) => ('registry' in state ? Object.fromEntries(state.registry.entries) : state);
 const broken = (state: RegistryState) => ('registry' in state ? Object.fromEntries(state.registry.broken) : state);
@@ -99,4 +101,17 @@ t.test('a registry that cannot be read: nothing is unknown, everything is unread
   t.same(registryFromConfigMap({ data: { 'runtimes.yaml': 'x: 1' } }, 'ns/kaos-mcp-runtimes'), {
     problem: 'ConfigMap ns/kaos-mcp-runtimes: runtimes.yaml: must be a mapping with a "runtimes" mapping of name to entry',
   });
+});
+
+t.test('a hostile registry at its length limit is read within the guard (one edit of it cannot stall the controller)', async (t) => {
+  let costliest = { cpuMs: 0, what: '' };
+  for (const unit of HOSTILE_YAML) {
+    const text = `runtimes:\n  ${unit.repeat(Math.ceil(MAX_REGISTRY_LENGTH / unit.length))}`.slice(0, MAX_REGISTRY_LENGTH);
+    const cpu = threadCpuMs();
+    const state = parseRuntimes(text);
+    const cpuMs = threadCpuMs() - cpu;
+    if (cpuMs > costliest.cpuMs) costliest = { cpuMs, what: JSON.stringify(unit) };
+    t.ok(cpuMs < WORK_GUARD_MS, `${JSON.stringify(unit)}: ${'problem' in state ? state.problem.slice(0, 80) : 'read'}`);
+  }
+  t.comment(`the costliest took ${costliest.cpuMs.toFixed(0)} ms of CPU: ${costliest.what}`);
 });
