@@ -582,3 +582,49 @@ export const caseChoices: fc.Arbitrary<CaseChoices> = fc.record({
 
 /** A hostile (or, now and then, harmless) AdmissionReview for one of the six endpoints. */
 export const fuzzCase: fc.Arbitrary<FuzzCase> = caseChoices.map(buildCase);
+
+// ---------------------------------------------------------------------------------------------
+// The largest cases
+
+/**
+ * The generator's largest input of each class, where it costs most: a 1 MiB string of every
+ * character in the inline LiteLLM config (and `"` in the oldObject of an UPDATE, which the
+ * stranding warning reads), 20,000 items in podSpec lists the podSpec merge keys by name, and
+ * 20,000 levels of nesting of every shape. The fuzz runs them before its random cases
+ * (fast-check's `examples`), so a seeded run of any length includes them.
+ */
+export function largestCases(): FuzzCase[] {
+  const seed = (kind: KaosKind, source: RegExp): Seed => {
+    const found = SEEDS.find((s) => s.kind === kind && source.test(s.source));
+    if (found === undefined) throw new Error(`no ${kind} seed matches ${source}`);
+    return found;
+  };
+  const proxy = seed('ModelAPI', /proxy/);
+  const agent = seed('Agent', /^sample/);
+  const length = Math.max(...LIMITS.stringLengths);
+  const items = Math.max(...LIMITS.listLengths);
+  const depth = Math.max(...LIMITS.depths);
+  const configYaml: Path = ['spec', 'proxyConfig', 'configYaml', 'fromString'];
+  const choices = (s: Seed, type: WebhookType, objectMutation: Mutation, operation: Operation = 'CREATE', oldMutation?: Mutation): CaseChoices => ({
+    seed: s,
+    type,
+    otherKind: undefined,
+    operation,
+    uid: '00000000-0000-4000-8000-00000000ffff',
+    objectMutation,
+    oldMutation,
+    envelopeMutation: undefined,
+  });
+  const huge = (char: string, n = length): Mutation =>
+    mutation('huge-string', `${n} × ${JSON.stringify(char)}`, (o) => setAt(o, configYaml, hugeString(n, char)));
+  const out: CaseChoices[] = [];
+  for (const type of ['mutate', 'validate'] as const) {
+    for (const char of HUGE_CHARS) out.push(choices(proxy, type, huge(char)));
+    for (const list of [['spec', 'podSpec', 'containers'], ['spec', 'podSpec', 'volumes']] as const) {
+      out.push(choices(agent, type, mutation('huge-list', `${items} × env-entry`, (o) => setAt(o, list, hugeList(items, 'env-entry')))));
+    }
+    for (const shape of NEST_SHAPES) out.push(choices(agent, type, mutation('deep-nesting', `${shape} nested ${depth} deep`, (o) => setAt(o, ['spec'], deepJson(depth, shape)))));
+  }
+  out.push(choices(proxy, 'validate', mutation('none', 'unchanged', (o) => o), 'UPDATE', huge('"')));
+  return out.map(buildCase);
+}
