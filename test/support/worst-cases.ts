@@ -1,7 +1,7 @@
 // The worst input of each class of hostile input, for every kind and both webhooks, at the
-// schema's limits and past them (docs/limits.md, "What one request may cost"): what the work
-// budget is measured against (test/unit/admission/work-budget.test.ts, `npm run bench:budget`,
-// test/e2e/admission-budget.test.ts).
+// schema's limits and past them (docs/limits.md, "The work budget"): what the work budget is
+// measured against (test/unit/admission/work-budget-*.test.ts, `npm run bench:budget`; the
+// e2e test, test/e2e/admission-budget.test.ts, sends those of them the API server lets through).
 //
 // The paths and sizes come from the kinds' schemas (SPEC_SCHEMAS: every string with its
 // maxLength, every list with its maxItems, every object), so a new kind or field is covered the
