@@ -72,6 +72,10 @@ t.test('a KAOS-style manifest applies unchanged and converges to Ready with the 
   const columns = await kubectlOk(s(), ['get', 'memstores', '-n', ns]);
   t.match(columns, /^NAME\s+ENGINE\s+STORAGE\s+READY\s+PHASE\s+AGE\n/, 'the printer columns, through the short name');
   t.match(columns, /\nsupport-memory\s+mem0\s+local\s+true\s+Ready\s/);
+  const explained = await kubectlOk(s(), ['explain', 'memorystore.spec.storage.type']);
+  t.match(explained, /KIND:\s+MemoryStore/);
+  t.match(explained, /local \(one pod with a PersistentVolume\) or external \(pgvector\)/, 'kubectl explain reads the CRD\'s descriptions');
+  t.match(await kubectlOk(s(), ['explain', 'agent.spec.config.memory.maxReadScope']), /at most its MemoryStore's maxReadScope/);
 
   const claim = await waitForObject(s(), 'persistentvolumeclaim', ns, 'memorystore-support-memory-data', (c) => at(c, 'status', 'phase') === 'Bound');
   t.strictSame(childIdentity(claim), expectedIdentity('MemoryStore', store, 'memorystore-support-memory-data'));
