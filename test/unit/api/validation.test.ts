@@ -231,17 +231,27 @@ t.test('every problem is reported at once, schema first, in a stable order', asy
   t.same(check(structuredClone(broken)).errors, expected, 'same input, same order');
 });
 
-t.test('DELETE: a warning naming the Agents that still use the object', async (t) => {
+t.test('DELETE: a warning per kind naming the objects that still use the object', async (t) => {
+  const agents = (...names: string[]) => names.map((name) => ({ kind: 'Agent' as const, name }));
+  const stores = (...names: string[]) => names.map((name) => ({ kind: 'MemoryStore' as const, name }));
   t.same(deletionWarnings('ModelAPI', 'm', []), []);
-  t.same(deletionWarnings('ModelAPI', 'm', ['a1', 'a2']), ['ModelAPI "m" is still referenced by Agents: a1, a2']);
-  t.same(deletionWarnings('MCPServer', 'echo', ['a1']), ['MCPServer "echo" is still referenced by Agents: a1']);
-  t.same(deletionWarnings('Agent', 'worker-1', ['coordinator']), ['Agent "worker-1" is still listed as a peer by Agents: coordinator']);
-  const many = Array.from({ length: 40 }, (_, i) => `agent-number-${i}`);
+  t.same(deletionWarnings('ModelAPI', 'm', agents('a2', 'a1', 'a2')), ['ModelAPI "m" is still referenced by Agents: a1, a2'], 'sorted, each name once');
+  t.same(deletionWarnings('MCPServer', 'echo', agents('a1')), ['MCPServer "echo" is still referenced by Agents: a1']);
+  t.same(deletionWarnings('Agent', 'worker-1', agents('coordinator')), ['Agent "worker-1" is still listed as a peer by Agents: coordinator']);
+  t.same(deletionWarnings('ModelAPI', 'm', stores('notes')), ['ModelAPI "m" is still referenced by MemoryStores: notes'], 'only stores: only their warning');
+  t.same(deletionWarnings('ModelAPI', 'm', [...stores('notes', 'facts', 'notes'), ...agents('a1')]), [
+    'ModelAPI "m" is still referenced by Agents: a1',
+    'ModelAPI "m" is still referenced by MemoryStores: facts, notes',
+  ], 'both kinds: a warning each, Agents first; a store binding it for both models named once');
+  const many = agents(...Array.from({ length: 40 }, (_, i) => `agent-number-${i}`));
   const [w] = deletionWarnings('ModelAPI', 'm', many);
   t.ok(w !== undefined && w.length <= 120, `${w?.length} ≤ 120`);
   t.match(w, /^ModelAPI "m" is still referenced by Agents: agent-number-0, agent-number-1, .* and \d+ more$/);
-  const [long] = deletionWarnings('ModelAPI', 'm'.repeat(200), ['a1']);
+  const [long] = deletionWarnings('ModelAPI', 'm'.repeat(200), agents('a1'));
   t.ok(long !== undefined && long.length === 120 && long.endsWith('...'));
+  const m55 = 'm'.repeat(55);
+  t.same(deletionWarnings('ModelAPI', m55, stores('a-store-name-too-long-to-fit')), [`ModelAPI "${m55}" is still referenced by MemoryStores: 1 MemoryStore`], 'not even one name fits: counted, in the kind named');
+  t.same(deletionWarnings('ModelAPI', m55, stores('a-store-name-too-long-to-fit', 'b-store-name-too-long-to-fit')), [`ModelAPI "${m55}" is still referenced by MemoryStores: 2 MemoryStores`]);
 });
 
 t.test('all warnings stay within 120 characters', async (t) => {
