@@ -2,6 +2,8 @@ import t from 'tap';
 import { REFERENCE_POLICY_KEY, type KaosKind, type ReferencePolicy } from '../../../src/api/kinds.ts';
 import type { KubeObject } from '../../../src/api/lookup.ts';
 import { deletionWarnings, validateObject, type ValidationContext } from '../../../src/api/validation/validate-object.ts';
+import { strandedWarnings } from '../../../src/api/validation/new-shapes.ts';
+import { WORK_GUARD_MS, threadCpuMs } from '../../support/work-budget.ts';
 import { agent, echoMCP, hosted, mcpServer, modelAPI, referencesIn } from './objects.ts';
 
 const DNS =
@@ -252,6 +254,19 @@ t.test('DELETE: a warning per kind naming the objects that still use the object'
   const m55 = 'm'.repeat(55);
   t.same(deletionWarnings('ModelAPI', m55, stores('a-store-name-too-long-to-fit')), [`ModelAPI "${m55}" is still referenced by MemoryStores: 1 MemoryStore`], 'not even one name fits: counted, in the kind named');
   t.same(deletionWarnings('ModelAPI', m55, stores('a-store-name-too-long-to-fit', 'b-store-name-too-long-to-fit')), [`ModelAPI "${m55}" is still referenced by MemoryStores: 2 MemoryStores`]);
+});
+
+t.test('a warning naming many objects costs the same as one naming a few', async (t) => {
+  // Every count of names was tried from all of them down: a warning naming 10,000 Agents held the
+  // event loop for seconds, and this one, minutes (npm run bench:fan-in). The guard is ten work budgets.
+  const names = Array.from({ length: 100_000 }, (_, i) => ({ kind: 'Agent' as const, name: `agent-${String(i).padStart(6, '0')}` }));
+  const cpu = threadCpuMs();
+  const [warning] = deletionWarnings('ModelAPI', 'm', names);
+  const [stranded] = strandedWarnings('m', names);
+  const spent = threadCpuMs() - cpu;
+  t.equal(warning, 'ModelAPI "m" is still referenced by Agents: agent-000000, agent-000001, agent-000002, agent-000003 and 99996 more');
+  t.match(stranded, /^ModelAPI "m" no longer serves the model of Agents: agent-000000, .* and \d+ more$/);
+  t.ok(spent < WORK_GUARD_MS, `${spent.toFixed(1)} ms of CPU < ${WORK_GUARD_MS} ms`);
 });
 
 t.test('all warnings stay within 120 characters', async (t) => {
