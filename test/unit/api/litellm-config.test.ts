@@ -52,7 +52,7 @@ t.test('each distinct config is parsed once: a ModelAPI update, then every Agent
   const review = validateObject('ModelAPI', now, {
     oldObject: old,
     referencePolicy: 'Enforce',
-    modelAPIDependents: [{ name: 'a1', model: 'gpt-4o-mini' }],
+    modelAPIDependents: [{ kind: 'Agent', name: 'a1', model: 'gpt-4o-mini' }],
   });
   t.same(review.errors, []);
   t.match(review.warnings, [/no longer serves the model of Agents: a1/]);
