@@ -4,7 +4,7 @@
 // store; a miss may be an object created a moment ago that the watch has not delivered yet, so it
 // costs one live read (within the request's LookupBudget when it has one).
 import type { KaosKind } from '../api/kinds.ts';
-import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
+import type { KubeObject, ObjectLookup, Referrer } from '../api/lookup.ts';
 import type { RegistryState } from '../api/mcp-runtimes.ts';
 import { LookupNotMade, type LookupBudget } from '../api/lookup-budget.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -24,7 +24,7 @@ export interface LookupStore {
 export interface LookupStores {
   kaos(kind: KaosKind): LookupStore;
   readonly namespaceStore: LookupStore;
-  referencedBy(kind: KaosKind, namespace: string, name: string): string[];
+  referencedBy(kind: KaosKind, namespace: string, name: string): Referrer[];
   /** Undefined while no registry is watched. */
   runtimeRegistry(): RegistryState | undefined;
 }
@@ -81,7 +81,7 @@ export class CacheLookup implements ObjectLookup {
     return this.#stores.runtimeRegistry() ?? { problem: 'the MCP runtime registry is not watched' };
   }
 
-  referencedBy(kind: KaosKind, namespace: string, name: string): string[] {
+  referencedBy(kind: KaosKind, namespace: string, name: string): Referrer[] {
     return this.#stores.referencedBy(kind, namespace, name);
   }
 

@@ -14,7 +14,7 @@
 // dozens. Every object of the cache passes through this thread's heap, and as trees they made its
 // collections — and the pauses of the requests waiting on them — grow with the cluster.
 import type { KaosKind } from '../api/kinds.ts';
-import type { KubeObject } from '../api/lookup.ts';
+import type { KubeObject, Referrer } from '../api/lookup.ts';
 import type { RegistryState } from '../api/mcp-runtimes.ts';
 import { storeKey } from '../kube/paths.ts';
 import { deepFreeze } from '../kube/reflector.ts';
@@ -92,6 +92,7 @@ export class CacheView implements LookupStores {
     Agent: new ReplicaStore(),
     ModelAPI: new ReplicaStore(),
     MCPServer: new ReplicaStore(),
+    MemoryStore: new ReplicaStore(),
     Namespace: new ReplicaStore(),
   };
   readonly #dependencies = new DependencyIndex();
@@ -122,8 +123,8 @@ export class CacheView implements LookupStores {
     return this.#stores.Namespace;
   }
 
-  referencedBy(kind: KaosKind, namespace: string, name: string): string[] {
-    return this.#dependencies.referencedBy(kind, namespace, name);
+  referencedBy(kind: KaosKind, namespace: string, name: string): Referrer[] {
+    return this.#dependencies.referencedBy(kind, namespace, name, (k, ns, n) => this.#stores[k].getByName(ns, n));
   }
 
   runtimeRegistry(): RegistryState | undefined {
@@ -132,6 +133,8 @@ export class CacheView implements LookupStores {
 
   /** Objects held, by kind (for tests and logs). */
   sizes(): Record<ViewKind, number> {
-    return { Agent: this.#stores.Agent.size, ModelAPI: this.#stores.ModelAPI.size, MCPServer: this.#stores.MCPServer.size, Namespace: this.#stores.Namespace.size };
+    const sizes = {} as Record<ViewKind, number>;
+    for (const kind of Object.keys(this.#stores) as ViewKind[]) sizes[kind] = this.#stores[kind].size;
+    return sizes;
   }
 }

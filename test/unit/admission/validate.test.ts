@@ -3,7 +3,7 @@ import { createValidatingHandler, type PodSpecCheck } from '../../../src/admissi
 import { invalid, type FieldError } from '../../../src/api/field-error.ts';
 import { REFERENCE_POLICY_KEY, type KaosKind } from '../../../src/api/kinds.ts';
 import { MemoryLookup } from '../../support/memory-lookup.ts';
-import { agent, CONFIG, echoMCP, hosted, mcpServer, modelAPI, NS } from '../api/objects.ts';
+import { agent, chatAPI, CONFIG, echoMCP, hosted, localStoreSpec, mcpServer, memoryStore, modelAPI, NS, store } from '../api/objects.ts';
 import { admissionRequest } from '../../support/admission-request.ts';
 
 
@@ -15,6 +15,25 @@ t.test('guards', async (t) => {
   await t.rejects(handler(admissionRequest('Agent', agent('a', {}))), /MCPServer validating handler received a Agent request/);
   await t.rejects(handler(admissionRequest('MCPServer', undefined, { object: [] })), /request.object must be an object, got an? (array|string)/);
   t.same(await handler(admissionRequest('MCPServer', undefined, { operation: 'CONNECT' })), { allowed: true });
+});
+
+t.test('a name or namespace longer than Kubernetes allows did not come from the API server: 400, nothing looked up', async (t) => {
+  const lookup = world();
+  const handler = createValidatingHandler('Agent', { lookup, config: CONFIG });
+  const named = (name: string, namespace = NS) => agent('a1', { modelAPI: 'm' }, { metadata: { name, namespace } });
+  t.same(await handler(admissionRequest('Agent', named('a'.repeat(253)))), { allowed: true }, '253 characters is a name');
+  t.same(await handler(admissionRequest('Agent', named('a'.repeat(254)))), {
+    allowed: false,
+    status: {
+      status: 'Failure',
+      message: 'request.object.metadata.name is longer than 253 characters, which the API server never sends to a validating webhook',
+      reason: 'BadRequest',
+      code: 400,
+    },
+  });
+  const calls = lookup.calls.length;
+  t.match(await handler(admissionRequest('Agent', named('a1', 'n'.repeat(64)))), { allowed: false, status: { code: 400, message: /metadata\.namespace is longer than 63 characters/ } });
+  t.equal(lookup.calls.length, calls, 'nothing looked up');
 });
 
 t.test('a valid Agent is allowed, its references looked up concurrently', async (t) => {
@@ -101,6 +120,65 @@ t.test('DELETE only warns, naming the Agents still using the object', async (t) 
     warnings: ['MCPServer "echo" is still referenced by Agents: a2'],
   });
   t.same(await mcps(admissionRequest('MCPServer', undefined, { operation: 'DELETE', name: 'tools' })), { allowed: true });
+});
+
+t.test("a MemoryStore's ModelAPIs and an Agent's MemoryStore are looked up; DELETE of a bound store warns", async (t) => {
+  const lookup = world().add(chatAPI(), store('shared', { maxReadScope: 'session' }));
+  const stores = createValidatingHandler('MemoryStore', { lookup, config: CONFIG });
+  t.same(await stores(admissionRequest('MemoryStore', memoryStore('s', localStoreSpec()))), { allowed: true });
+  t.same([...lookup.calls].sort(), ['get ModelAPI ns/chat', 'namespace ns'], 'the one ModelAPI both roles name, once; the namespace for the policy');
+  const missing = await stores(admissionRequest('MemoryStore', memoryStore('s', localStoreSpec({ models: { summarization: { modelAPI: 'gone', model: 'x' }, embedding: { modelAPI: 'chat', model: 'openai/e' } } }))));
+  t.equal(missing.status?.message, 'MemoryStore.kaos.tools "s" is invalid: spec.models.summarization.modelAPI: Not found: "gone"');
+
+  lookup.calls.length = 0;
+  const agents = createValidatingHandler('Agent', { lookup, config: CONFIG });
+  const above = await agents(admissionRequest('Agent', agent('a', { modelAPI: 'm', model: 'llama3:8b', config: { memory: { memoryStore: 'shared', maxReadScope: 'agent' } } })));
+  t.equal(above.status?.message, 'Agent.kaos.tools "a" is invalid: spec.config.memory.maxReadScope: Invalid value: config.memory.maxReadScope "agent" exceeds MemoryStore "shared" maxReadScope "session"');
+  t.ok(lookup.calls.includes('get MemoryStore ns/shared'));
+
+  lookup.add(agent('b', { modelAPI: 'm', model: 'llama3:8b', config: { memory: { memoryStore: 'shared' } } }));
+  t.same(await stores(admissionRequest('MemoryStore', undefined, { operation: 'DELETE', name: 'shared', oldObject: store('shared') })), {
+    allowed: true,
+    warnings: ['MemoryStore "shared" is still bound by Agents: b', 'MemoryStore "shared": its PersistentVolumeClaim, and the memories on it, are deleted with it'],
+  });
+});
+
+t.test('DELETE of a ModelAPI names the MemoryStores that bind it too, a warning per kind', async (t) => {
+  const lookup = world().add(chatAPI(), store('notes'), store('facts'), agent('a1', { modelAPI: 'chat', model: 'openai/gpt-4o' }));
+  const modelAPIs = createValidatingHandler('ModelAPI', { lookup, config: CONFIG });
+  const del = (name: string) => modelAPIs(admissionRequest('ModelAPI', undefined, { operation: 'DELETE', name, oldObject: chatAPI() }));
+  t.same(await del('chat'), {
+    allowed: true,
+    warnings: ['ModelAPI "chat" is still referenced by Agents: a1', 'ModelAPI "chat" is still referenced by MemoryStores: facts, notes'],
+  }, 'each store named once, though it binds the ModelAPI for both its models');
+  lookup.remove('Agent', NS, 'a1');
+  t.same(await del('chat'), { allowed: true, warnings: ['ModelAPI "chat" is still referenced by MemoryStores: facts, notes'] }, 'stores alone');
+  lookup.remove('MemoryStore', NS, 'notes').remove('MemoryStore', NS, 'facts');
+  t.same(await del('chat'), { allowed: true }, 'nobody left: nothing to say');
+});
+
+t.test('a ModelAPI UPDATE that strands a MemoryStore\'s model names the store, beside the Agents, from the cache only', async (t) => {
+  const both = { summarization: { modelAPI: 'cloud', model: 'gpt-4o-mini' }, embedding: { modelAPI: 'cloud', model: 'text-embedding-3-small' } };
+  const lookup = new MemoryLookup({ liveOnMiss: true })
+    .setNamespace(NS)
+    .add(
+      agent('a1', { modelAPI: 'cloud', model: 'gpt-4o-mini' }),
+      memoryStore('notes', localStoreSpec({ models: both })),
+      memoryStore('split', localStoreSpec({ models: { summarization: { modelAPI: 'cloud', model: 'gpt-4o-mini' }, embedding: { modelAPI: 'embed', model: 'text-embedding-3-small' } } })),
+    );
+  const handler = createValidatingHandler('ModelAPI', { lookup, config: CONFIG });
+  const old = modelAPI('cloud', { mode: 'Proxy', proxyConfig: { models: ['gpt-4o-mini', 'text-embedding-3-small'] } });
+  const update = (models: string[]) => handler(admissionRequest('ModelAPI', modelAPI('cloud', { mode: 'Proxy', proxyConfig: { models } }), { operation: 'UPDATE', oldObject: old }));
+  t.same(await update(['gpt-4o-mini']), {
+    allowed: true,
+    warnings: ['ModelAPI "cloud" no longer serves a model of MemoryStores: notes'],
+  }, 'its embedding model gone: the store that asks for it (not the one whose embedding is elsewhere)');
+  t.same(await update(['claude']), {
+    allowed: true,
+    warnings: ['ModelAPI "cloud" no longer serves the model of Agents: a1', 'ModelAPI "cloud" no longer serves a model of MemoryStores: notes, split'],
+  }, 'both kinds: a warning each, each store once');
+  t.same(await update(['gpt-4o-mini', 'text-embedding-3-small', 'claude']), { allowed: true }, 'nothing stranded: nothing to say');
+  t.equal(lookup.liveReads, 0, 'no live read for a warning');
 });
 
 t.test('podSpecCheck: called only for a schema-valid spec with podSpec; its errors are appended', async (t) => {

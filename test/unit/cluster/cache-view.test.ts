@@ -14,7 +14,7 @@ import { silentLogger } from '../../../src/logger.ts';
 import { FakeApiServer, status } from '../../support/fake-apiserver.ts';
 import { eventually } from '../../support/poll.ts';
 
-const { Agent: AGENT, ModelAPI: MODEL_API, MCPServer: MCP_SERVER } = KAOS_TYPES;
+const { Agent: AGENT, ModelAPI: MODEL_API, MCPServer: MCP_SERVER, MemoryStore: MEMORY_STORE } = KAOS_TYPES;
 
 function obj(kind: string, name: string, namespace: string, spec: unknown = {}): KubeObject {
   return { apiVersion: 'kaos.tools/v1alpha1', kind, metadata: { name, namespace }, spec };
@@ -50,6 +50,7 @@ const world = (fake: FakeApiServer): void => {
   fake.put(NAMESPACE, { metadata: { name: 'ns', labels: { 'kaos.tools/reference-policy': 'Warn' } } });
   fake.put(MODEL_API, obj('ModelAPI', 'gpt', 'ns'));
   fake.put(MCP_SERVER, obj('MCPServer', 'echo', 'ns'));
+  fake.put(MEMORY_STORE, obj('MemoryStore', 'mem', 'ns', { storage: { type: 'local' }, models: { summarization: { modelAPI: 'gpt', model: 'm' }, embedding: { modelAPI: 'gpt', model: 'e' } } }));
   fake.put(AGENT, obj('Agent', 'a', 'ns', { modelAPI: 'gpt', mcpServers: ['echo'] }));
   fake.put(AGENT, obj('Agent', 'b', 'ns', { modelAPI: 'gpt', agentNetwork: { access: ['a'] } }));
 };
@@ -60,13 +61,13 @@ t.test('the view answers every lookup as the cache does, hits from memory and mi
   await cache.waitForSync();
   await eventually('the view synced', () => view.kaos('Agent').isSynced() && view.namespaceStore.isSynced());
   const before = fake.requests.length;
-  for (const [kind, name] of [['ModelAPI', 'gpt'], ['MCPServer', 'echo'], ['Agent', 'a'], ['Agent', 'b']] as const) {
+  for (const [kind, name] of [['ModelAPI', 'gpt'], ['MCPServer', 'echo'], ['MemoryStore', 'mem'], ['Agent', 'a'], ['Agent', 'b']] as const) {
     t.same(await lookup.get(kind, 'ns', name), await cache.get(kind, 'ns', name), `${kind} ${name}`);
     t.equal(await lookup.exists(kind, 'ns', name), true);
   }
   t.same(lookup.referencedBy('ModelAPI', 'ns', 'gpt'), cache.referencedBy('ModelAPI', 'ns', 'gpt'));
-  t.same(lookup.referencedBy('ModelAPI', 'ns', 'gpt'), ['a', 'b']);
-  t.same(lookup.referencedBy('Agent', 'ns', 'a'), ['b']);
+  t.same(lookup.referencedBy('ModelAPI', 'ns', 'gpt').map((r) => `${r.kind}/${r.name}`).sort(), ['Agent/a', 'Agent/b', 'MemoryStore/mem', 'MemoryStore/mem'], 'both Agents, and the store in each of its two roles');
+  t.same(lookup.referencedBy('Agent', 'ns', 'a').map((r) => r.name), ['b']);
   t.same(await lookup.namespaceLabels('ns'), await cache.namespaceLabels('ns'));
   t.same(lookup.mcpRuntimes(), cache.mcpRuntimes(), 'no registry watched: the same problem');
   t.equal(fake.requests.length, before, 'hits make no request');
@@ -84,10 +85,10 @@ t.test('changes follow: create, update, delete, and the index with them', async 
   fake.put(AGENT, obj('Agent', 'a', 'ns', { modelAPI: 'other' }));
   fake.remove(AGENT, 'ns', 'b');
   await eventually('the view caught up', () => view.kaos('Agent').getByName('ns', 'b') === undefined && view.kaos('Agent').getByName('ns', 'c') !== undefined);
-  t.same(lookup.referencedBy('ModelAPI', 'ns', 'other'), ['a', 'c']);
+  t.same(lookup.referencedBy('ModelAPI', 'ns', 'other').map((r) => r.name), ['a', 'c']);
   t.same(lookup.referencedBy('ModelAPI', 'ns', 'gpt'), []);
   t.same(lookup.referencedBy('Agent', 'ns', 'a'), [], "b's reference went with it");
-  t.same(view.sizes(), { Agent: 2, ModelAPI: 1, MCPServer: 1, Namespace: 1 });
+  t.same(view.sizes(), { Agent: 2, ModelAPI: 1, MCPServer: 1, MemoryStore: 1, Namespace: 1 });
 });
 
 t.test('a relist reaches the view as one batch, applied whole', async (t) => {
@@ -141,7 +142,7 @@ t.test('a batch is applied whole, and sync flags and the registry travel with ba
   t.ok(view.kaos('Agent').isSynced());
   t.notOk(view.kaos('ModelAPI').isSynced(), 'only the stores named');
   t.same(view.referencedBy('ModelAPI', 'ns', 'm'), [], 'the later change of x wins');
-  t.same(view.referencedBy('ModelAPI', 'ns', 'n'), ['x']);
+  t.same(view.referencedBy('ModelAPI', 'ns', 'n').map((r) => r.name), ['x']);
   t.same(view.runtimeRegistry(), { problem: 'absent' });
   t.equal((view.kaos('Agent').getByName('ns', 'x')?.spec as { modelAPI?: string }).modelAPI, 'n');
   t.equal(view.kaos('Agent').getByName('ns', 'x'), view.kaos('Agent').getByName('ns', 'x'), 'one parse, shared by its readers');
