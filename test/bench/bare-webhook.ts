@@ -5,12 +5,16 @@
 //
 // Run as a child process (`fork`) it serves HTTP/1.1 on a free loopback port, sends
 // `{ port }` once listening, and answers `'stats'` with the time each request took from its
-// arrival to its answer since the previous `'stats'` (what the operator's own histogram measures).
+// arrival to its answer since the previous `'stats'` (what the operator's own histogram measures),
+// and its event loop's delay meanwhile as prom-client reports the operator's (a
+// monitorEventLoopDelay histogram at 10 ms resolution): on a shared machine, how late any
+// process's loop runs when the cores are busy.
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import http2 from 'node:http2';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { SERVER_TIMEOUTS } from '../../src/server/https-server.ts';
 
 export interface BareWebhook { port: number; answered: () => number; close: () => Promise<void> }
@@ -63,17 +67,26 @@ async function listen(server: https.Server | http2.Http2SecureServer): Promise<n
   return address.port;
 }
 
+/** Event-loop delay, ms. */
+export interface LoopDelay { p50: number; p99: number; max: number }
+
 /** The messages of the child process. */
-export type BareWebhookMessage = { port: number } | { times: number[]; answered: number };
+export type BareWebhookMessage = { port: number } | { times: number[]; answered: number; loop: LoopDelay };
 
 if (import.meta.main) {
   const certDir = process.argv[2];
   if (certDir === undefined || process.send === undefined) throw new Error('usage: fork(bare-webhook.ts, [certDir])');
   const times: number[] = [];
   const bare = await startBareWebhook(certDir, 'http/1.1', times);
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
   const send = (m: BareWebhookMessage): void => void process.send?.(m);
   process.on('message', (m: unknown) => {
-    if (m === 'stats') send({ times: times.splice(0), answered: bare.answered() });
+    if (m === 'stats') {
+      const loop = { p50: delay.percentile(50) / 1e6, p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 };
+      delay.reset();
+      send({ times: times.splice(0), answered: bare.answered(), loop });
+    }
     if (m === 'stop') void bare.close().then(() => process.exit(0));
   });
   process.on('disconnect', () => process.exit(0));

@@ -39,7 +39,8 @@ async function runOne(agents: number, dir: string): Promise<BulkFigures> {
     child.once('exit', resolve);
   });
   if (code !== 0) throw new Error(`the bulk apply of ${agents} Agents exited with ${String(code)}`);
-  return JSON.parse(readFileSync(resultFile, 'utf8')) as BulkFigures;
+  // A CREATE_ONLY run has no convergence figures: NaN, which JSON writes as null.
+  return JSON.parse(readFileSync(resultFile, 'utf8'), (_key, value: unknown) => (value === null ? Number.NaN : value)) as BulkFigures;
 }
 
 function table(runs: readonly BulkFigures[], out: (line: string) => void): void {
