@@ -30,7 +30,7 @@ interface Fixture {
 
 async function setup(t: { teardown(fn: () => unknown): void }, prepare: (fake: FakeApiServer) => void = () => {}): Promise<Fixture> {
   const fake = await new FakeApiServer().listen();
-  for (const type of [AGENT, MODEL_API, MCP_SERVER, NAMESPACE]) fake.serve(type);
+  for (const type of [AGENT, MODEL_API, MCP_SERVER, MEMORY_STORE, NAMESPACE]) fake.serve(type);
   prepare(fake);
   const client = new KubeClient({ server: fake.url });
   const cache = new KaosCache({ client, reflector: { backoff: { initialMs: 10, maxMs: 50 } } });
@@ -86,7 +86,7 @@ t.test('changes follow: create, update, delete, and the index with them', async 
   fake.remove(AGENT, 'ns', 'b');
   await eventually('the view caught up', () => view.kaos('Agent').getByName('ns', 'b') === undefined && view.kaos('Agent').getByName('ns', 'c') !== undefined);
   t.same(lookup.referencedBy('ModelAPI', 'ns', 'other').map((r) => r.name), ['a', 'c']);
-  t.same(lookup.referencedBy('ModelAPI', 'ns', 'gpt'), []);
+  t.same(lookup.referencedBy('ModelAPI', 'ns', 'gpt').map((r) => r.kind), ['MemoryStore', 'MemoryStore'], 'only the store is left on gpt');
   t.same(lookup.referencedBy('Agent', 'ns', 'a'), [], "b's reference went with it");
   t.same(view.sizes(), { Agent: 2, ModelAPI: 1, MCPServer: 1, MemoryStore: 1, Namespace: 1 });
 });
