@@ -19,6 +19,7 @@ import { KIND_TABLE } from '../../src/cluster/kind-table.ts';
 import { OWNED_SELECTOR } from '../../src/controller/watches.ts';
 import { MANAGED_BY_LABEL } from '../../src/render/index.ts';
 import { resourcePath, type ResourceType } from '../../src/kube/paths.ts';
+import { seconds } from './clock.ts';
 import type { Random } from './random.ts';
 import type { SoakStack } from './stack.ts';
 
@@ -292,8 +293,4 @@ function podPath(pod: KubeObject): string {
 
 function name(o: KubeObject): string {
   return `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
-}
-
-export function seconds(ms: number): string {
-  return `+${(ms / 1000).toFixed(1)} s`;
 }

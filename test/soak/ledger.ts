@@ -1,10 +1,13 @@
 // Nothing lost, on the users' side: the last write each client saw succeed for an object is what
 // the cluster holds at the end. Writes are ordered by the resourceVersion the API server answered
 // with (etcd's revision; a delete answers with the revision of the deletion, or of the update
-// that marked the object for deletion), so concurrent clients need no clock. A write that got
-// no complete answer may or may not have happened: until a later write settles it, its object
-// cannot be judged, and is counted as in doubt instead.
+// that marked the object for deletion), so concurrent clients need no clock. An object marked
+// for deletion (a finalizer holds it) is on its way out whatever is written to it afterwards:
+// such a write counts as its deletion. A write that got no complete answer may or may not have
+// happened: until a later write settles it, its object cannot be judged, and is counted as in
+// doubt instead. Each object's last requests are kept, to explain a violation.
 import { jsonEqual } from '../../src/api/json.ts';
+import { seconds } from './clock.ts';
 
 export type Json = Record<string, unknown>;
 
@@ -21,26 +24,38 @@ export function contentOf(object: Json): Json {
   return out;
 }
 
+/** Requests of an object told with a violation. */
+const HISTORY = 8;
+
 export class WriteLedger {
   readonly #last = new Map<string, Entry>();
   /** Keys with a write in doubt: when its request ended (ms), the latest one. */
   readonly #doubt = new Map<string, number>();
   /** When the last known write of a key was started (ms). */
   readonly #started = new Map<string, number>();
+  readonly #history = new Map<string, string[]>();
 
-  /** A write (create or update) answered with `object`, sent at `startedMs`. */
-  written(key: string, object: Json, startedMs: number): void {
-    this.#record(key, { revision: revisionOf(object), present: true, content: contentOf(object) }, startedMs);
-  }
-
-  /** A delete answered with `object` (the object as deleted, or as marked for deletion). */
-  deleted(key: string, object: Json, startedMs: number): void {
-    this.#record(key, { revision: revisionOf(object), present: false }, startedMs);
+  /**
+   * A write answered with `object` (the object as written, or for a delete as deleted or marked
+   * for deletion), its request started at `startedMs`.
+   */
+  answered(key: string, operation: 'create' | 'update' | 'delete', object: Json, startedMs: number): void {
+    const revision = revisionOf(object);
+    const leaving = operation === 'delete' || deleting(object);
+    this.#note(key, `${operation} at ${seconds(startedMs)}: revision ${revision}${deleting(object) ? ', marked for deletion' : ''}`);
+    this.#record(key, leaving ? { revision, present: false } : { revision, present: true, content: contentOf(object) }, startedMs);
   }
 
   /** A write with no complete answer, ended at `endedMs`. */
-  inDoubt(key: string, endedMs: number): void {
+  inDoubt(key: string, operation: string, endedMs: number): void {
+    this.#note(key, `${operation} ended at ${seconds(endedMs)} without a complete answer`);
     this.#doubt.set(key, Math.max(endedMs, this.#doubt.get(key) ?? 0));
+  }
+
+  #note(key: string, line: string): void {
+    const lines = this.#history.get(key) ?? [];
+    lines.push(line);
+    this.#history.set(key, lines.slice(-HISTORY));
   }
 
   #record(key: string, entry: Entry, startedMs: number): void {
@@ -57,8 +72,8 @@ export class WriteLedger {
    * absent) is not the last write seen to succeed, and how many keys are in doubt (a write in
    * doubt after the last known one).
    */
-  check(live: (key: string) => Json | undefined): { violations: string[]; judged: number; inDoubt: number } {
-    const violations: string[] = [];
+  check(live: (key: string) => Json | undefined): { violations: { key: string; detail: string }[]; judged: number; inDoubt: number } {
+    const violations: { key: string; detail: string }[] = [];
     let judged = 0;
     let inDoubt = 0;
     for (const [key, entry] of this.#last) {
@@ -69,13 +84,15 @@ export class WriteLedger {
       }
       judged++;
       const object = live(key);
+      let problem: string | undefined;
       if (!entry.present) {
-        if (object !== undefined) violations.push(`${key}: deleted (revision ${entry.revision}) but still there${deleting(object) ? ', marked for deletion' : ''}`);
+        if (object !== undefined) problem = `deleted (revision ${entry.revision}) but still there${deleting(object) ? ', marked for deletion' : ''}`;
       } else if (object === undefined) {
-        violations.push(`${key}: written (revision ${entry.revision}) but gone`);
+        problem = `written (revision ${entry.revision}) but gone`;
       } else if (!jsonEqual(contentOf(object), entry.content)) {
-        violations.push(`${key}: holds revision ${String((object.metadata as Json | undefined)?.resourceVersion)}, not what revision ${entry.revision} wrote`);
+        problem = `holds revision ${String((object.metadata as Json | undefined)?.resourceVersion)}, not what revision ${entry.revision} wrote`;
       }
+      if (problem !== undefined) violations.push({ key, detail: `${problem} (its last requests: ${(this.#history.get(key) ?? []).join('; ')})` });
     }
     for (const key of this.#doubt.keys()) if (!this.#last.has(key)) inDoubt++;
     return { violations, judged, inDoubt };

@@ -3,7 +3,8 @@
 // violations (the figure that must be 0) and the first of them, and the last line the CI and
 // people grep for: `soak: <operations> operations, <faults> faults, <violations> violations`.
 import { INVARIANTS, type Invariant, type Violation } from './check.ts';
-import { FAULT_KINDS, seconds, type FaultRecord } from './faults.ts';
+import { seconds } from './clock.ts';
+import { FAULT_KINDS, type FaultRecord } from './faults.ts';
 import type { Outcome } from './outcomes.ts';
 import type { TrafficStats } from './traffic.ts';
 

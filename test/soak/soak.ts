@@ -24,7 +24,8 @@ import { tailFile } from '../cluster/processes.ts';
 import { auditMark, auditSince, describeRequest, writesBy } from '../e2e/support/lifecycle.ts';
 import { checkCluster, type Violation } from './check.ts';
 import { watchCluster, type ClusterView } from './cluster-view.ts';
-import { FaultInjector, planFaults, seconds } from './faults.ts';
+import { seconds } from './clock.ts';
+import { FaultInjector, planFaults } from './faults.ts';
 import { WriteLedger, type Json } from './ledger.ts';
 import { Random } from './random.ts';
 import { formatReport } from './report.ts';
@@ -106,7 +107,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       if (state === undefined) throw new Error('no cluster view');
       const found = await checkCluster(state);
       const written = ledger.check(await liveObjects(client, namespaces));
-      return { violations: [...found, ...written.violations.map((detail) => ({ invariant: 'writes' as const, subject: detail.split(':')[0] ?? '', detail: detail.slice(detail.indexOf(':') + 2) }))], inDoubt: written.inDoubt };
+      return { violations: [...found, ...written.violations.map((v) => ({ invariant: 'writes' as const, subject: v.key, detail: v.detail }))], inDoubt: written.inDoubt };
     };
     const deadline = clock() + (options.convergeTimeoutMs ?? 180_000);
     let last = await check();

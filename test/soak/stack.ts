@@ -81,8 +81,9 @@ export async function startSoakStack(log: Log): Promise<SoakStack> {
       }
       await replica.process.stop();
     }
-    await apiProxy.close();
-    await webhooks.close();
+    // Neither proxy may keep the control plane from being stopped.
+    await bounded('the API server proxy', apiProxy.close(), log);
+    await bounded('the webhook Service', webhooks.close(), log);
     await installation.stop();
   };
   try {
@@ -131,4 +132,12 @@ export async function startSoakStack(log: Log): Promise<SoakStack> {
     await stop();
     throw err;
   }
+}
+
+/** Waits for `closing` up to 10 s; past that, says so and goes on. */
+async function bounded(what: string, closing: Promise<void>, log: Log): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), 10_000); });
+  if ((await Promise.race([closing.then(() => 'closed' as const), late])) === 'late') log(`[soak] ${what} did not close within 10 s; stopping the rest anyway`);
+  clearTimeout(timer);
 }

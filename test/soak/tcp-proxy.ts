@@ -14,6 +14,8 @@ export class TcpProxy {
   readonly #port: () => number;
   readonly #server: net.Server;
   readonly #pairs = new Set<Pair>();
+  /** Every socket of either side still open, for close(). */
+  readonly #sockets = new Set<net.Socket>();
   /** Connections reset by cut(). */
   resets = 0;
 
@@ -48,8 +50,10 @@ export class TcpProxy {
   }
 
   async close(): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     this.cut();
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    for (const socket of this.#sockets) socket.destroy();
+    await closed;
   }
 
   #accept(client: net.Socket): void {
@@ -57,9 +61,11 @@ export class TcpProxy {
     const pair: Pair = { client, upstream };
     this.#pairs.add(pair);
     for (const [socket, other] of [[client, upstream], [upstream, client]] as const) {
+      this.#sockets.add(socket);
       socket.on('error', () => this.#reset(pair));
       // A graceful end is passed on by pipe(); a close without one ends the other side too.
       socket.on('close', () => {
+        this.#sockets.delete(socket);
         this.#pairs.delete(pair);
         if (!other.destroyed) other.end();
       });

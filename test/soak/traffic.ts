@@ -119,11 +119,12 @@ async function step(client: KubeClient, rng: Random, o: TrafficOptions): Promise
   try {
     if (operation === 'delete') {
       const deleted = await client.delete<Json>(path);
-      if (isRecord(deleted.metadata) && deleted.metadata.resourceVersion !== undefined) o.ledger.deleted(key, deleted, started);
-      else o.ledger.inDoubt(key, o.clock());
+      // The object as deleted; a bare Status would say nothing of when.
+      if (isRecord(deleted.metadata) && deleted.metadata.resourceVersion !== undefined) o.ledger.answered(key, 'delete', deleted, started);
+      else o.ledger.inDoubt(key, 'delete', o.clock());
     } else if (operation === 'create') {
       const body = isKaosKind(kind) ? newObject(kind, namespace, name, ctx) : dependencyObject(kind, namespace, name, rng);
-      o.ledger.written(key, await client.create<Json>(collectionPath(kind, namespace), body), started);
+      o.ledger.answered(key, 'create', await client.create<Json>(collectionPath(kind, namespace), body), started);
     } else {
       const stored = await client.get<Json>(path);
       const { managedFields: _m, ...metadata } = (stored.metadata ?? {}) as Json;
@@ -138,7 +139,7 @@ async function step(client: KubeClient, rng: Random, o: TrafficOptions): Promise
         // Every key gets a new value (a Secret's through stringData, which the API server encodes).
         body = { ...stored, metadata, ...DEPENDENCY_GENERATORS[kind].body(rng) };
       }
-      o.ledger.written(key, await client.replace<Json>(path, body), started);
+      o.ledger.answered(key, 'update', await client.replace<Json>(path, body), started);
     }
     o.stats.add(kind, operation, 'ok');
     o.population.saw(key, operation !== 'delete');
@@ -147,7 +148,7 @@ async function step(client: KubeClient, rng: Random, o: TrafficOptions): Promise
     o.stats.add(kind, operation, result.outcome);
     o.population.saw(key, result.outcome === 'exists' ? true : result.outcome === 'not-found' ? false : undefined);
     if (result.violation !== undefined) o.stats.violations.push({ subject: `${operation} ${key} at +${(started / 1000).toFixed(1)} s`, detail: result.violation });
-    if (result.inDoubt === true) o.ledger.inDoubt(key, o.clock());
+    if (result.inDoubt === true) o.ledger.inDoubt(key, operation, o.clock());
   }
 }
 
