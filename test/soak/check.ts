@@ -94,7 +94,8 @@ async function reconcileWritesNothing(state: ClusterState, kind: KaosKind, objec
       },
       async pruneChildren(existing, ownerUid, desired) {
         const stale = staleChildren(existing, ownerUid, desired);
-        for (const child of stale) record('children', `${child.kind ?? 'child'} ${child.metadata?.name ?? ''} is no longer desired but still there`);
+        const why = ownerUid === object.metadata?.uid ? 'is no longer desired' : `was left by an earlier ${kind} of this name (uid ${ownerUid})`;
+        for (const child of stale) record('children', `${child.kind ?? 'child'} ${child.metadata?.name ?? ''} ${why}, but still there`);
         return { deleted: [], skipped: stale };
       },
       async writeStatus(_kind, current: KubeObject, status: KaosStatus) {

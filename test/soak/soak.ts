@@ -30,6 +30,7 @@ import { WriteLedger, type Json } from './ledger.ts';
 import { Random } from './random.ts';
 import { formatReport } from './report.ts';
 import { startSoakStack, type SoakStack } from './stack.ts';
+import { Timeline } from './timeline.ts';
 import { Population, SOAK_LABEL, TrafficStats, runTraffic } from './traffic.ts';
 
 export interface SoakPhase {
@@ -71,8 +72,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const loadStart = loadavg()[0] ?? 0;
   const stack = await startSoakStack(log);
   let view: ClusterView | undefined;
+  const timeline = new Timeline(stack.installation.client, clock);
   try {
     const { client, plane } = stack.installation;
+    timeline.start();
     const namespaces = Array.from({ length: options.namespaces ?? 3 }, (_, i) => `soak-${i}`);
     for (const [i, name] of namespaces.entries()) {
       const labels = { [SOAK_LABEL]: 'true', ...(i === 1 ? { [REFERENCE_POLICY_KEY]: 'Warn' } : {}) };
@@ -112,12 +115,18 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const deadline = clock() + (options.convergeTimeoutMs ?? 180_000);
     let last = await check();
     let convergedAt: number | undefined;
+    let told = clock();
     for (;;) {
       if (last.violations.length === 0) {
         convergedAt = clock();
         break;
       }
       if (clock() > deadline) break;
+      if (clock() - told > 20_000) {
+        told = clock();
+        const first = last.violations[0];
+        log(`[${seconds(told)}] not converged yet: ${last.violations.length} violations, e.g. ${first?.subject ?? ''}: ${first?.detail ?? ''}`);
+      }
       await sleep(CHECK_EVERY_MS);
       last = await check();
     }
@@ -149,11 +158,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       webhookService: { retries: stack.webhooks.retries, failures: stack.webhooks.failures },
     });
     const faults = injector.records.filter((r) => r.failed === undefined).length;
-    const logsDir = violations.length > 0 ? await saveLogs(stack, report) : undefined;
+    const logsDir = violations.length > 0 ? await saveLogs(stack, report, timeline) : undefined;
     if (logsDir !== undefined) log(`logs of this run: ${logsDir}`);
     return { operations: stats.total(), faults, violations, convergenceMs, report, ...(logsDir === undefined ? {} : { logsDir }) };
   } finally {
     await view?.stop();
+    await timeline.stop();
     await stack.stop();
   }
 }
@@ -194,9 +204,10 @@ function watchCrashes(stack: SoakStack, violations: Violation[], clock: () => nu
   return { stop: () => clearInterval(timer), restarted: async () => void (await Promise.allSettled(restarting)) };
 }
 
-async function saveLogs(stack: SoakStack, report: string): Promise<string> {
+async function saveLogs(stack: SoakStack, report: string, timeline: Timeline): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'kaos-soak-'));
   await writeFile(join(dir, 'report.txt'), `${report}\n`);
+  await writeFile(join(dir, 'timeline.txt'), `${timeline.lines().join('\n')}\n`);
   for (const [name, text] of Object.entries(stack.logs())) await writeFile(join(dir, `${name}.log`), text);
   const { logs } = stack.installation.plane;
   await writeFile(join(dir, 'kube-apiserver.log'), tailFile(logs.apiserver, 2000));
