@@ -3,6 +3,7 @@
 // are expected (the traffic breaks rules on purpose, and references dangle); what may never reach
 // a user is an answer that is no rule at all: a 500 (a webhook that failed or could not be
 // reached), a timeout, a 422 naming no field, or no answer while the API server was up.
+import { TYPE_TEXT } from '../../src/api/field-error.ts';
 import { ApiError } from '../../src/kube/errors.ts';
 
 export type Outcome = 'ok' | 'denied' | 'conflict' | 'exists' | 'not-found' | 'unavailable' | 'failed';
@@ -14,22 +15,6 @@ export interface Classified {
   /** The write may or may not have been made (no answer, or no complete one). */
   readonly inDoubt?: boolean;
 }
-
-/**
- * The kinds of field error docs/api.md ("Validation") documents, as Kubernetes words them, and
- * the `StatusCause` reasons the API server gives them: a denial must consist of these.
- */
-export const DOCUMENTED_CAUSES: Readonly<Record<string, string>> = {
-  FieldValueRequired: 'Required value',
-  FieldValueInvalid: 'Invalid value',
-  FieldValueNotSupported: 'Unsupported value',
-  FieldValueDuplicate: 'Duplicate value',
-  FieldValueForbidden: 'Forbidden',
-  FieldValueNotFound: 'Not found',
-  FieldValueTooLong: 'Too long',
-  FieldValueTooMany: 'Too many',
-  FieldValueTypeInvalid: 'Invalid value',
-};
 
 /** Who may deny a KAOS object: one of its webhooks, or the API server checking the CRD's schema. */
 const DENIER = /^(admission webhook "[a-z-]+\.kaos\.tools" denied the request: )?[A-Za-z]+\.kaos\.tools "[^"]*" is invalid: /;
@@ -63,12 +48,13 @@ function undocumentedDenial(err: ApiError): string | undefined {
   if (!DENIER.test(err.message)) return `422 from neither a kaos.tools webhook nor the CRD schema: ${clip(err.message)}`;
   const causes = err.details?.causes ?? [];
   if (causes.length === 0) {
-    const words = Object.values(DOCUMENTED_CAUSES);
+    const words = Object.values(TYPE_TEXT);
     return words.some((w) => err.message.includes(`: ${w}`)) ? undefined : `422 naming no documented kind of error: ${clip(err.message)}`;
   }
   for (const cause of causes) {
     const field = cause.field ?? '';
-    if (DOCUMENTED_CAUSES[cause.reason ?? ''] === undefined) return `422 with an undocumented cause ${cause.reason ?? '(none)'} on ${field || '(no field)'}: ${clip(err.message)}`;
+    // The kinds of field error docs/api.md ("Validation") documents: Kubernetes' own.
+    if (!Object.hasOwn(TYPE_TEXT, cause.reason ?? '')) return `422 with an undocumented cause ${cause.reason ?? '(none)'} on ${field || '(no field)'}: ${clip(err.message)}`;
     if (!/^(spec|metadata)(\.|\[|$)/.test(field)) return `422 with a cause on ${field || '(no field)'}, not a field of the object: ${clip(err.message)}`;
   }
   return undefined;
