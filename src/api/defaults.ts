@@ -12,6 +12,12 @@ export const AGENT_DEFAULTS = {
   agentNetwork: {},
   expose: true,
   reasoningLoopMaxSteps: 5,
+  /**
+   * Inside the `config` of a newer-shape Agent only (docs/api.md, "Agent `config` from KAOS 2026"):
+   * the mutating webhook writes and records it, since a CRD default would reach original-shape
+   * Agents too, and kube-apiserver applies CRD defaults to stored objects as it reads them.
+   */
+  toolCallMode: 'auto',
   memory: {
     enabled: true,
     type: 'local',

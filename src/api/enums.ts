@@ -9,6 +9,10 @@ export type MCPRuntime = (typeof MCP_RUNTIMES)[number];
 export const MEMORY_TYPES = ['local'] as const;
 export type MemoryType = (typeof MEMORY_TYPES)[number];
 
+/** How an agent calls its tools (`spec.config.toolCallMode`, TOOL_CALL_MODE; docs/api.md, "Agent `config` from KAOS 2026"). */
+export const TOOL_CALL_MODES = ['auto', 'native', 'string'] as const;
+export type ToolCallMode = (typeof TOOL_CALL_MODES)[number];
+
 /** `Waiting` exists for Agents only: they wait for their ModelAPI and MCPServers (docs/api.md, "Agent"). */
 export const AGENT_PHASES = ['Pending', 'Waiting', 'Ready', 'Failed'] as const;
 export const PHASES = ['Pending', 'Ready', 'Failed'] as const;

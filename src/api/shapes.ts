@@ -3,7 +3,7 @@
 // them, never a mix; nothing ever rewrites an object from one to the other. Pure.
 //
 // What decides the shape of an object (for rendering and for the env rules below):
-// - Agent: `spec.model` or `spec.config.telemetry` → new.
+// - Agent: `spec.model`, `spec.config.telemetry` or a field of NEWER_AGENT_CONFIG → new.
 // - ModelAPI: `proxyConfig.models`, `provider`, `apiKey` or `spec.telemetry` → new.
 // - MCPServer: `spec.telemetry` or `spec.runtime` (a server from the runtime registry) → new.
 // `spec.container.env` alone decides nothing: it is also the original shape's ContainerOverride
@@ -15,12 +15,25 @@ import type { KaosKind } from './kinds.ts';
 
 export type Shape = 'original' | 'new';
 
+/**
+ * The Agent `config` fields KAOS added in 2026 (docs/api.md, "Agent `config` from KAOS 2026"). None
+ * replaces an original field, so they never clash with one; like `telemetry`, they exist only in
+ * the newer shape, which is the one that renders their env (an original-shape Agent renders
+ * exactly the original env). `toolCallMode` is one of them, so the webhook defaults it only in a
+ * config that is newer-shape for another reason (defaulting/default-object.ts).
+ */
+export const NEWER_AGENT_CONFIG = ['systemPrompt', 'toolCallMode', 'autonomous', 'taskConfig'] as const;
+
 /** The new-shape fields set in `spec`, as field paths. */
 function newShapeFields(kind: KaosKind, spec: unknown): string[] {
   const set = (path: string, ...keys: string[]): string[] => (isSet(getIn(spec, ...keys)) ? [path] : []);
   switch (kind) {
     case 'Agent':
-      return [...set('spec.model', 'model'), ...set('spec.config.telemetry', 'config', 'telemetry')];
+      return [
+        ...set('spec.model', 'model'),
+        ...set('spec.config.telemetry', 'config', 'telemetry'),
+        ...NEWER_AGENT_CONFIG.flatMap((k) => set(`spec.config.${k}`, 'config', k)),
+      ];
     case 'ModelAPI':
       return [
         ...set('spec.proxyConfig.models', 'proxyConfig', 'models'),

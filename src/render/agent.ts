@@ -1,7 +1,7 @@
 // Agent → Deployment `agent-<name>`, Service and HTTPRoute when exposed (docs/api.md, "Agent").
 import { AGENT_DEFAULTS } from '../api/defaults.ts';
 import { shapeOf } from '../api/shapes.ts';
-import { applyContainerOverride, copyEnv, env, hasEnv, httpGetProbe, httpPort, uniqueEnv, withoutEnv } from './container.ts';
+import { applyContainerOverride, copyEnv, env, hasEnv, httpGetProbe, httpPort, placeUserEnv, uniqueEnv, withoutEnv } from './container.ts';
 import { agentTelemetryEnv, logLevelEnv, telemetrySettings } from './observability.ts';
 import { renderHTTPRoute } from './gateway.ts';
 import { defaultAgentImage } from './images.ts';
@@ -26,66 +26,122 @@ export function mcpServerEnvName(name: string): string {
   return `MCP_SERVER_${name}_URL`;
 }
 
+/** What the env steps read: the Agent, its resolved dependencies, the operator's settings. */
+interface AgentEnvInput {
+  readonly agent: AgentInput;
+  readonly deps: AgentDeps;
+  readonly config: RenderConfig;
+}
+
+/** One run of entries of the `agent` container's env. */
+type EnvStep = (input: AgentEnvInput) => EnvVar[];
+
+/** Where the user's own list goes in a step list (spec.config.env, or container.env in its place). */
+const USER_ENV = 'user env';
+
+const cfgOf = (input: AgentEnvInput) => input.agent.spec.config;
+/** A variable when its value is a non-empty string. */
+const text = (name: string, value: string | undefined): EnvVar[] => (value ? [env(name, value)] : []);
+/** A variable when its value is set, in decimal or as written. */
+const when = (name: string, value: number | string | undefined): EnvVar[] => (value === undefined ? [] : [env(name, String(value))]);
+
+const agentName: EnvStep = ({ agent }) => [env('AGENT_NAME', agent.metadata?.name ?? '')];
+const description: EnvStep = (i) => text('AGENT_DESCRIPTION', cfgOf(i)?.description);
+const instructions: EnvStep = (i) => text('AGENT_INSTRUCTIONS', cfgOf(i)?.instructions);
+const systemPrompt: EnvStep = (i) => text('AGENT_SYSTEM_PROMPT', cfgOf(i)?.systemPrompt);
+const configEnv: EnvStep = (i) => copyEnv(cfgOf(i)?.env);
+const modelAPIURL: EnvStep = ({ deps }) => [env('MODEL_API_URL', deps.modelAPI.endpoint)];
+/** The webhook normally wrote MODEL_NAME into config.env; this is the same choice it makes. */
+const defaultedModelName: EnvStep = (i) =>
+  hasEnv(cfgOf(i)?.env, 'MODEL_NAME') ? [] : [env('MODEL_NAME', i.deps.modelAPI.model || i.config.defaultModelName)];
+/** The newer shape names its model in spec.model; without it, the original rule. */
+const modelName: EnvStep = (i) => (i.agent.spec.model ? [env('MODEL_NAME', i.agent.spec.model)] : defaultedModelName(i));
+const loopMaxSteps: EnvStep = (i) => when('AGENTIC_LOOP_MAX_STEPS', cfgOf(i)?.reasoningLoopMaxSteps);
+const toolCallMode: EnvStep = (i) => when('TOOL_CALL_MODE', cfgOf(i)?.toolCallMode);
+const memory: EnvStep = (i) => {
+  const block = cfgOf(i)?.memory;
+  return block === undefined ? [] : memoryEnv(block);
+};
+const autonomous: EnvStep = (i) => {
+  const a = cfgOf(i)?.autonomous;
+  return [
+    ...text('AUTONOMOUS_GOAL', a?.goal),
+    ...when('AUTONOMOUS_INTERVAL_SECONDS', a?.intervalSeconds),
+    ...when('AUTONOMOUS_MAX_ITER_RUNTIME_SECONDS', a?.maxIterRuntimeSeconds),
+  ];
+};
+const taskBudgets: EnvStep = (i) => {
+  const task = cfgOf(i)?.taskConfig;
+  return [
+    ...when('TASK_MAX_ITERATIONS', task?.maxIterations),
+    ...when('TASK_MAX_RUNTIME_SECONDS', task?.maxRuntimeSeconds),
+    ...when('TASK_MAX_TOOL_CALLS', task?.maxToolCalls),
+  ];
+};
+const mcpServers: EnvStep = ({ deps }) => namedEndpointsEnv('MCP_SERVERS', deps.mcpServers, mcpServerEnvName);
+const peers: EnvStep = ({ deps }) => namedEndpointsEnv('PEER_AGENTS', deps.peers.filter((p) => p.endpoint !== ''), peerEnvName);
+const telemetry: EnvStep = (i) => agentTelemetryEnv(i.agent.metadata, telemetrySettings(cfgOf(i)?.telemetry, i.config));
+const logLevel: EnvStep = (i) => logLevelEnv('LOG_LEVEL', i.config.defaultLogLevel, cfgOf(i)?.env, i.agent.spec.container?.env);
+
 /**
- * The generated env of the `agent` container, in the order of docs/api.md, "Agent environment", steps 1–9 (step 10,
- * spec.container.env, is applied by applyContainerOverride). Names are unique: a config.env
- * entry that repeats a generated name resolves as the kubelet would (last one wins).
+ * The original shape (docs/api.md, "Agent environment"), steps 1–9; step 10, spec.container.env,
+ * is appended by applyContainerOverride.
+ */
+const ORIGINAL_AGENT_ENV: readonly EnvStep[] = [
+  agentName,
+  description,
+  instructions,
+  configEnv,
+  modelAPIURL,
+  defaultedModelName,
+  loopMaxSteps,
+  memory,
+  mcpServers,
+  peers,
+];
+
+/**
+ * The newer shape, in KAOS's order (docs/api.md, "Env order"): the user's list (config.env, or
+ * container.env in its place) right after the prompts; then the model, the loop and tool-call
+ * settings, memory, autonomy and task budgets, the MCP servers and peers, OpenTelemetry, and
+ * LOG_LEVEL unless the user set it. A block of KAOS's added later takes its place in this list.
+ */
+const NEWER_AGENT_ENV: readonly (EnvStep | typeof USER_ENV)[] = [
+  agentName,
+  description,
+  instructions,
+  systemPrompt,
+  configEnv,
+  USER_ENV,
+  modelAPIURL,
+  modelName,
+  loopMaxSteps,
+  toolCallMode,
+  memory,
+  autonomous,
+  taskBudgets,
+  mcpServers,
+  peers,
+  telemetry,
+  logLevel,
+];
+
+/**
+ * The generated env of the `agent` container, by shape. Names are unique: an entry that repeats
+ * a generated name resolves as the kubelet would (last one wins); in the newer shape the user's
+ * container.env wins a clash wherever it stands.
  */
 export function agentEnv(agent: AgentInput, deps: AgentDeps, config: RenderConfig): EnvVar[] {
-  if (isNewShapeAgent(agent)) return newShapeAgentEnv(agent, deps, config);
-  const spec = agent.spec;
-  const cfg = spec.config;
-  const out: EnvVar[] = [env('AGENT_NAME', agent.metadata?.name ?? '')];
-  if (cfg?.description) out.push(env('AGENT_DESCRIPTION', cfg.description));
-  if (cfg?.instructions) out.push(env('AGENT_INSTRUCTIONS', cfg.instructions));
-  out.push(...copyEnv(cfg?.env));
-  out.push(env('MODEL_API_URL', deps.modelAPI.endpoint));
-  if (!hasEnv(cfg?.env, 'MODEL_NAME')) {
-    // The webhook normally wrote MODEL_NAME into config.env; this is the same choice it makes.
-    out.push(env('MODEL_NAME', deps.modelAPI.model || config.defaultModelName));
-  }
-  if (cfg?.reasoningLoopMaxSteps !== undefined) {
-    out.push(env('AGENTIC_LOOP_MAX_STEPS', String(cfg.reasoningLoopMaxSteps)));
-  }
-  if (cfg?.memory !== undefined) out.push(...memoryEnv(cfg.memory));
-  out.push(...namedEndpointsEnv('MCP_SERVERS', deps.mcpServers, mcpServerEnvName));
-  const peers = deps.peers.filter((p) => p.endpoint !== '');
-  out.push(...namedEndpointsEnv('PEER_AGENTS', peers, peerEnvName));
-  return uniqueEnv(out);
+  const input: AgentEnvInput = { agent, deps, config };
+  const run = (steps: readonly (EnvStep | typeof USER_ENV)[]): EnvVar[] => steps.flatMap((s) => (s === USER_ENV ? [] : s(input)));
+  if (!isNewShapeAgent(agent)) return uniqueEnv(run(ORIGINAL_AGENT_ENV));
+  const at = NEWER_AGENT_ENV.indexOf(USER_ENV);
+  return placeUserEnv(run(NEWER_AGENT_ENV.slice(0, at)), copyEnv(agent.spec.container?.env), run(NEWER_AGENT_ENV.slice(at + 1)));
 }
 
-/** docs/api.md, "Newer KAOS shapes": `spec.model` or a telemetry block make an Agent new-shape (api/shapes.ts decides). */
+/** docs/api.md, "Newer KAOS shapes": api/shapes.ts decides (spec.model, telemetry, the KAOS 2026 config fields). */
 export function isNewShapeAgent(agent: AgentInput): boolean {
   return shapeOf('Agent', agent.spec) === 'new';
-}
-
-/**
- * The new shape (docs/api.md, "Newer KAOS shapes"): the user's env list (config.env, or container.env, which
- * takes its place and wins a clash with a generated entry) right after AGENT_INSTRUCTIONS;
- * MODEL_NAME = spec.model; then docs/api.md, "Agent environment"'s steps 6–9, the OpenTelemetry variables, and LOG_LEVEL
- * unless the user set it.
- */
-function newShapeAgentEnv(agent: AgentInput, deps: AgentDeps, config: RenderConfig): EnvVar[] {
-  const spec = agent.spec;
-  const cfg = spec.config;
-  const containerEnv = spec.container?.env;
-  const out: EnvVar[] = [env('AGENT_NAME', agent.metadata?.name ?? '')];
-  if (cfg?.description) out.push(env('AGENT_DESCRIPTION', cfg.description));
-  if (cfg?.instructions) out.push(env('AGENT_INSTRUCTIONS', cfg.instructions));
-  out.push(...copyEnv(cfg?.env));
-  const userAt = out.length;
-  const generated: EnvVar[] = [env('MODEL_API_URL', deps.modelAPI.endpoint)];
-  if (spec.model !== undefined && spec.model !== '') generated.push(env('MODEL_NAME', spec.model));
-  else if (!hasEnv(cfg?.env, 'MODEL_NAME')) generated.push(env('MODEL_NAME', deps.modelAPI.model || config.defaultModelName));
-  if (cfg?.reasoningLoopMaxSteps !== undefined) generated.push(env('AGENTIC_LOOP_MAX_STEPS', String(cfg.reasoningLoopMaxSteps)));
-  if (cfg?.memory !== undefined) generated.push(...memoryEnv(cfg.memory));
-  generated.push(...namedEndpointsEnv('MCP_SERVERS', deps.mcpServers, mcpServerEnvName));
-  generated.push(...namedEndpointsEnv('PEER_AGENTS', deps.peers.filter((p) => p.endpoint !== ''), peerEnvName));
-  generated.push(...agentTelemetryEnv(agent.metadata, telemetrySettings(cfg?.telemetry, config)));
-  generated.push(...logLevelEnv('LOG_LEVEL', config.defaultLogLevel, cfg?.env, containerEnv));
-  const user = copyEnv(containerEnv);
-  const userNames = new Set(user.map((e) => e.name));
-  return uniqueEnv([...out.slice(0, userAt), ...user, ...generated.filter((e) => !userNames.has(e.name))]);
 }
 
 function memoryEnv(memory: AgentMemoryInput): EnvVar[] {

@@ -41,6 +41,16 @@ export function uniqueEnv(list: readonly EnvVar[]): EnvVar[] {
   return list.filter((e, i) => lastIndex.get(e.name) === i);
 }
 
+/**
+ * The user's list placed between generated runs, as the newer KAOS shapes order env: the user's
+ * entries win a clash wherever they stand (an earlier generated one gives way to the user's, a
+ * later one is left out), so a variable the user sets is never overridden.
+ */
+export function placeUserEnv(before: readonly EnvVar[], user: readonly EnvVar[], after: readonly EnvVar[]): EnvVar[] {
+  const userNames = new Set(user.map((e) => e.name));
+  return uniqueEnv([...before, ...user, ...after.filter((e) => !userNames.has(e.name))]);
+}
+
 export function httpPort(port: number): ContainerPort {
   return { name: 'http', containerPort: port, protocol: 'TCP' };
 }

@@ -5,8 +5,10 @@ import {
   copySecretKeySelector,
   env,
   httpPort,
+  placeUserEnv,
   tcpSocketProbe,
   uniqueEnv,
+  withoutEnv,
 } from './container.ts';
 import { shapeOf } from '../api/shapes.ts';
 import { renderHTTPRoute } from './gateway.ts';
@@ -118,10 +120,10 @@ export function isRuntimeShape(spec: MCPServerInput['spec']): boolean {
 }
 
 /**
- * A runtime MCPServer's container (docs/api.md, "Newer KAOS shapes"): image, command and args from
- * the registry entry (none for `custom`), then spec.container over them; env `<paramsEnvVar>` =
- * spec.params when both are set, then telemetry and LOG_LEVEL (a runtime MCPServer is new-shape),
- * then spec.container.env (appended by the override).
+ * A runtime MCPServer's container (docs/api.md, "MCPServer runtimes"): image, command and args from
+ * the registry entry (none for `custom`), then spec.container over them. Env in KAOS's order:
+ * `<paramsEnvVar>` = spec.params when both are set, spec.container.env, LOG_LEVEL unless the user
+ * set it, then the OpenTelemetry variables (a runtime MCPServer is new-shape).
  */
 export function runtimeContainer(mcp: MCPServerInput, entry: RuntimeEntryInput | undefined, config: RenderConfig): Container {
   const params = mcp.spec.params;
@@ -134,15 +136,19 @@ export function runtimeContainer(mcp: MCPServerInput, entry: RuntimeEntryInput |
     ...(entry?.command === undefined || entry.command.length === 0 ? {} : { command: [...entry.command] }),
     ...(entry?.args === undefined || entry.args.length === 0 ? {} : { args: [...entry.args] }),
     ports: [httpPort(MCP_PORT)],
-    // <paramsEnvVar> first; telemetry, LOG_LEVEL and the env entries of spec.container follow it.
-    env: [
-      ...(paramsEnv !== undefined && paramsEnv !== '' && params !== undefined && params !== '' ? [env(paramsEnv, params)] : []),
-      ...mcpObservabilityEnv(mcp, config),
-    ],
+    env: placeUserEnv(
+      paramsEnv !== undefined && paramsEnv !== '' && params !== undefined && params !== '' ? [env(paramsEnv, params)] : [],
+      copyEnv(mcp.spec.container?.env),
+      [
+        ...logLevelEnv('LOG_LEVEL', config.defaultLogLevel, mcp.spec.container?.env),
+        ...agentTelemetryEnv(mcp.metadata, telemetrySettings(mcp.spec.telemetry, config)),
+      ],
+    ),
     livenessProbe: livenessProbe(),
     readinessProbe: readinessProbe(),
   };
-  return applyContainerOverride(withDefaultResources(generated, 'MCPServer', config.workload), mcp.spec.container);
+  // spec.container.env is already in place.
+  return applyContainerOverride(withDefaultResources(generated, 'MCPServer', config.workload), withoutEnv(mcp.spec.container));
 }
 
 export function mcpServerContainer(mcp: MCPServerInput, config: RenderConfig): Container {

@@ -1,10 +1,14 @@
 // A real Kubernetes control plane on loopback that runs workloads, for e2e tests and local runs:
 // etcd, kube-apiserver, kube-controller-manager (the controllers a Deployment needs: deployment,
 // replicaset, endpointslice, serviceaccount and its token, root CA publisher, garbage collector,
-// namespace, pod GC, node lifecycle), kube-scheduler, and kwok playing the kubelet on a few fake
-// nodes that this launcher creates with a real node's capacity: pods are scheduled, go Running
-// and Ready by kwok's Stage rules (kwok/stages/), with no container runtime. Everything lives in
-// one temporary directory; stop() removes it and every process started.
+// namespace, pod GC, node lifecycle; and those of persistent volumes: binder, expander, claim and
+// volume protection), kube-scheduler, and kwok playing the kubelet on a few fake nodes that this
+// launcher creates with a real node's capacity: pods are scheduled, go Running and Ready by kwok's
+// Stage rules (kwok/stages/), with no container runtime. A claim binds to a volume that
+// kube-controller-manager's host-path provisioner makes (a directory) for the default
+// StorageClass this launcher creates (DEFAULT_STORAGE_CLASS). Everything lives in one temporary
+// directory, the volumes too where the machine allows kube-controller-manager a private /tmp
+// (private-tmp.ts); stop() removes it and every process started.
 //
 // Standalone: `node test/cluster/control-plane.ts` starts one, prints the kubeconfig path and
 // keeps running until Ctrl-C.
@@ -16,7 +20,7 @@
 // directory (see processes.ts for its limit).
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
@@ -25,6 +29,7 @@ import { constants, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify as toYaml } from 'yaml';
+import { outsidePath, privateTmpCommand, privateTmpSupport } from './private-tmp.ts';
 import { startProcess, startReaper, tailFile, type ManagedProcess, type Reaper } from './processes.ts';
 
 export interface ExtraToken {
@@ -93,10 +98,59 @@ export const CONTROLLERS = [
   // The API server taints a new Node not-ready (TaintNodesByCondition); this controller lifts the
   // taint once kwok reports the node Ready, and puts it back if kwok stops renewing its Lease.
   'node-lifecycle-controller',
+  // Binds claims to volumes, provisioning them through the host-path plugin
+  // (--enable-hostpath-provisioner) once the scheduler has picked the consumer's node
+  // (WaitForFirstConsumer), and deletes a released volume (reclaim policy Delete).
+  'persistentvolume-binder-controller',
+  // Acts on a bound claim whose request grows: host-path has no expander, so it records the Event
+  // ExternalExpanding ("waiting for an external controller to expand this PVC") and the claim's
+  // capacity stays as provisioned, as on a cluster whose storage driver cannot resize.
+  'persistentvolume-expander-controller',
+  // The API server's StorageObjectInUseProtection admission gives every claim and volume a
+  // finalizer that only these remove (a claim once no pod uses it, a volume once no claim is bound
+  // to it): without them a deleted claim, and its namespace, would stay Terminating for ever.
+  'persistentvolumeclaim-protection-controller',
+  'persistentvolume-protection-controller',
+  // Not run: persistentvolume-attach-detach-controller (a host-path volume is not attachable, and
+  // kwok mounts nothing), ephemeral-volume-controller (no generic ephemeral volumes here).
 ] as const;
 
-/** The controllers that turn a Deployment into pods: left out when a control plane runs none. */
-export const POD_CHAIN_CONTROLLERS: readonly (typeof CONTROLLERS)[number][] = ['deployment-controller', 'replicaset-controller'];
+/**
+ * The controllers that turn a Deployment into pods, and provision the volumes pods wait for:
+ * left out when a control plane runs no pods (a claim then stays Pending; the protection
+ * controllers still run, so that it can be deleted).
+ */
+export const POD_CHAIN_CONTROLLERS: readonly (typeof CONTROLLERS)[number][] = [
+  'deployment-controller',
+  'replicaset-controller',
+  'persistentvolume-binder-controller',
+  'persistentvolume-expander-controller',
+];
+
+/**
+ * The default StorageClass, created at start: what a claim without `storageClassName` gets (the
+ * API server's DefaultStorageClass admission), named as kind's and minikube's defaults are.
+ * - `kubernetes.io/host-path`: kube-controller-manager's in-tree provisioner for testing; each
+ *   volume is an empty directory (volumeOnDisk() says where), of the claim's requested capacity.
+ * - WaitForFirstConsumer, as the defaults of kind and the clouds: a claim binds when a pod that
+ *   mounts it is scheduled (kube-scheduler records the node, then waits for the binding), so an
+ *   operator that waited for Bound before creating the pod would wait for ever here as there.
+ * - allowVolumeExpansion: a host-path volume has no size to enforce, so a larger request is as
+ *   true as the first; the API server accepts it (without this it refuses, Forbidden), and the
+ *   claim's status.capacity stays as provisioned (see the expander in CONTROLLERS).
+ */
+export const DEFAULT_STORAGE_CLASS = {
+  apiVersion: 'storage.k8s.io/v1',
+  kind: 'StorageClass',
+  metadata: { name: 'standard', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
+  provisioner: 'kubernetes.io/host-path',
+  reclaimPolicy: 'Delete',
+  volumeBindingMode: 'WaitForFirstConsumer',
+  allowVolumeExpansion: true,
+} as const;
+
+/** Where the host-path provisioner makes volumes (fixed in Kubernetes' pkg/volume/hostpath). */
+export const HOST_PATH_VOLUMES = '/tmp/hostpath_pv';
 
 /**
  * Client-side rate limits of kube-controller-manager and kube-scheduler (see where they start):
@@ -138,6 +192,12 @@ export interface ControlPlane {
   readonly logs: { etcd: string; apiserver: string; controllerManager: string; scheduler: string; kwok: string; audit?: string };
   /** The fake nodes' names. */
   readonly nodes: readonly string[];
+  /**
+   * Where a host-path volume is on this machine, from its PersistentVolume's `spec.hostPath.path`
+   * (under HOST_PATH_VOLUMES as kube-controller-manager sees it): in this control plane's
+   * directory when kube-controller-manager has a private /tmp, else that path itself.
+   */
+  volumeOnDisk(pvPath: string): string;
   /** Runs kubectl from binDir against this control plane. Never throws on a non-zero exit. */
   kubectl(args: readonly string[], options?: { input?: string; timeoutMs?: number }): Promise<KubectlResult>;
   /**
@@ -150,6 +210,8 @@ export interface ControlPlane {
 }
 
 const HERE = dirname(fileURLToPath(import.meta.url));
+/** Decides how a private /tmp is made (private-tmp.ts); -1 where there are no uids. */
+const UID = process.getuid?.() ?? -1;
 const STOP_GRACE_MS = 5000;
 
 /** Finds (building if needed) the binaries with build.sh, streaming its progress. */
@@ -188,7 +250,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     if (!existsSync(join(binDir, bin))) throw new Error(`control plane: ${join(binDir, bin)} is missing (run test/cluster/build.sh)`);
   }
   const started = Date.now();
-  const dir = await mkdtemp(join(options.tmpRoot ?? tmpdir(), 'kaos-cp-'));
+  // The real path: whether it is under /tmp decides how kube-controller-manager's private /tmp keeps it in view.
+  const dir = realpathSync(await mkdtemp(join(options.tmpRoot ?? tmpdir(), 'kaos-cp-')));
   const plane = new RunningPlane(dir, binDir, log, options);
   active.add(plane);
   installHandlers();
@@ -224,6 +287,8 @@ class RunningPlane implements ControlPlane {
   #scheduler: ManagedProcess | undefined;
   #kwok: ManagedProcess | undefined;
   #apiserverArgs: string[] = [];
+  /** The directory kube-controller-manager sees as /tmp; undefined when it shares the machine's. */
+  #kcmTmp: string | undefined;
   #stopping: Promise<void> | undefined;
 
   constructor(dir: string, binDir: string, log: (line: string) => void, options: ControlPlaneOptions) {
@@ -328,10 +393,21 @@ class RunningPlane implements ControlPlane {
     }), { mode: 0o600 });
 
     const controllers = CONTROLLERS.filter((c) => this.#pods || !POD_CHAIN_CONTROLLERS.includes(c));
+    const kcmTmp = join(dir, 'kcm-tmp');
+    await mkdir(kcmTmp);
+    const privateTmp = privateTmpSupport(kcmTmp, UID);
+    if (privateTmp.ok) {
+      this.#kcmTmp = kcmTmp;
+    } else {
+      this.#log(`[control-plane] no private /tmp for kube-controller-manager (${privateTmp.reason}): its host-path volumes go to ${HOST_PATH_VOLUMES} and outlive the control plane if their claims do`);
+    }
     this.#log(`[control-plane] starting kube-controller-manager (${controllers.length} controllers)${this.#pods ? ', kube-scheduler, kwok' : '; no pods run'}`);
     this.#controllerManager = this.#spawn('kube-controller-manager', [
       `--kubeconfig=${this.kubeconfigPath}`,
       `--controllers=${controllers.join(',')}`,
+      // The in-tree host-path provisioner, off by default (for testing only, says its help: a
+      // volume is a directory on the controller manager's machine, which here is every node's).
+      '--enable-hostpath-provisioner=true',
       `--service-account-private-key-file=${join(dir, 'pki', 'sa.key')}`,
       `--root-ca-file=${this.caFile}`,
       '--leader-elect=false',
@@ -341,7 +417,7 @@ class RunningPlane implements ControlPlane {
       // would take minutes of client-side waiting while the API server idles. A bulk apply here
       // should be paced by CPU, as on a real control plane sized for its load.
       ...CLIENT_RATE_FLAGS,
-    ], this.logs.controllerManager);
+    ], this.logs.controllerManager, { privateTmp: this.#kcmTmp });
     if (this.#pods) {
       this.#scheduler = this.#spawn('kube-scheduler', [
         `--kubeconfig=${this.kubeconfigPath}`,
@@ -360,20 +436,27 @@ class RunningPlane implements ControlPlane {
         '--cidr=10.244.0.1/16',
         '--node-lease-duration-seconds=40',
         ...stages.map((f) => `--config=${join(STAGES_DIR, f)}`),
-      ], this.logs.kwok, { HOME: dir }); // HOME: never a user's ~/.kwok/kwok.yaml
+      ], this.logs.kwok, { env: { HOME: dir } }); // HOME: never a user's ~/.kwok/kwok.yaml
     }
     // None of them serves anything to probe: make sure at least that none died on its flags.
     await new Promise((r) => setTimeout(r, 500));
     for (const proc of [this.#controllerManager, this.#scheduler, this.#kwok]) {
       if (proc?.hasExited() === true) throw new Error(`${proc.name} exited at start; log:\n${proc.tail()}`);
     }
-    await this.#createNodes(readyTimeoutMs);
+    await this.#createClusterObjects(readyTimeoutMs);
   }
 
-  /** Creates the fake nodes (when kwok runs) and waits until kwok reports each Ready, and for the default ServiceAccount. */
-  async #createNodes(timeoutMs: number): Promise<void> {
+  /**
+   * Creates the default StorageClass and the fake nodes (when kwok runs) in one request, then
+   * waits until kwok reports each node Ready, and for the default ServiceAccount.
+   */
+  async #createClusterObjects(timeoutMs: number): Promise<void> {
+    this.#log(`[control-plane] creating the default StorageClass${this.nodes.length === 0 ? '' : ` and ${this.nodes.length} kwok node(s)`}`);
+    const items = [DEFAULT_STORAGE_CLASS, ...this.nodes.map((name) => fakeNode(name))];
+    const created = await this.kubectl(['create', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
+    if (created.code !== 0) throw new Error(`creating the default StorageClass and the kwok nodes failed: ${created.stderr}`);
     const kwok = this.#kwok;
-    if (kwok !== undefined) await this.#createKwokNodes(kwok, timeoutMs);
+    if (kwok !== undefined) await this.#waitForNodes(kwok, timeoutMs);
     // Pods created before the serviceaccount controller made `default` would be refused.
     const controllerManager = this.#controllerManager;
     if (controllerManager === undefined) throw new Error('kube-controller-manager is not running');
@@ -381,11 +464,7 @@ class RunningPlane implements ControlPlane {
       (await this.kubectl(['get', 'serviceaccount', 'default', '-n', 'default', '-o', 'name'])).code === 0);
   }
 
-  async #createKwokNodes(kwok: ManagedProcess, timeoutMs: number): Promise<void> {
-    this.#log(`[control-plane] creating ${this.nodes.length} kwok node(s)`);
-    const items = this.nodes.map((name) => fakeNode(name));
-    const created = await this.kubectl(['create', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
-    if (created.code !== 0) throw new Error(`creating the kwok nodes failed: ${created.stderr}`);
+  async #waitForNodes(kwok: ManagedProcess, timeoutMs: number): Promise<void> {
     await waitFor('the kwok nodes Ready', kwok, timeoutMs, async () => {
       const res = await this.kubectl(['get', 'nodes', '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}']);
       const ready = res.stdout.split('\n').filter((l) => l === 'True').length;
@@ -413,10 +492,19 @@ class RunningPlane implements ControlPlane {
     await this.#startApiServer(90_000);
   }
 
-  #spawn(bin: string, args: string[], logFile: string, env?: NodeJS.ProcessEnv): ManagedProcess {
-    const proc = startProcess(bin, join(this.binDir, bin), args, { logFile, ...(env === undefined ? {} : { env: { ...process.env, ...env } }) });
+  /** Starts a binary of binDir, with `privateTmp` (a directory) as its /tmp when given. */
+  #spawn(bin: string, args: string[], logFile: string, options: { env?: NodeJS.ProcessEnv; privateTmp?: string | undefined } = {}): ManagedProcess {
+    const binary = join(this.binDir, bin);
+    const real = options.privateTmp === undefined ? binary : realpathSync(binary);
+    const command = options.privateTmp === undefined ? { file: binary, args } : privateTmpCommand(options.privateTmp, [this.dir, dirname(real)], real, args, UID);
+    const env = options.env;
+    const proc = startProcess(bin, command.file, command.args, { logFile, ...(env === undefined ? {} : { env: { ...process.env, ...env } }) });
     this.#reaper?.watch(proc.pid);
     return proc;
+  }
+
+  volumeOnDisk(pvPath: string): string {
+    return this.#kcmTmp === undefined ? pvPath : outsidePath(this.#kcmTmp, pvPath);
   }
 
   async kubectl(args: readonly string[], options: { input?: string; timeoutMs?: number } = {}): Promise<KubectlResult> {

@@ -112,7 +112,10 @@ t.test('a missing ModelAPI: Failed with the API server\'s words, and the Agent p
   const goAt = quietStart(Date.now() - orphanCreated, deadlineMs + 2000);
   t.comment(`Agent y created ${Date.now() - orphanCreated} ms ago; creating its ModelAPI at ${goAt} ms, between two backoff retries`);
   await sleep(Math.max(0, orphanCreated + goAt - Date.now()));
-  await kubectlApply(plane, [kaos('ModelAPI', WARN_NS, 'ghost', { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' } })]);
+  // Its pods never become ready, so Waiting is where the Agent stays: a loaded machine that
+  // rolled the ModelAPI out within the deadline would otherwise carry the Agent on to Ready
+  // between two polls.
+  await kubectlApply(plane, [kaos('ModelAPI', WARN_NS, 'ghost', { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' }, container: NEVER_READY })]);
   const created = Date.now();
   const moved = await waitForStatus(client, 'Agent', WARN_NS, 'y', (a) => statusIs(a, 'Waiting', 'ModelAPI is not ready'), 'Waiting after its ModelAPI appeared', deadlineMs);
   t.comment(`the Agent moved from Failed to Waiting ${Date.now() - created} ms after its ModelAPI was created`);

@@ -76,10 +76,12 @@ t.test('v0.1.3 sample 1 applies unchanged: the Agent gets MODEL_NAME from spec.m
     { name: 'MODEL_API_URL', value: svc('modelapi', 'simple-modelapi', ns, 11434) },
     { name: 'MODEL_NAME', value: 'smollm2:135m' },
     { name: 'AGENTIC_LOOP_MAX_STEPS', value: '5' },
+    { name: 'TOOL_CALL_MODE', value: 'auto' },
     { name: 'MCP_SERVERS', value: 'simple-echo-mcp' },
     { name: 'MCP_SERVER_simple-echo-mcp_URL', value: svc('mcpserver', 'simple-echo-mcp', ns, 8000) },
     { name: 'LOG_LEVEL', value: 'INFO' },
-  ], 'the Agent env order with spec.model as MODEL_NAME and LOG_LEVEL (DEFAULT_LOG_LEVEL INFO)');
+  ], 'the Agent env order with spec.model as MODEL_NAME, the defaulted toolCallMode and LOG_LEVEL (DEFAULT_LOG_LEVEL INFO)');
+  t.equal(at(agent, 'spec', 'config', 'toolCallMode'), 'auto', 'toolCallMode defaulted in the config of a newer-shape Agent');
   t.equal(container(deployment, 'agent')?.image, IMAGES.agent);
 
   // The Hosted ModelAPI and the MCPServer are in the original shape: exactly as docs/api.md's ModelAPI and MCPServer sections say, no new env.
@@ -133,8 +135,9 @@ t.test('v0.1.3 sample 2 applies unchanged: coordinator and workers converge with
   const coordinator = await waitForObject(s(), 'deployment', ns, 'agent-coordinator', (d) =>
     ((envOf(d, 'agent') as Json[] | undefined) ?? []).some((e) => e.name === 'PEER_AGENTS' && e.value === 'worker-1,worker-2'));
   const names = ((envOf(coordinator, 'agent') as Json[]) ?? []).map((e) => `${String(e.name)}=${String(e.value)}`);
-  t.same(names.slice(-7), [
+  t.same(names.slice(-8), [
     'AGENTIC_LOOP_MAX_STEPS=10',
+    'TOOL_CALL_MODE=auto',
     'MCP_SERVERS=multi-echo-mcp',
     `MCP_SERVER_multi-echo-mcp_URL=${svc('mcpserver', 'multi-echo-mcp', ns, 8000)}`,
     'PEER_AGENTS=worker-1,worker-2',
@@ -294,6 +297,9 @@ t.test('original-shape objects survive an operator restart with new defaults byt
   const agentDeployment = await waitForObject(s(), 'deployment', dev, 'agent-dev-agent', (d) =>
     !((envOf(d, 'agent') as Json[] | undefined) ?? []).some((e) => e.name === 'LOG_LEVEL'));
   t.ok(agentDeployment, 'back in the original shape: no LOG_LEVEL');
+  const agentBack = await waitForObject(s(), 'agent', dev, 'dev-agent');
+  t.equal(at(agentBack, 'spec', 'config', 'toolCallMode'), undefined, 'the toolCallMode the webhook chose went with spec.model');
+  t.notOk(((envOf(agentDeployment, 'agent') as Json[] | undefined) ?? []).some((e) => e.name === 'TOOL_CALL_MODE'), 'and its env with it');
   const modelAPIDeployment = await waitForObject(s(), 'deployment', dev, 'modelapi-dev-ollama-proxy', (d) =>
     !((envOf(d, 'model-api') as Json[] | undefined) ?? []).some((e) => e.name === 'PROXY_API_BASE'));
   t.strictSame(envOf(modelAPIDeployment, 'model-api'), [

@@ -101,7 +101,8 @@ t.test('python-string, kubernetes and custom: children as docs/api.md, "MCPServe
   });
   const own = await waitForObject(s(), 'deployment', ns, 'mcpserver-own');
   t.strictSame(podSpecOf(own), {
-    containers: [mcpContainer({ image: 'e2e.local/my-mcp:1', command: ['my-mcp'], args: ['--port', '8000'], env: [LOG_LEVEL, { name: 'A', value: '1' }] })],
+    // KAOS's order: spec.container.env before LOG_LEVEL.
+    containers: [mcpContainer({ image: 'e2e.local/my-mcp:1', command: ['my-mcp'], args: ['--port', '8000'], env: [{ name: 'A', value: '1' }, LOG_LEVEL] })],
     securityContext: POD_SECURITY,
   });
   const stored = await waitForObject(s(), 'mcpserver', ns, 'own');

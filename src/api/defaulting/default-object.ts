@@ -1,15 +1,17 @@
 // The mutating webhook's decision, as a pure function (docs/api.md, "Defaulting"): derived values
-// (container image, an Agent's MODEL_NAME) first, then the schema's constant defaults. Idempotent:
+// (container image, an Agent's MODEL_NAME and toolCallMode) first, then the schema's constant defaults. Idempotent:
 // running it on its own output changes nothing. Never touches status.
 import type { Config } from '../../config.ts';
 import { readDefaulted, writeDefaulted } from './defaulted-annotation.ts';
 import {
   defaultImage,
+  deriveToolCallMode,
   imageField,
   modelNameEntry,
   modelNameField,
   modelNameFor,
   MODEL_NAME_ENV,
+  TOOL_CALL_MODE_FIELD,
   type DerivedField,
 } from './derived-defaults.ts';
 import { goQuote } from '../go-format.ts';
@@ -131,6 +133,8 @@ export function defaultObject(kind: KaosKind, object: KubeObject, ctx: Defaultin
       );
     }
   }
+
+  if (kind === 'Agent' && deriveToolCallMode(spec, recorded.has(TOOL_CALL_MODE_FIELD))) ours.add(TOOL_CALL_MODE_FIELD);
 
   writeDefaulted(out, ours);
   // After the derived values, so that a config block created for MODEL_NAME gets its defaults too.

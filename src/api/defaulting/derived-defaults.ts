@@ -1,13 +1,16 @@
 // Values the webhook derives from other fields or from the operator's configuration (docs/api.md, "Defaulting"):
-// the container image of each kind, and an Agent's MODEL_NAME.
+// the container image of each kind, an Agent's MODEL_NAME, and the toolCallMode of a newer-shape Agent.
 import type { Config, ImageDefaults } from '../../config.ts';
+import { AGENT_DEFAULTS } from '../defaults.ts';
 import { asArray, asRecord, asString, getIn, isRecord, isSet, type JsonRecord } from '../json.ts';
 import type { KaosKind } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
+import { shapeOf } from '../shapes.ts';
 
 export const IMAGE_FIELD = 'spec.container.image';
 export const MODEL_NAME_ENV = 'MODEL_NAME';
 export const MODEL_NAME_FIELD = `spec.config.env[${MODEL_NAME_ENV}]`;
+export const TOOL_CALL_MODE_FIELD = 'spec.config.toolCallMode';
 
 /** One spec field whose value the webhook may choose. */
 export interface DerivedField {
@@ -102,4 +105,27 @@ export function modelNameFor(
     mode === 'Hosted' ? getIn(modelAPI.spec, 'hostedConfig', 'model') : mode === 'Proxy' ? getIn(modelAPI.spec, 'proxyConfig', 'model') : undefined,
   );
   return model !== undefined && model !== '' ? { model } : { model: config.defaultModelName, fallback: 'model-api-without-model' };
+}
+
+/**
+ * `config.toolCallMode` (docs/api.md, "Agent `config` from KAOS 2026"): `auto` inside a config the
+ * Agent has, as KAOS's CRD defaults it, but only when the Agent is newer-shape for a reason other
+ * than a toolCallMode the webhook chose: defaults are filled per shape, and an original-shape
+ * Agent renders exactly the original env. The webhook's value (`auto`, recorded) goes again when
+ * the Agent returns to the original shape; any other value is the user's and never touched.
+ * Changes `spec` in place; returns whether the value now there is the webhook's, to be recorded.
+ */
+export function deriveToolCallMode(spec: JsonRecord, recorded: boolean): boolean {
+  const config = asRecord(spec.config);
+  if (config === undefined) return false;
+  const fallback = AGENT_DEFAULTS.toolCallMode;
+  const current = config.toolCallMode;
+  if (current !== undefined && !(recorded && current === fallback)) return false;
+  const { toolCallMode: _chosen, ...rest } = config;
+  if (shapeOf('Agent', { ...spec, config: rest }) === 'new') {
+    config.toolCallMode = fallback;
+    return true;
+  }
+  delete config.toolCallMode;
+  return false;
 }

@@ -1,10 +1,11 @@
 // Agent (docs/api.md, "Agent").
 import { Type, type Static } from '@sinclair/typebox';
 import { AGENT_DEFAULTS } from '../defaults.ts';
-import { AGENT_PHASES, MEMORY_TYPES } from '../enums.ts';
+import { AGENT_PHASES, MEMORY_TYPES, TOOL_CALL_MODES } from '../enums.ts';
 import { MAX_DESCRIPTION_LENGTH, MAX_INLINE_TEXT_LENGTH, MAX_MODEL_LENGTH, MAX_NAME_LENGTH, MAX_REFERENCES } from './limits.ts';
 import { ContainerOverride, EnvVarList, GatewayRoute, PodSpecFragment, Telemetry } from './common.ts';
-import { Int32, StringEnum, StringMap } from './helpers.ts';
+import { AGENT_HARNESS, NOT_SUPPORTED } from '../unsupported-features.ts';
+import { AnyValue, Int32, StringEnum, StringMap } from './helpers.ts';
 import { StatusSchema } from './status.ts';
 
 const memory = AGENT_DEFAULTS.memory;
@@ -24,6 +25,41 @@ export const AgentMemory = Type.Object(
   { description: 'Conversation memory of the agent.' },
 );
 
+/** Autonomous execution (newer shape): a non-blank goal makes the agent loop on its own from start-up. */
+export const AgentAutonomous = Type.Object(
+  {
+    goal: Type.Optional(
+      Type.String({
+        maxLength: MAX_INLINE_TEXT_LENGTH,
+        description: 'What the agent works towards on its own from start-up (AUTONOMOUS_GOAL); a blank goal is refused.',
+      }),
+    ),
+    intervalSeconds: Type.Optional(
+      Int32({ minimum: 0, maximum: 3600, description: 'Pause between two iterations (AUTONOMOUS_INTERVAL_SECONDS).' }),
+    ),
+    maxIterRuntimeSeconds: Type.Optional(
+      Int32({ minimum: 0, maximum: 86400, description: 'Most wall-clock time of one iteration (AUTONOMOUS_MAX_ITER_RUNTIME_SECONDS).' }),
+    ),
+  },
+  { description: 'Autonomous (self-looping) execution (newer shape).' },
+);
+
+/** Budgets of asynchronous A2A tasks (newer shape); 0 means unlimited. */
+export const AgentTaskConfig = Type.Object(
+  {
+    maxIterations: Type.Optional(
+      Int32({ minimum: 0, maximum: 1000, description: 'Most iterations of one task, 0 for unlimited (TASK_MAX_ITERATIONS).' }),
+    ),
+    maxRuntimeSeconds: Type.Optional(
+      Int32({ minimum: 0, maximum: 86400, description: 'Most wall-clock time of one task, 0 for unlimited (TASK_MAX_RUNTIME_SECONDS).' }),
+    ),
+    maxToolCalls: Type.Optional(
+      Int32({ minimum: 0, maximum: 10000, description: 'Most tool calls of one task, 0 for unlimited (TASK_MAX_TOOL_CALLS).' }),
+    ),
+  },
+  { description: 'Budgets of asynchronous A2A tasks (newer shape).' },
+);
+
 export const AgentConfig = Type.Object(
   {
     description: Type.Optional(
@@ -31,6 +67,12 @@ export const AgentConfig = Type.Object(
     ),
     instructions: Type.Optional(
       Type.String({ maxLength: MAX_INLINE_TEXT_LENGTH, description: 'System instructions of the agent (AGENT_INSTRUCTIONS).' }),
+    ),
+    systemPrompt: Type.Optional(
+      Type.String({
+        maxLength: MAX_INLINE_TEXT_LENGTH,
+        description: 'A system prompt kept in the conversation history, unlike instructions (AGENT_SYSTEM_PROMPT; newer shape).',
+      }),
     ),
     reasoningLoopMaxSteps: Type.Optional(
       Int32({
@@ -40,11 +82,18 @@ export const AgentConfig = Type.Object(
         description: 'Most reasoning steps per request (AGENTIC_LOOP_MAX_STEPS).',
       }),
     ),
+    toolCallMode: Type.Optional(
+      StringEnum(TOOL_CALL_MODES, {
+        description: `How the agent calls tools (TOOL_CALL_MODE; newer shape): the webhook sets ${AGENT_DEFAULTS.toolCallMode} in a newer-shape Agent's config.`,
+      }),
+    ),
     memory: Type.Optional(AgentMemory),
     env: Type.Optional(
       EnvVarList('Passed to the agent container verbatim; the webhook adds MODEL_NAME when absent and spec.model is not set.'),
     ),
     telemetry: Type.Optional(Telemetry),
+    autonomous: Type.Optional(AgentAutonomous),
+    taskConfig: Type.Optional(AgentTaskConfig),
   },
   { description: 'Behaviour of the agent.' },
 );
@@ -90,6 +139,8 @@ export const AgentSpec = Type.Object({
   gatewayRoute: Type.Optional(GatewayRoute),
   container: Type.Optional(ContainerOverride),
   podSpec: Type.Optional(PodSpecFragment),
+  // Declared only to be refused by name (api/unsupported-features.ts).
+  harness: Type.Optional(AnyValue({ description: `${AGENT_HARNESS.feature} ${NOT_SUPPORTED}: an Agent that sets it is refused.` })),
 });
 export type AgentSpec = Static<typeof AgentSpec>;
 

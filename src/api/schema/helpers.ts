@@ -21,6 +21,14 @@ export function OpaqueObject(options: SchemaOptions = {}): TUnsafe<Record<string
   return Type.Unsafe<Record<string, unknown>>({ ...options, type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
 }
 
+/**
+ * Any value at all, kept as given: for a field declared only so that it reaches the webhooks (the
+ * API server prunes or refuses a field its CRD does not declare before any webhook sees it).
+ */
+export function AnyValue(options: SchemaOptions = {}): TUnsafe<unknown> {
+  return Type.Unsafe<unknown>({ ...options, 'x-kubernetes-preserve-unknown-fields': true });
+}
+
 /** A string-to-string map (`additionalProperties`, the structural way to say "any key"). */
 export function StringMap(options: SchemaOptions = {}): TUnsafe<Record<string, string>> {
   return Type.Unsafe<Record<string, string>>({ ...options, type: 'object', additionalProperties: { type: 'string' } });

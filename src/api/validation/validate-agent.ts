@@ -1,8 +1,9 @@
 // The Agent's rules beyond its schema (docs/api.md, "Validation"): reference names, duplicates, self-reference,
 // existence of the ModelAPI and MCPServers (under the reference policy), peers and readiness, and
-// (docs/api.md, "Newer KAOS shapes") the model in spec.model served by that ModelAPI, under the same policy.
+// (docs/api.md, "Newer KAOS shapes") the model in spec.model served by that ModelAPI, under the same policy,
+// and a non-blank autonomous goal.
 import { referencedNames } from '../agent-references.ts';
-import { child, duplicate, index, invalid, notFound, required, type FieldError } from '../field-error.ts';
+import { child, duplicate, index, invalid, invalidOmitValue, notFound, required, type FieldError } from '../field-error.ts';
 import { goQuote } from '../go-format.ts';
 import { asArray, asRecord, getIn, type JsonRecord } from '../json.ts';
 import type { ReferencePolicy } from '../kinds.ts';
@@ -98,7 +99,18 @@ export function validateAgent(object: KubeObject, ctx: AgentValidationContext): 
     }
   });
 
+  errors.push(...blankGoalErrors(spec));
   return { errors, warnings };
+}
+
+/**
+ * A goal that is empty or only whitespace (docs/api.md, "Agent `config` from KAOS 2026"): KAOS
+ * treats it as no goal at all, so an Agent meant to run on its own would silently wait for
+ * requests instead (a Helm value left empty is the usual cause). The value is not echoed: it is blank.
+ */
+function blankGoalErrors(spec: JsonRecord): FieldError[] {
+  const goal = getIn(spec, 'config', 'autonomous', 'goal');
+  return typeof goal === 'string' && goal.trim() === '' ? [invalidOmitValue('spec.config.autonomous.goal', 'the goal is blank')] : [];
 }
 
 /**

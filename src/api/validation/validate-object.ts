@@ -15,6 +15,7 @@ import type { AgentReferences, ValidationResult } from './validation-types.ts';
 import { stillReferencedWarning } from '../warnings.ts';
 import { servedPatterns, strandedAgents } from '../model-patterns.ts';
 import { mixedShapeErrors } from '../shapes.ts';
+import { unsupportedFeatureErrors } from '../unsupported-features.ts';
 import { deprecationWarnings, strandedWarning, telemetryWarnings } from './new-shapes.ts';
 
 export interface ValidationContext {
@@ -49,7 +50,8 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
   const ownErrors = (errors: FieldError[]): FieldError[] =>
     schema.cutStrings.size === 0 ? errors : errors.filter((e) => !isAboutCutString(e.field, schema.cutStrings));
   // Both shapes (docs/api.md, "Newer KAOS shapes"): one shape per object part; telemetry that cannot export.
-  const shapeErrors = mixedShapeErrors(kind, clipped.spec);
+  // KAOS features this operator leaves out are refused by name, whatever the shape.
+  const shapeErrors = [...mixedShapeErrors(kind, clipped.spec), ...unsupportedFeatureErrors(kind, clipped.spec)];
   const shapeWarnings = [
     ...telemetryWarnings(kind, clipped.spec, ctx.defaultTelemetryEndpoint ?? ''),
     ...(ctx.deprecationWarnings === true ? deprecationWarnings(kind, clipped.spec) : []),

@@ -50,8 +50,10 @@ for (const file of files) {
       const modelAPI = references?.modelAPIs.values().next().value;
       const defaulted = defaultObject(kind, object, { config: CONFIG, modelAPI });
       t.same(validateObject(kind, defaulted.object, ctx), { errors: [], warnings: [] }, `${label} is valid once defaulted`);
-      t.same(defaulted.defaulted, ['spec.container.image'], `${label}: only the image is chosen (samples give MODEL_NAME or spec.model)`);
-      t.equal(defaulted.object.metadata?.annotations?.[DEFAULTED_ANNOTATION], 'spec.container.image');
+      // Samples give MODEL_NAME or spec.model; the v0.1.3 Agents are newer-shape and have a config, which gets toolCallMode.
+      const chosen = kind === 'Agent' && file.startsWith('kaos-v0.1.3/') ? ['spec.config.toolCallMode', 'spec.container.image'] : ['spec.container.image'];
+      t.same(defaulted.defaulted, chosen, `${label}: only ${chosen.join(' and ')} chosen`);
+      t.equal(defaulted.object.metadata?.annotations?.[DEFAULTED_ANNOTATION], chosen.join(','));
       const again = defaultObject(kind, defaulted.object, { config: CONFIG, modelAPI, oldObject: defaulted.object });
       t.same(again.object, defaulted.object, `${label}: defaulting is idempotent`);
     }

@@ -182,7 +182,11 @@ t.test('defaulting per shape: spec.model turns MODEL_NAME defaulting off, and ne
   const stored = run(agent('a', { modelAPI: 'm' })).object;
   const updated = run({ ...stored, spec: { ...(stored.spec as object), model: 'smollm2:135m' } }, stored);
   t.same((updated.object.spec as { config?: { env?: unknown } }).config?.env, undefined, 'the MODEL_NAME we chose goes with it');
-  t.equal(updated.object.metadata?.annotations?.[DEFAULTED_ANNOTATION], 'spec.container.image');
+  t.equal(
+    updated.object.metadata?.annotations?.[DEFAULTED_ANNOTATION],
+    'spec.config.toolCallMode,spec.container.image',
+    'the config block it leaves is newer-shape now, and gets toolCallMode',
+  );
 
   const written = agent('a', { modelAPI: 'm', model: 'x', config: { env: [{ name: 'MODEL_NAME', value: 'mine' }] } });
   const kept = run(written);

@@ -1,5 +1,6 @@
 // Rendering an MCPServer by runtime (docs/api.md, "MCPServer runtimes"): the container from the registry entry,
-// spec.container over it, <paramsEnvVar> = params and then LOG_LEVEL (a runtime MCPServer is new-shape), port 8000
+// spec.container over it, env in KAOS's order — <paramsEnvVar> = params, spec.container.env, LOG_LEVEL, then the
+// OpenTelemetry variables (a runtime MCPServer is new-shape) —, port 8000
 // and the probes of "MCPServer children", the pod's service account; `custom` from spec.container alone; an
 // original-shape object exactly as before.
 import t from 'tap';
@@ -61,9 +62,33 @@ t.test('spec.container overrides the entry; its env follows <paramsEnvVar> and w
   t.equal(c.image, 'r/x:2');
   t.strictSame(c.command, ['python', '-m', 'x'], 'the entry\'s command stays when the override has none');
   t.strictSame(c.args, ['--b']);
-  t.strictSame(c.env, [LOG_LEVEL, { name: 'A', value: '1' }, { name: 'TOOLS', value: 'mine' }]);
+  t.strictSame(c.env, [{ name: 'A', value: '1' }, { name: 'TOOLS', value: 'mine' }, LOG_LEVEL], "the user's TOOLS in place of <paramsEnvVar>");
   const plain = mainContainer(renderMCPServer(mcp({ runtime: 'x', params: 'p', container: { env: [{ name: 'A', value: '1' }] } }), config, { runtime: entry }).deployment);
-  t.strictSame(plain.env, [{ name: 'TOOLS', value: 'p' }, LOG_LEVEL, { name: 'A', value: '1' }], '<paramsEnvVar> first, LOG_LEVEL, then spec.container.env');
+  t.strictSame(plain.env, [{ name: 'TOOLS', value: 'p' }, { name: 'A', value: '1' }, LOG_LEVEL], '<paramsEnvVar> first, spec.container.env, then LOG_LEVEL');
+});
+
+t.test("KAOS's env order: <paramsEnvVar>, spec.container.env, LOG_LEVEL, then the OpenTelemetry variables", async (t) => {
+  const spec = {
+    runtime: 'python-string',
+    params: 'src',
+    telemetry: { enabled: true, endpoint: 'http://otel:4317' },
+    container: { env: [{ name: 'B', value: '2' }] },
+  };
+  const env = mainContainer(renderMCPServer(mcp(spec), config, { runtime: pythonString }).deployment).env;
+  t.strictSame(env, [
+    { name: 'MCP_TOOLS_STRING', value: 'src' },
+    { name: 'B', value: '2' },
+    LOG_LEVEL,
+    { name: 'OTEL_SDK_DISABLED', value: 'false' },
+    { name: 'OTEL_SERVICE_NAME', value: 'tools' },
+    { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: 'http://otel:4317' },
+    { name: 'OTEL_RESOURCE_ATTRIBUTES', value: 'service.namespace=ns,kaos.resource.name=tools' },
+    { name: 'OTEL_PYTHON_FASTAPI_EXCLUDED_URLS', value: '/health,/ready' },
+  ]);
+  const own = { ...spec, container: { env: [{ name: 'LOG_LEVEL', value: 'DEBUG' }] } };
+  const ownEnv = mainContainer(renderMCPServer(mcp(own), config, { runtime: pythonString }).deployment).env ?? [];
+  t.strictSame(ownEnv.slice(0, 2), [{ name: 'MCP_TOOLS_STRING', value: 'src' }, { name: 'LOG_LEVEL', value: 'DEBUG' }], "the user's LOG_LEVEL in its place, no second one");
+  t.equal(ownEnv.filter((e) => e.name === 'LOG_LEVEL').length, 1);
 });
 
 t.test('custom: image, command and args from spec.container only', async (t) => {
