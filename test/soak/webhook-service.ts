@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { join } from 'node:path';
+import { SERVER_TIMEOUTS } from '../../src/server/https-server.ts';
 
 export interface Backend {
   /** Names it (the replica). */
@@ -56,9 +57,14 @@ export class WebhookService {
     this.#o = options;
     this.#ca = readFileSync(join(options.certDir, 'ca.crt'));
     this.#server = https.createServer(
-      { key: readFileSync(join(options.certDir, 'tls.key')), cert: readFileSync(join(options.certDir, 'tls.crt')) },
+      { key: readFileSync(join(options.certDir, 'tls.key')), cert: readFileSync(join(options.certDir, 'tls.crt')), ...SERVER_TIMEOUTS },
       (req, res) => void this.#serve(req, res),
     );
+    // The operator's own timeouts (a Node server closes idle connections after 5 s otherwise, and
+    // the API server would then now and then send a review on a connection being closed).
+    this.#server.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveTimeout;
+    this.#server.headersTimeout = SERVER_TIMEOUTS.headersTimeout;
+    this.#server.requestTimeout = SERVER_TIMEOUTS.requestTimeout;
   }
 
   async listen(): Promise<number> {
@@ -134,7 +140,8 @@ export class WebhookService {
     const key = `${backend.id}:${backend.webhookPort}`;
     let agent = this.#agents.get(key);
     if (agent === undefined) {
-      agent = new https.Agent({ keepAlive: true, ca: this.#ca });
+      // Idle connections dropped long before the replica's 90 s, so none is reused as it closes.
+      agent = new https.Agent({ keepAlive: true, ca: this.#ca, timeout: 30_000 });
       this.#agents.set(key, agent);
     }
     return agent;
