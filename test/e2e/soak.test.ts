@@ -17,6 +17,8 @@ t.comment(`soak seeds: ${FIXED_SEED} (fixed), then ${random} (random; replay: np
 
 const result = await runSoak({
   phases: [{ seed: FIXED_SEED, ms: 60_000 }, { seed: random, ms: 60_000 }],
+  // Bounds the file well inside tap's 10 minutes: it converges within seconds when nothing is wrong.
+  convergeTimeoutMs: 120_000,
   log: (line) => t.comment(line),
 });
 t.comment(`\n${result.report}`);

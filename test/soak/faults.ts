@@ -119,6 +119,8 @@ export class FaultInjector {
   async #inject(kind: FaultKind, rng: Random): Promise<void> {
     const serialize = kind === 'kill-leader' || kind === 'freeze-replica' ? 'replica' : kind === 'restart-apiserver' ? 'apiserver' : undefined;
     const body = async (): Promise<void> => {
+      // A replica is taken away only while the other serves, and is over once both serve again.
+      if (serialize === 'replica') await this.#allServing();
       const record: FaultRecord = { kind, startedMs: this.#o.clock(), detail: '' };
       this.records.push(record);
       try {
@@ -126,6 +128,7 @@ export class FaultInjector {
           record.detail = detail;
           this.#o.log(`[${seconds(record.startedMs)}] fault ${kind}: ${detail}`);
         });
+        if (serialize === 'replica') await this.#allServing();
         record.endedMs = this.#o.clock();
         this.#o.log(`[${seconds(record.endedMs)}] fault ${kind} over (${((record.endedMs - record.startedMs) / 1000).toFixed(1)} s)`);
       } catch (err) {
@@ -137,6 +140,19 @@ export class FaultInjector {
     if (serialize === 'replica') await (this.#replicaTurn = this.#replicaTurn.then(body, body));
     else if (serialize === 'apiserver') await (this.#apiServerTurn = this.#apiServerTurn.then(body, body));
     else await body();
+  }
+
+  /** Waits (up to a minute) until every replica is in the webhook Service's rotation. */
+  async #allServing(): Promise<void> {
+    const { stack } = this.#o;
+    const deadline = this.#o.clock() + 60_000;
+    while (!stack.replicas().every((r) => stack.webhooks.isReady(r.name))) {
+      if (this.#o.clock() > deadline) {
+        this.#o.log(`[${seconds(this.#o.clock())}] a replica has been out of the webhook Service for a minute`);
+        return;
+      }
+      await sleep(100);
+    }
   }
 
   // ---- the faults --------------------------------------------------------------------------
