@@ -162,7 +162,7 @@ export class FaultInjector {
     const holder = await stack.leader().catch(() => undefined);
     const victim = holder ?? rng.pick(stack.replicas());
     begin(`SIGKILL ${victim.name} (pid ${victim.process.pid}${holder === undefined ? ', no Lease holder found: a replica' : ', the Lease holder'})`);
-    victim.killed = true;
+    victim.exitExpected = true;
     process.kill(victim.process.pid, 'SIGKILL');
     await victim.process.stop();
     // As a Deployment's replacement pod: scheduled and started a little later.

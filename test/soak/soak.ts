@@ -72,6 +72,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const loadStart = loadavg()[0] ?? 0;
   const stack = await startSoakStack(log);
   let view: ClusterView | undefined;
+  let crashes: ReturnType<typeof watchCrashes> | undefined;
   const timeline = new Timeline(stack.installation.client, clock);
   try {
     const { client, plane } = stack.installation;
@@ -89,7 +90,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       apiServerDown: (from: number, to: number) => injector.apiServerDown(from, to),
     };
     const violations: Violation[] = [];
-    const crashes = watchCrashes(stack, violations, clock);
+    crashes = watchCrashes(stack, violations, clock);
 
     for (const phase of options.phases) {
       const rng = new Random(phase.seed);
@@ -100,7 +101,6 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     }
     const quietFromMs = Math.max(clock(), injector.lastEndedMs());
     log(`[${seconds(quietFromMs)}] traffic and faults over: ${stats.total()} operations; checking until converged`);
-    crashes.stop();
     await crashes.restarted();
 
     // Converge: check until nothing is left to do, or the deadline.
@@ -149,6 +149,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       for (const e of others) violations.push({ invariant: 'quiet', subject: 'the operator', detail: describeRequest(e) });
       last = await check();
     }
+    crashes.stop();
     violations.push(...last.violations);
     for (const v of stats.violations) violations.push({ invariant: 'denials', ...v });
 
@@ -162,6 +163,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     if (logsDir !== undefined) log(`logs of this run: ${logsDir}`);
     return { operations: stats.total(), faults, violations, convergenceMs, report, ...(logsDir === undefined ? {} : { logsDir }) };
   } finally {
+    crashes?.stop();
     await view?.stop();
     await timeline.stop();
     await stack.stop();
@@ -195,8 +197,8 @@ function watchCrashes(stack: SoakStack, violations: Violation[], clock: () => nu
   const timer = setInterval(() => {
     for (const replica of stack.replicas()) {
       const status = replica.process.exitStatus();
-      if (status === undefined || replica.killed) continue;
-      replica.killed = true; // counted once
+      if (status === undefined || replica.exitExpected) continue;
+      replica.exitExpected = true; // counted once, replaced below
       violations.push({ invariant: 'replicas', subject: replica.name, detail: `exited (${status}) at ${seconds(clock())}, no fault killed it` });
       restarting.push(stack.startReplica(replica.slot));
     }

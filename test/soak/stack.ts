@@ -32,8 +32,8 @@ export interface Replica {
   /** Its leader-election identity (POD_NAME), new at each start. */
   readonly name: string;
   readonly process: OperatorProcess;
-  /** A fault is killing it (its exit is no crash). */
-  killed: boolean;
+  /** Its exit is no crash to report: a fault kills it, or its crash was reported already. */
+  exitExpected: boolean;
 }
 
 export interface SoakStack {
@@ -101,7 +101,7 @@ export async function startSoakStack(log: Log): Promise<SoakStack> {
         env: { ...env, POD_NAME: name },
       });
       logFiles.set(name, operator);
-      const replica: Replica = { slot, name, process: operator, killed: false };
+      const replica: Replica = { slot, name, process: operator, exitExpected: false };
       current.set(slot, replica);
       return replica;
     };
