@@ -155,13 +155,22 @@ export async function startOperator(options: StartOperatorOptions): Promise<Oper
       return exitCode ?? null;
     },
   };
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
+  return awaitReady(proc, () => exitCode, options.readyTimeoutMs);
+}
+
+/**
+ * Resolves with `operator` once its /readyz answers 200, i.e. its cache is synced. Fails with the
+ * log's tail if it exits first (`exitCode()` is undefined while it runs), or stops it and fails
+ * after `timeoutMs`.
+ */
+export async function awaitReady<T extends OperatorProcess>(operator: T, exitCode: () => number | null | undefined, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (exitCode !== undefined) throw new Error(`operator exited with ${exitCode} before it was ready:\n${tail(log(), 30)}`);
-    if ((await httpStatus(`http://127.0.0.1:${metricsPort}/readyz`)) === 200) return proc;
+    if (exitCode() !== undefined) throw new Error(`operator exited with ${exitCode()} before it was ready:\n${tail(operator.log(), 30)}`);
+    if ((await httpStatus(`http://127.0.0.1:${operator.metricsPort}/readyz`)) === 200) return operator;
     if (Date.now() > deadline) {
-      await proc.stop();
-      throw new Error(`operator not ready after ${options.readyTimeoutMs ?? 60_000} ms:\n${tail(log(), 30)}`);
+      await operator.stop();
+      throw new Error(`operator not ready after ${timeoutMs} ms:\n${tail(operator.log(), 30)}`);
     }
     await sleep(200);
   }
@@ -272,6 +281,8 @@ export interface LocalStackOptions extends InstallOptions {
   operatorEnv?: Readonly<Record<string, string>>;
   /** Copy the operator's log lines to stdout. */
   echoOperator?: boolean;
+  /** How the operator starts: startOperator (the default: `node dist/main.js`), or its image in a container. */
+  launch?: (options: StartOperatorOptions) => Promise<OperatorProcess>;
 }
 
 /**
@@ -329,8 +340,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await installed.stop();
   };
   try {
-    log('[stack] starting the operator (node dist/main.js)');
-    operator = await startOperator({
+    log(`[stack] starting the operator (${options.launch === undefined ? 'node dist/main.js' : 'its image'})`);
+    operator = await (options.launch ?? startOperator)({
       kubeconfig: operatorKubeconfig,
       certDir,
       logFile: join(plane.dir, 'operator.log'),

@@ -6,6 +6,7 @@
 import type { Config } from '../config.ts';
 import { clip } from '../api/bounded-text.ts';
 import { FIELD_ERROR_TYPES, FieldError, TYPE_TEXT, invalid, type FieldErrorType } from '../api/field-error.ts';
+import { MAX_CAUSES } from '../api/validation/answer-limits.ts';
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject, Refusal } from '../api/meta.ts';
 import type { Logger } from '../logger.ts';
@@ -119,7 +120,11 @@ export function podSpecErrors(err: Pick<Refusal, 'message' | 'details'>, merged:
     const field = cause.field ?? '';
     if (field !== TEMPLATE_SPEC && !field.startsWith(`${TEMPLATE_SPEC}.`) && !field.startsWith(`${TEMPLATE_SPEC}[`)) continue;
     const inPod = field.slice(TEMPLATE_SPEC.length).replace(/^\./, '');
-    const path = fragment === undefined ? undefined : fragmentPath(merged, fragment, inPod);
+    // Finding a cause's field in the fragment scans its lists, and a fragment's list may hold
+    // 100,000 items, each with a cause: only the causes a denial can show are traced (answer-limits.ts);
+    // the others only count, so they name no more than the pod's field.
+    const traced = errors.length < MAX_CAUSES;
+    const path = fragment === undefined || !traced ? undefined : fragmentPath(merged, fragment, inPod);
     if (path === undefined) {
       errors.push(invalid('spec', undefined, `the pod it generates is invalid: ${inPod === '' ? '' : `${inPod}: `}${cause.message ?? ''}`));
       continue;

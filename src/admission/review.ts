@@ -7,9 +7,10 @@
 //   answer is plain HTTP: status 400 (413 oversized, 415 wrong Content-Type, 404 unknown path,
 //   405 wrong method) and a JSON body `{"message": "..."}`. The API server turns a non-200 into
 //   "failed calling webhook ...: <message>", which is what the user should read. This covers:
-//   a body that is not JSON, JSON nested deeper than MAX_JSON_DEPTH (100) levels (found by a
-//   linear scan before JSON.parse, so that no recursive walk of the object can overflow the
-//   stack), JSON that is not an AdmissionReview, an apiVersion other than
+//   a body that is not JSON, JSON nested deeper than MAX_JSON_DEPTH (100) levels or with an
+//   object of more than MAX_JSON_MEMBERS (1,024) members (found by a linear scan before
+//   JSON.parse, so that no recursive walk of the object can overflow the stack, and no object is
+//   a hash table costly to read), JSON that is not an AdmissionReview, an apiVersion other than
 //   admission.k8s.io/v1 (the message names the supported one), and a missing request.uid.
 // * Once the uid is known the protocol expects an AdmissionReview back, so every later problem
 //   is HTTP 200 with `allowed: false` and a metav1.Status: code 400 (reason BadRequest) when the
@@ -40,7 +41,7 @@ import { GROUP, KIND_NAMES, VERSION, type KaosKind } from '../api/kinds.ts';
 import { kubeObjectProblem } from '../api/object-meta.ts';
 import { clampWarning } from '../api/warnings.ts';
 import { clip } from '../api/bounded-text.ts';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.ts';
+import { jsonShapeProblem, MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from './json-depth.ts';
 import { errorMessage } from '../error-message.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
@@ -71,9 +72,9 @@ const OPERATIONS: readonly AdmissionOperation[] = ['CREATE', 'UPDATE', 'DELETE',
 const QUOTE_LIMIT = 120;
 
 export function parseJson(body: Buffer): ParseResult {
-  if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
-    return { ok: false, message: `request body is nested deeper than ${MAX_JSON_DEPTH} levels` };
-  }
+  const shape = jsonShapeProblem(body, MAX_JSON_DEPTH, MAX_JSON_MEMBERS);
+  if (shape === 'depth') return { ok: false, message: `request body is nested deeper than ${MAX_JSON_DEPTH} levels` };
+  if (shape === 'members') return { ok: false, message: `request body has an object of more than ${MAX_JSON_MEMBERS} members` };
   try {
     return { ok: true, value: JSON.parse(body.toString('utf8')) as unknown };
   } catch (err) {

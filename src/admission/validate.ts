@@ -2,7 +2,7 @@
 // (pure) and answer with Kubernetes' own 422 Invalid status, or allow with warnings.
 import type { Config } from '../config.ts';
 import { referencedNames, type ReferencedNames } from '../api/agent-references.ts';
-import { validateDNS1123Subdomain } from '../api/name-validation.ts';
+import { DNS1123_SUBDOMAIN_MAX_LENGTH, validateDNS1123Subdomain } from '../api/name-validation.ts';
 import type { FieldError } from '../api/field-error.ts';
 import { invalidStatus } from '../api/validation/invalid-status.ts';
 import { getIn, isSet, jsonEqual } from '../api/json.ts';
@@ -47,6 +47,8 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
     if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return { allowed: true };
 
     const object = requireKubeObject(req.object, 'request.object');
+    const overlong = overlongName(object);
+    if (overlong !== undefined) return { allowed: false, status: { status: 'Failure', message: overlong, reason: 'BadRequest', code: 400 } };
     const oldObject = req.operation === 'UPDATE' ? requireKubeObject(req.oldObject, 'request.oldObject') : undefined;
     // An object being deleted only ever loses finalizers (KAOS's among them, docs/api.md "Common behaviour"): never block that.
     if (oldObject !== undefined && isSet(object.metadata?.deletionTimestamp)) return { allowed: true };
@@ -90,6 +92,22 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
       errors.length > 0 ? { allowed: false, status: invalidStatus(kind, name, errors) } : { allowed: true };
     return withWarnings(decision, result.warnings);
   };
+}
+
+/** A namespace is a DNS-1123 label. */
+const MAX_NAMESPACE_LENGTH = 63;
+
+/**
+ * The API server validates an object's name and namespace before it calls a validating webhook,
+ * so one longer than Kubernetes allows did not come from it. Judging it would put megabytes of
+ * name into the pod's labels, its hash and the dry run, for an object that cannot exist.
+ */
+function overlongName(object: KubeObject): string | undefined {
+  const { name = '', namespace = '' } = object.metadata ?? {};
+  const never = 'which the API server never sends to a validating webhook';
+  if (name.length > DNS1123_SUBDOMAIN_MAX_LENGTH) return `request.object.metadata.name is longer than ${DNS1123_SUBDOMAIN_MAX_LENGTH} characters, ${never}`;
+  if (namespace.length > MAX_NAMESPACE_LENGTH) return `request.object.metadata.namespace is longer than ${MAX_NAMESPACE_LENGTH} characters, ${never}`;
+  return undefined;
 }
 
 /** Peers only ever warn: a handful of "does not exist yet" lines is all a user can read anyway. */

@@ -32,6 +32,25 @@ export function cut(s: string, n: number): string {
   return s.slice(0, last >= 0xd800 && last <= 0xdbff ? n - 1 : n);
 }
 
+/** The first `max` code points of `s` (all of it when it has no more): maxLength counts code points, as kube-openapi counts runes. */
+export function codePointPrefix(s: string, max: number): string {
+  if (s.length <= max) return s;
+  let units = 0;
+  let points = 0;
+  while (units < s.length && points < max) {
+    const code = s.charCodeAt(units);
+    const next = s.charCodeAt(units + 1);
+    units += code >= 0xd800 && code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff ? 2 : 1;
+    points++;
+  }
+  return s.slice(0, units);
+}
+
+/** Whether `s` has more than `max` code points; counts no further than `max`. */
+export function longerThan(s: string, max: number): boolean {
+  return codePointPrefix(s, max).length < s.length;
+}
+
 /** `text` cut to `max` characters with "..." appended when longer: for log lines and short messages. */
 export function clip(text: string, max: number): string {
   return text.length <= max ? text : `${cut(text, max)}...`;

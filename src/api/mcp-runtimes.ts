@@ -6,9 +6,9 @@
 // One broken entry does not take the others down: it is kept as "broken" with the reason, so an
 // MCPServer naming it is judged like one whose registry cannot be read (a warning at admission, a
 // retry in the controller) while every other runtime keeps working.
-import { parseDocument } from 'yaml';
 import { asRecord, isRecord } from './json.ts';
 import type { KubeObject } from './meta.ts';
+import { readUntrustedYaml } from './untrusted-yaml.ts';
 
 export const RUNTIMES_CONFIG_MAP = 'kaos-mcp-runtimes';
 export const RUNTIMES_KEY = 'runtimes.yaml';
@@ -47,21 +47,26 @@ export type RuntimeResolution =
 
 /** Env var names as Kubernetes accepts them (C identifiers plus `-` and `.`). */
 const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
-const MAX_ALIASES = 100;
+/**
+ * Longest runtimes.yaml read: about 800 entries (the chart's three take 1 KiB). The registry is
+ * parsed once per resourceVersion, by the controller and by each `lint`, at a cost linear in
+ * its length (untrusted-yaml.ts), so its length bounds what one edit of it may cost.
+ */
+export const MAX_REGISTRY_LENGTH = 256 * 1024;
 
 /** Parses runtimes.yaml; a problem with the whole file (not YAML, no `runtimes` map) is the result's `problem`. */
 export function parseRuntimes(text: string): RegistryState {
-  const doc = parseDocument(text, { uniqueKeys: true, merge: true });
-  const parseError = doc.errors[0];
-  if (parseError !== undefined) {
-    return { problem: `${RUNTIMES_KEY}: not valid YAML: ${parseError.message.split('\n')[0]?.replace(/:$/, '') ?? parseError.message}` };
+  const read = readUntrustedYaml(text, MAX_REGISTRY_LENGTH);
+  if (!read.ok) {
+    const why =
+      read.problem === 'too-long'
+        ? `longer than ${MAX_REGISTRY_LENGTH} characters`
+        : read.problem === 'syntax'
+          ? `not valid YAML: ${read.error}`
+          : `${read.count} YAML documents, not one`;
+    return { problem: `${RUNTIMES_KEY}: ${why}` };
   }
-  let root: unknown;
-  try {
-    root = doc.toJS({ maxAliasCount: MAX_ALIASES });
-  } catch (err) {
-    return { problem: `${RUNTIMES_KEY}: not valid YAML: ${err instanceof Error ? err.message : String(err)}` };
-  }
+  const root = read.value;
   const runtimes = asRecord(asRecord(root)?.runtimes);
   if (runtimes === undefined) return { problem: `${RUNTIMES_KEY}: must be a mapping with a "runtimes" mapping of name to entry` };
   const entries = new Map<string, RuntimeEntry>();

@@ -11,7 +11,7 @@ import { liteLLMModelNames } from './validation/litellm-config.ts';
  * configYaml's `model_name`s, else `["*"]` when it only names an `apiBase`. Undefined when the spec
  * does not say (a config in a Secret, an unknown mode, a malformed spec): nothing is judged then.
  */
-export function servedPatterns(modelAPISpec: unknown): string[] | undefined {
+export function servedPatterns(modelAPISpec: unknown): readonly string[] | undefined {
   const spec = asRecord(modelAPISpec);
   if (spec === undefined) return undefined;
   if (spec.mode === 'Hosted') {

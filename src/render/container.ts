@@ -1,5 +1,6 @@
 // Building blocks for the generated containers: env lists, probes, ports and the
 // ContainerOverride of docs/api.md, "Common behaviour".
+import { cloneJson } from '../api/json.ts';
 import type { ContainerOverrideInput, EnvVarInput, SecretKeySelectorInput } from './inputs.ts';
 import type { Container, ContainerPort, EnvVar, Probe, SecretKeySelector } from './k8s.ts';
 
@@ -11,7 +12,7 @@ export function env(name: string, value: string): EnvVar {
 export function copyEnvVar(input: EnvVarInput): EnvVar {
   const out: EnvVar = { name: input.name };
   if (input.value !== undefined) out.value = input.value;
-  if (input.valueFrom !== undefined) out.valueFrom = structuredClone(input.valueFrom);
+  if (input.valueFrom !== undefined) out.valueFrom = cloneJson(input.valueFrom);
   return out;
 }
 
@@ -93,7 +94,7 @@ export function applyContainerOverride(container: Container, override: Container
   if (override.image !== undefined && override.image !== '') out.image = override.image;
   if (override.command !== undefined) setList(out, 'command', override.command);
   if (override.args !== undefined) setList(out, 'args', override.args);
-  if (override.resources !== undefined) out.resources = structuredClone(override.resources);
+  if (override.resources !== undefined) out.resources = cloneJson(override.resources);
   if (override.env !== undefined && override.env.length > 0) {
     const userEnv = copyEnv(override.env);
     const userNames = new Set(userEnv.map((e) => e.name));

@@ -15,6 +15,7 @@
 // with two sources, which the API server refuses.
 //
 // The result is only as valid as the fragment; the validating webhook dry-runs it (docs/api.md, "Validation").
+import { cloneJson } from '../api/json.ts';
 import type { PodSpec } from './k8s.ts';
 
 type JsonObject = Record<string, unknown>;
@@ -74,12 +75,12 @@ function isDirectiveKey(key: string): boolean {
  * A patch that is not an object (absent, null, a string) leaves the pod spec unchanged.
  */
 export function mergePodSpec(base: PodSpec, patch: unknown): PodSpec {
-  if (!isObject(patch)) return structuredClone(base);
+  if (!isObject(patch)) return cloneJson(base);
   const merged = mergeObject(base, patch, POD_SPEC_RULES);
   // `$patch: delete` at the top would delete the whole pod spec; that is never meaningful,
   // so the generated spec stands (the webhook reports nothing wrong: there is nothing left
   // to validate).
-  return (merged ?? structuredClone(base)) as PodSpec;
+  return (merged ?? cloneJson(base)) as PodSpec;
 }
 
 /** Returns undefined when the patch deletes the object. */
@@ -89,7 +90,7 @@ function mergeObject(base: JsonObject, patch: JsonObject, rules: MergeRules): Js
   if (directive === 'replace') return mergeObject({}, withoutKey(patch, PATCH), rules);
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(base)) {
-    if (value !== undefined) setOwn(out, key, structuredClone(value));
+    if (value !== undefined) setOwn(out, key, cloneJson(value));
   }
   for (const [key, patchValue] of Object.entries(patch)) {
     if (isDirectiveKey(key) || patchValue === undefined) continue;
@@ -128,7 +129,13 @@ function mergeValue(base: unknown, patch: unknown, listRule: ListRule | undefine
 function mergeList(base: readonly unknown[], patch: readonly unknown[], rule: ListRule): unknown[] {
   const itemRules = rule.item ?? NO_RULES;
   const replaceAll = patch.some((item) => isObject(item) && item[PATCH] === 'replace' && !(rule.key in item));
-  const out: unknown[] = replaceAll ? [] : base.map((item) => structuredClone(item));
+  // Items are found by their key through an index, not a scan: a fragment's list is bounded only
+  // by the request's size, and a scan per item made 20,000 env entries cost seconds. `deleted`
+  // marks the items a `$patch: delete` removed; they are dropped at the end.
+  const out: unknown[] = replaceAll ? [] : base.map((item) => cloneJson(item));
+  const byKey = new KeyIndex();
+  out.forEach((item, i) => byKey.add(item, rule.key, i));
+  const deleted = new Set<number>();
   for (const item of patch) {
     if (!isObject(item)) {
       out.push(item);
@@ -140,18 +147,47 @@ function mergeList(base: readonly unknown[], patch: readonly unknown[], rule: Li
       if (item[PATCH] !== 'replace') out.push(mergeObject({}, item, itemRules) ?? {});
       continue;
     }
-    const index = out.findIndex((existing) => isObject(existing) && existing[rule.key] === item[rule.key]);
-    if (index < 0) {
+    const index = byKey.first(item[rule.key]);
+    if (index === undefined) {
       const created = mergeObject({}, item, itemRules);
-      if (created !== undefined) out.push(created);
+      if (created !== undefined) byKey.add(created, rule.key, out.push(created) - 1);
       continue;
     }
     const existing = out[index] as JsonObject;
     const merged = mergeObject(rule.retainKeys ? retain(existing, item) : existing, item, itemRules);
-    if (merged === undefined) out.splice(index, 1);
-    else out[index] = merged;
+    if (merged === undefined) {
+      byKey.removeFirst(item[rule.key]);
+      deleted.add(index);
+    } else out[index] = merged;
   }
-  return out;
+  return deleted.size === 0 ? out : out.filter((_, i) => !deleted.has(i));
+}
+
+/**
+ * The positions of a list's items by merge key, in list order: the first is the one a patch item
+ * merges into (as a scan from the start would find it). Keys compare as `===` does (a Map's
+ * SameValueZero differs only for NaN, which JSON cannot hold).
+ */
+class KeyIndex {
+  readonly #positions = new Map<unknown, number[]>();
+
+  add(item: unknown, key: string, position: number): void {
+    if (!isObject(item)) return;
+    const value = item[key];
+    const positions = this.#positions.get(value);
+    if (positions === undefined) this.#positions.set(value, [position]);
+    else positions.push(position);
+  }
+
+  first(value: unknown): number | undefined {
+    return this.#positions.get(value)?.[0];
+  }
+
+  removeFirst(value: unknown): void {
+    const positions = this.#positions.get(value);
+    positions?.shift();
+    if (positions?.length === 0) this.#positions.delete(value);
+  }
 }
 
 /** The fields of `base` that `patch` also names (retainKeys). */

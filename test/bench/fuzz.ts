@@ -1,11 +1,14 @@
 // npm run fuzz — the properties of test/unit/admission/fuzz.test.ts, 100,000 times, with figures.
 //
 // Same generator (test/support/arbitraries.ts), same server and handlers
-// (test/support/fuzz-target.ts), same judge (test/support/admission-oracle.ts); but instead of
-// stopping at the first failure it counts everything and prints, at the end: requests, answers
-// by HTTP code and by AdmissionReview code, the 500s, p50/p99 latency, RSS start/peak/end, the
-// slowest kinds of input, and every distinct failure with its smallest reproduction. Never part
-// of pass/fail: it exits 0 whatever it finds (1 only if it cannot run).
+// (test/support/fuzz-target.ts), same judge (test/support/admission-oracle.ts), the generator's
+// largest input of each class first; but instead of stopping at the first failure it counts
+// everything and prints, at the end: requests, answers by HTTP code and by AdmissionReview code,
+// the 500s, p50/p99 latency, the event loop's CPU time per request against the work budget
+// (test/support/work-budget.ts), RSS start/peak/end, the slowest kinds of input, and every
+// distinct failure with its smallest reproduction. It exits 1 when a request took more than the
+// work budget of CPU (or when it cannot run), 0 otherwise: the other failures are reported for a
+// person to judge.
 //
 // Env: FUZZ_RUNS (default 100000), FUZZ_SEED (default: random, printed), FUZZ_SHOW (characters of
 // each reproduction to print, default 400).
@@ -13,7 +16,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { judge, judgeNormal } from '../support/admission-oracle.ts';
-import { fuzzCase, type FuzzCase } from '../support/arbitraries.ts';
+import { fuzzCase, largestCases, type FuzzCase } from '../support/arbitraries.ts';
+import { measured, WORK_BUDGET_MS } from '../support/work-budget.ts';
 import { POD_SPEC_UNCHECKED, startFuzzTarget } from '../support/fuzz-target.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 100_000);
@@ -54,7 +58,9 @@ async function main(): Promise<void> {
   const byHttp = new Map<number, number>();
   const byReview = new Map<string, number>();
   const failures = new Map<string, Failure>();
-  const latencies = new Float64Array(RUNS);
+  const latencies = new Float64Array(RUNS + largestCases().length);
+  const cpuTimes = new Float64Array(latencies.length);
+  const overBudget: { cpuMs: number; c: FuzzCase }[] = [];
   const byFamily = new Map<string, { n: number; ms: number; max: number }>();
   let slowest: { ms: number; c: FuzzCase } | undefined;
   let served500 = 0;
@@ -66,7 +72,9 @@ async function main(): Promise<void> {
   await fc.assert(
     fc.asyncProperty(fuzzCase, async (c) => {
       const unchecked = target.logged(POD_SPEC_UNCHECKED);
-      const reply = await target.post(c.path, c.body);
+      const { result: reply, cpuMs } = await measured(() => target.post(c.path, c.body));
+      cpuTimes[n] = cpuMs;
+      if (cpuMs > WORK_BUDGET_MS) overBudget.push({ cpuMs, c });
       const verdict = judge(c.type, c.body, reply);
       const problems = [...verdict.problems];
       if (target.logged(POD_SPEC_UNCHECKED) > unchecked) problems.push('the podSpec check threw on the object and the validating webhook let it through (fail-open)');
@@ -98,7 +106,7 @@ async function main(): Promise<void> {
         if (n % 5_000 === 0) process.stderr.write(`  ${n.toLocaleString('en')} requests, ${((performance.now() - started) / 1000).toFixed(0)} s, RSS ${mib(process.memoryUsage().rss)}\n`);
       }
     }),
-    { numRuns: RUNS, seed: SEED },
+    { numRuns: RUNS, seed: SEED, examples: largestCases().map((c): [FuzzCase] => [c]) },
   );
   rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
   await target.close();
@@ -117,12 +125,18 @@ async function main(): Promise<void> {
   console.log(`500s              ${served500.toLocaleString('en')}`);
   console.log(`normal requests   ${normalFailures.toLocaleString('en')} answered wrongly`);
   console.log(`latency           p50 ${percentile(sorted, 50).toFixed(2)} ms, p99 ${percentile(sorted, 99).toFixed(2)} ms, max ${(sorted.at(-1) ?? 0).toFixed(0)} ms`);
+  const cpuSorted = cpuTimes.slice(0, n).sort();
+  console.log(`event-loop CPU    p99 ${percentile(cpuSorted, 99).toFixed(1)} ms, max ${(cpuSorted.at(-1) ?? 0).toFixed(0)} ms; work budget ${WORK_BUDGET_MS} ms: ${overBudget.length.toLocaleString('en')} requests over`);
   console.log(`RSS               start ${mib(rssStart)}, peak ${mib(rssPeak)}, end ${mib(rssEnd)} (after GC)`);
   if (slowest !== undefined) console.log(`slowest request   ${slowest.ms.toFixed(0)} ms: ${slowest.c.type} ${slowest.c.operation} — ${slowest.c.label}`);
   console.log('slowest kinds of input (mean ms, max ms, count):');
   for (const [family, s] of [...byFamily].sort((a, b) => b[1].ms / b[1].n - a[1].ms / a[1].n).slice(0, 8)) {
     console.log(`  ${(s.ms / s.n).toFixed(2).padStart(8)} ${s.max.toFixed(0).padStart(6)} ${String(s.n).padStart(7)}  ${family}`);
   }
+  for (const { cpuMs, c } of overBudget.sort((a, b) => b.cpuMs - a.cpuMs).slice(0, 10)) {
+    console.log(`  over the budget: ${cpuMs.toFixed(0)} ms of CPU: ${c.type} ${c.operation} ${c.path} — ${c.label}`);
+  }
+  if (overBudget.length > 0) process.exitCode = 1;
   console.log('');
   console.log(failures.size === 0 ? 'no failures' : `${failures.size} distinct failures (count, class, smallest reproduction):`);
   for (const [key, f] of [...failures].sort((a, b) => b[1].count - a[1].count)) {

@@ -147,13 +147,13 @@ t.test('denied: an inline LiteLLM config that is not valid YAML or has no usable
   await expectDenied(
     t, ns,
     proxy('m1', 'model_list:\n  - model_name: gpt\n    model_name: gpt-4\n'),
-    invalid('ModelAPI', 'm1', ['spec.proxyConfig.configYaml.fromString: Invalid value: must be valid YAML: Map keys must be unique at line 3, column 5']),
+    invalid('ModelAPI', 'm1', ['spec.proxyConfig.configYaml.fromString: Invalid value: must be valid YAML: duplicated mapping key at line 3, column 5']),
     'a YAML error, with its line',
   );
   await expectDenied(
     t, ns,
     proxy('m2', 'model_list:\n  - model_name: gpt\n\tlitellm_params: {}\n'),
-    invalid('ModelAPI', 'm2', ['spec.proxyConfig.configYaml.fromString: Invalid value: must be valid YAML: Tabs are not allowed as indentation at line 3, column 1']),
+    invalid('ModelAPI', 'm2', ['spec.proxyConfig.configYaml.fromString: Invalid value: must be valid YAML: tab characters must not be used in indentation at line 3, column 1']),
     'a tab, with its line',
   );
   await expectDenied(

@@ -223,7 +223,8 @@ export const smallHostile: fc.Arbitrary<Doc> = fc.oneof(
   { weight: 2, arbitrary: unicodeString },
 );
 
-export type NestShape = 'object' | 'array' | 'mixed' | 'env';
+export const NEST_SHAPES = ['object', 'array', 'mixed', 'env'] as const;
+export type NestShape = (typeof NEST_SHAPES)[number];
 
 /** JSON nested `depth` levels deep, built by repetition (never recursion). */
 export function deepJson(depth: number, shape: NestShape): RawJson {
@@ -237,14 +238,16 @@ export function deepJson(depth: number, shape: NestShape): RawJson {
   return new RawJson(`${o.repeat(depth)}1${c.repeat(depth)}`);
 }
 
-const HUGE_CHARS = ['a', 'é', '🙂', '\u0000', '"', '\ud800'];
+/** The characters a huge string is made of: plain, 2-byte, astral, NUL, one JSON escapes, a lone surrogate. */
+export const HUGE_CHARS = ['a', 'é', '🙂', '\u0000', '"', '\ud800'];
 
 /** A JSON string of about `length` UTF-16 units, rendered by repetition (JSON.stringify of megabytes of escapes is slow). */
 export function hugeString(length: number, char: string): RawJson {
   return new RawJson(`"${JSON.stringify(char).slice(1, -1).repeat(Math.ceil(length / char.length))}"`);
 }
 
-export type ListElement = 'number' | 'invalid-name' | 'null' | 'distinct-names' | 'env-entry' | 'nested';
+export const LIST_ELEMENTS = ['number', 'invalid-name', 'null', 'distinct-names', 'env-entry', 'nested'] as const;
+export type ListElement = (typeof LIST_ELEMENTS)[number];
 
 export function hugeList(length: number, element: ListElement): Doc[] {
   const make: Record<ListElement, (i: number) => Doc> = {
@@ -353,7 +356,7 @@ const objectIdentity = fc
   .map(([path, value]) => mutation('object-identity', `${showPath(path)}: ${render(value).slice(0, 40)}`, (o) => setAt(o, path, value)));
 
 const deepNesting = fc
-  .tuple(pathChoice(SPEC_PATHS), fc.constantFrom(...LIMITS.depths), fc.constantFrom<NestShape>('object', 'array', 'mixed', 'env'))
+  .tuple(pathChoice(SPEC_PATHS), fc.constantFrom(...LIMITS.depths), fc.constantFrom(...NEST_SHAPES))
   .map(([choice, depth, shape]) =>
     mutation('deep-nesting', `${shape} nested ${depth} deep`, (o) => setAt(o, resolvePath(o, choice), deepJson(depth, shape))),
   );
@@ -368,7 +371,7 @@ const bigList = fc
   .tuple(
     pathChoice(SPEC_PATHS),
     fc.constantFrom(...LIMITS.listLengths),
-    fc.constantFrom<ListElement>('number', 'invalid-name', 'null', 'distinct-names', 'env-entry', 'nested'),
+    fc.constantFrom(...LIST_ELEMENTS),
   )
   .map(([choice, length, element]) =>
     mutation('huge-list', `${length} × ${element}`, (o) => setAt(o, resolvePath(o, choice), hugeList(length, element))),
@@ -579,3 +582,49 @@ export const caseChoices: fc.Arbitrary<CaseChoices> = fc.record({
 
 /** A hostile (or, now and then, harmless) AdmissionReview for one of the six endpoints. */
 export const fuzzCase: fc.Arbitrary<FuzzCase> = caseChoices.map(buildCase);
+
+// ---------------------------------------------------------------------------------------------
+// The largest cases
+
+/**
+ * The generator's largest input of each class, where it costs most: a 1 MiB string of every
+ * character in the inline LiteLLM config (and `"` in the oldObject of an UPDATE, which the
+ * stranding warning reads), 20,000 items in podSpec lists the podSpec merge keys by name, and
+ * 20,000 levels of nesting of every shape. The fuzz runs them before its random cases
+ * (fast-check's `examples`), so a seeded run of any length includes them.
+ */
+export function largestCases(): FuzzCase[] {
+  const seed = (kind: KaosKind, source: RegExp): Seed => {
+    const found = SEEDS.find((s) => s.kind === kind && source.test(s.source));
+    if (found === undefined) throw new Error(`no ${kind} seed matches ${source}`);
+    return found;
+  };
+  const proxy = seed('ModelAPI', /proxy/);
+  const agent = seed('Agent', /^sample/);
+  const length = Math.max(...LIMITS.stringLengths);
+  const items = Math.max(...LIMITS.listLengths);
+  const depth = Math.max(...LIMITS.depths);
+  const configYaml: Path = ['spec', 'proxyConfig', 'configYaml', 'fromString'];
+  const choices = (s: Seed, type: WebhookType, objectMutation: Mutation, operation: Operation = 'CREATE', oldMutation?: Mutation): CaseChoices => ({
+    seed: s,
+    type,
+    otherKind: undefined,
+    operation,
+    uid: '00000000-0000-4000-8000-00000000ffff',
+    objectMutation,
+    oldMutation,
+    envelopeMutation: undefined,
+  });
+  const huge = (char: string, n = length): Mutation =>
+    mutation('huge-string', `${n} × ${JSON.stringify(char)}`, (o) => setAt(o, configYaml, hugeString(n, char)));
+  const out: CaseChoices[] = [];
+  for (const type of ['mutate', 'validate'] as const) {
+    for (const char of HUGE_CHARS) out.push(choices(proxy, type, huge(char)));
+    for (const list of [['spec', 'podSpec', 'containers'], ['spec', 'podSpec', 'volumes']] as const) {
+      out.push(choices(agent, type, mutation('huge-list', `${items} × env-entry`, (o) => setAt(o, list, hugeList(items, 'env-entry')))));
+    }
+    for (const shape of NEST_SHAPES) out.push(choices(agent, type, mutation('deep-nesting', `${shape} nested ${depth} deep`, (o) => setAt(o, ['spec'], deepJson(depth, shape)))));
+  }
+  out.push(choices(proxy, 'validate', mutation('none', 'unchanged', (o) => o), 'UPDATE', huge('"')));
+  return out.map(buildCase);
+}

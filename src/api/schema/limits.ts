@@ -40,3 +40,13 @@ export const MAX_DESCRIPTION_LENGTH = 64 * 1024;
  * (`fromSecretKeyRef`); Kubernetes stores at most about 1.5 MiB per object anyway.
  */
 export const MAX_INLINE_TEXT_LENGTH = 256 * 1024;
+
+/**
+ * `proxyConfig.configYaml.fromString`: a whole LiteLLM config, which the webhook and the controller
+ * parse (the other inline texts are passed on unread). LiteLLM's own example configs are 0.2–7 KiB
+ * (its `proxy_server_config.yaml`: 19 deployments and every settings block in 6.9 KiB, about 360
+ * bytes a deployment), so 64 KiB holds about 180 fully written deployments, or the 256 models of
+ * `proxyConfig.models` at 250 bytes each. A larger config, like any config holding keys, belongs
+ * in a Secret (`fromSecretKeyRef`), which the operator mounts without reading.
+ */
+export const MAX_LITELLM_CONFIG_LENGTH = 64 * 1024;

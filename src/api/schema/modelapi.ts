@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { MODEL_API_MODES, PHASES } from '../enums.ts';
 import {
   MAX_API_KEY_LENGTH,
-  MAX_INLINE_TEXT_LENGTH,
+  MAX_LITELLM_CONFIG_LENGTH,
   MAX_MODEL_LENGTH,
   MAX_MODELS,
   MAX_PROVIDER_LENGTH,
@@ -23,7 +23,9 @@ import { StatusSchema } from './status.ts';
 
 export const ConfigYaml = Type.Object(
   {
-    fromString: Type.Optional(Type.String({ maxLength: MAX_INLINE_TEXT_LENGTH, description: 'A whole LiteLLM config file.' })),
+    fromString: Type.Optional(
+      Type.String({ maxLength: MAX_LITELLM_CONFIG_LENGTH, description: 'A whole LiteLLM config file (larger ones: fromSecretKeyRef).' }),
+    ),
     fromSecretKeyRef: Type.Optional(SecretKeySelector),
   },
   { description: 'The LiteLLM config: exactly one of fromString or fromSecretKeyRef.' },

@@ -8,6 +8,7 @@
 // the walk is the schema's (a handful of levels), whatever the data holds.
 import { tooLong, tooMany, child, index, type FieldError } from '../field-error.ts';
 import { isRecord } from '../json.ts';
+import { codePointPrefix } from '../bounded-text.ts';
 
 /** The schema keywords this pass reads; a TypeBox schema is a plain JSON Schema object. */
 interface LimitedSchema {
@@ -93,19 +94,6 @@ function propertiesOf(s: LimitedSchema): readonly (readonly [string, LimitedSche
     propertyEntries.set(s, entries);
   }
   return entries;
-}
-
-/** The first `max` code points of `s` (all of it when it has no more). */
-function codePointPrefix(s: string, max: number): string {
-  let units = 0;
-  let points = 0;
-  while (units < s.length && points < max) {
-    const code = s.charCodeAt(units);
-    const next = s.charCodeAt(units + 1);
-    units += code >= 0xd800 && code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff ? 2 : 1;
-    points++;
-  }
-  return s.slice(0, units);
 }
 
 /** Whether an error's field is a cut string or lies beneath one. */

@@ -1,8 +1,11 @@
 // Property-based fuzzing of both admission webhooks over real HTTPS: 2,000
 // generated and mutated AdmissionReviews (test/support/arbitraries.ts) against the real server,
-// router and handlers. For each: the answer is a well-formed AdmissionReview or a clean 4xx
-// (test/support/admission-oracle.ts), never a 500; the podSpec check never fails open because of
-// the object; and a normal request sent right after gets the answer a fresh server gave it.
+// router and handlers, the generator's largest input of each class first (largestCases). For
+// each: the answer is a well-formed AdmissionReview or a clean 4xx
+// (test/support/admission-oracle.ts), never a 500; it costs the event loop less than ten work
+// budgets of CPU (test/support/work-budget.ts: a guard against seconds, not a timing); the
+// podSpec check never fails open because of the object; and a normal request sent right after
+// gets the answer a fresh server gave it.
 // Then the live heap, after a full GC, is back near where it started (RSS is printed).
 //
 // Reproducible: the seed is fixed (FUZZ_SEED overrides it) and printed, and a failure prints
@@ -13,7 +16,8 @@ import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import t from 'tap';
 import { judge, judgeNormal } from '../../support/admission-oracle.ts';
-import { fuzzCase } from '../../support/arbitraries.ts';
+import { fuzzCase, largestCases } from '../../support/arbitraries.ts';
+import { measured, WORK_GUARD_MS } from '../../support/work-budget.ts';
 import { POD_SPEC_UNCHECKED, startFuzzTarget, type FuzzTarget } from '../../support/fuzz-target.ts';
 
 const RUNS = 2_000;
@@ -42,13 +46,17 @@ t.before(async () => {
 });
 t.teardown(() => target.close());
 
-t.test(`${RUNS} hostile AdmissionReviews: well-formed answers, no 500, normal requests unharmed`, async (t) => {
+t.test(`${RUNS} hostile AdmissionReviews: well-formed answers within the work budget, no 500, normal requests unharmed`, async (t) => {
   t.comment(`seed ${SEED} (FUZZ_SEED=${SEED} reproduces this run)`);
   let sent = 0;
+  let costliest = { cpuMs: 0, what: '' };
   const property = fc.asyncProperty(fuzzCase, async (c) => {
     const unchecked = target.logged(POD_SPEC_UNCHECKED);
-    const verdict = judge(c.type, c.body, await target.post(c.path, c.body));
+    const { result: reply, cpuMs } = await measured(() => target.post(c.path, c.body));
+    if (cpuMs > costliest.cpuMs) costliest = { cpuMs, what: `${c.type} ${c.operation} ${c.label}` };
+    const verdict = judge(c.type, c.body, reply);
     const problems = [...verdict.problems];
+    if (cpuMs > WORK_GUARD_MS) problems.push(`the answer took ${cpuMs.toFixed(0)} ms of event-loop CPU, over ${WORK_GUARD_MS} ms`);
     if (target.logged(POD_SPEC_UNCHECKED) > unchecked) {
       problems.push('the podSpec check threw on the object and the validating webhook let it through (fail-open)');
     }
@@ -56,9 +64,11 @@ t.test(`${RUNS} hostile AdmissionReviews: well-formed answers, no 500, normal re
     if (normal !== undefined) problems.push(...judgeNormal(normal, await target.post(normal.path, normal.body)));
     if (problems.length > 0) throw new Error(problems.join('\n'));
   });
+  const examples = largestCases().map((c): [typeof c] => [c]);
   try {
-    await fc.assert(property, { numRuns: RUNS, seed: SEED });
-    t.pass(`${RUNS} requests answered as the protocol requires`);
+    await fc.assert(property, { numRuns: RUNS, seed: SEED, examples });
+    t.pass(`${RUNS} requests answered as the protocol requires, the ${examples.length} largest first`);
+    t.comment(`the costliest took ${costliest.cpuMs.toFixed(0)} ms of event-loop CPU: ${costliest.what}`);
   } catch (err) {
     // The property's own error (what was wrong with the answer) is fast-check's cause; its
     // message carries the seed, the path and the shrunk counterexample.

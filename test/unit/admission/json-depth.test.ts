@@ -1,9 +1,10 @@
-// The depth limit: the scan itself, every path of the real admission stack at exactly the limit
-// (answered, never a 500), one level more refused with a clean HTTP 400, and headroom in every
-// recursive walk of an object: each survives ten times the limit.
+// The depth and width limits: the scan itself, every path of the real admission stack at exactly
+// the depth limit (answered, never a 500), one level more refused with a clean HTTP 400, and
+// headroom in every recursive walk of an object: each survives ten times the limit. An object of
+// exactly the most members is answered, one more is a clean HTTP 400.
 import t from 'tap';
 import jsonPatch from 'fast-json-patch';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../../src/admission/json-depth.ts';
+import { jsonShapeProblem, MAX_JSON_DEPTH, MAX_JSON_MEMBERS, nestsDeeperThan } from '../../../src/admission/json-depth.ts';
 import { webhookPath } from '../../../src/admission/webhook-paths.ts';
 import { cloneJson, isRecord, jsonEqual } from '../../../src/api/json.ts';
 import { goJSON } from '../../../src/api/go-format.ts';
@@ -93,6 +94,43 @@ interface Answer {
   response?: { allowed?: boolean; status?: { code?: number; message?: string } };
   message?: string;
 }
+
+t.test('the scan counts the members of each object, outside strings and arrays', async (t) => {
+  const shape = (text: string, maxMembers: number) => jsonShapeProblem(bytes(text), MAX_JSON_DEPTH, maxMembers);
+  t.equal(shape('{}', 0), undefined, 'an empty object has no members');
+  t.equal(shape('{"a":1}', 1), undefined);
+  t.equal(shape('{"a":1,"b":2}', 1), 'members');
+  t.equal(shape('{"a":1,"b":2}', 2), undefined);
+  t.equal(shape('[1,2,3,4,5]', 2), undefined, 'array items are not members');
+  t.equal(shape('{"a":[1,2,3,4],"b":"x,y,z"}', 2), undefined, 'commas of an array or a string count for nothing');
+  t.equal(shape('{"a":{"x":1,"y":2},"b":{"x":1,"y":2}}', 2), undefined, 'each object counts its own');
+  t.equal(shape('{"a":{"x":1,"y":2,"z":3},"b":1}', 2), 'members', 'a nested object over the limit');
+  t.equal(shape('[{"a":1},{"a":1,"b":2,"c":3}]', 2), 'members', 'an object inside an array');
+  t.equal(shape('{"a\\",":1,"b":"\\"}', 2), undefined, 'escaped quotes and backslashes');
+  t.equal(shape(`{${'"k":1,'.repeat(50)}"d":${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}}`, 100), 'depth', 'the first problem found');
+});
+
+t.test('an object of exactly the most members is answered; one more is a clean 400', async (t) => {
+  const samples = (await sampleObjects()).map(withPodParts);
+  const harness = await startHarness(samples);
+  t.teardown(() => harness.close());
+  // No placeholder in these objects: deepReview is the review as is.
+  const labels = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`l${i}`, 'x']));
+  for (const sample of samples) {
+    const kind = sample.kind as KaosKind;
+    for (const type of ['mutate', 'validate'] as const) {
+      const name = `${type} ${kind} ${sample.metadata?.name}`;
+      const atLimit = { ...sample, metadata: { ...sample.metadata, labels: labels(MAX_JSON_MEMBERS) } };
+      const ok = await harness.post(webhookPath(type, kind), deepReview(kind, atLimit, undefined, 0));
+      t.equal(ok.status, 200, `${name}: ${MAX_JSON_MEMBERS} labels are an AdmissionReview`);
+      t.not((ok.body as Answer).response?.status?.code, 500, `${name}: not a 500`);
+      const over = { ...sample, metadata: { ...sample.metadata, labels: labels(MAX_JSON_MEMBERS + 1) } };
+      const refused = await harness.post(webhookPath(type, kind), deepReview(kind, over, undefined, 0));
+      t.equal(refused.status, 400, `${name}: ${MAX_JSON_MEMBERS + 1} labels are HTTP 400`);
+      t.equal((refused.body as Answer).message, `request body has an object of more than ${MAX_JSON_MEMBERS} members`);
+    }
+  }
+});
 
 t.test('every path at exactly the limit is answered; one level more is a clean 400', async (t) => {
   const samples = (await sampleObjects()).map(withPodParts);

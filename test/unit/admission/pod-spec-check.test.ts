@@ -1,6 +1,7 @@
 import t from 'tap';
 import { createPodSpecCheck, isOutage, podSpecErrors } from '../../../src/admission/pod-spec-check.ts';
 import { loadConfig } from '../../../src/config.ts';
+import { MAX_CAUSES } from '../../../src/api/validation/answer-limits.ts';
 import type { Agent, MCPServer } from '../../../src/api/schema/index.ts';
 import { silentLogger, type Logger } from '../../../src/logger.ts';
 import { deploymentDryRun } from '../../../src/kube/dry-run.ts';
@@ -49,6 +50,19 @@ t.test('causes under the pod template point at the user\'s fragment, with the AP
     ],
     'user fields re-mapped, others reported on spec with the generated pod\'s path, non-pod causes dropped',
   );
+});
+
+t.test('of a list of causes as long as the fragment\'s lists, only those a denial can show are traced back to the fragment', async (t) => {
+  // One cause per item of a 20,000-item env list: tracing each scans the list, so only the first
+  // MAX_CAUSES are; the rest are counted on spec, as a denial counts them anyway.
+  const env = Array.from({ length: 20_000 }, (_, i) => ({ name: `bad name ${i}`, value: 'x' }));
+  const big = { containers: [{ name: 'agent', image: 'img', env }] };
+  const causes = env.map((e, i) => ({ reason: 'FieldValueInvalid', field: `spec.template.spec.containers[0].env[${i}].name`, message: `Invalid value: "${e.name}": a valid environment variable name` }));
+  const errors = podSpecErrors(invalidDeployment(causes), big, { containers: [{ name: 'agent', env }] });
+  t.equal(errors.length, env.length, 'every cause is counted');
+  t.equal(errors.filter((e) => e.field.startsWith('spec.podSpec.containers[0].env[')).length, MAX_CAUSES, 'the first ones point at the fragment');
+  t.equal(errors[MAX_CAUSES - 1]?.field, `spec.podSpec.containers[0].env[${MAX_CAUSES - 1}].name`);
+  t.equal(errors[MAX_CAUSES]?.field, 'spec', 'the rest are on spec');
 });
 
 t.test('a 422 without pod causes is still a refusal of the pod', async (t) => {

@@ -17,6 +17,25 @@ t.test('guards', async (t) => {
   t.same(await handler(admissionRequest('MCPServer', undefined, { operation: 'CONNECT' })), { allowed: true });
 });
 
+t.test('a name or namespace longer than Kubernetes allows did not come from the API server: 400, nothing looked up', async (t) => {
+  const lookup = world();
+  const handler = createValidatingHandler('Agent', { lookup, config: CONFIG });
+  const named = (name: string, namespace = NS) => agent('a1', { modelAPI: 'm' }, { metadata: { name, namespace } });
+  t.same(await handler(admissionRequest('Agent', named('a'.repeat(253)))), { allowed: true }, '253 characters is a name');
+  t.same(await handler(admissionRequest('Agent', named('a'.repeat(254)))), {
+    allowed: false,
+    status: {
+      status: 'Failure',
+      message: 'request.object.metadata.name is longer than 253 characters, which the API server never sends to a validating webhook',
+      reason: 'BadRequest',
+      code: 400,
+    },
+  });
+  const calls = lookup.calls.length;
+  t.match(await handler(admissionRequest('Agent', named('a1', 'n'.repeat(64)))), { allowed: false, status: { code: 400, message: /metadata\.namespace is longer than 63 characters/ } });
+  t.equal(lookup.calls.length, calls, 'nothing looked up');
+});
+
 t.test('a valid Agent is allowed, its references looked up concurrently', async (t) => {
   const lookup = world();
   const handler = createValidatingHandler('Agent', { lookup, config: CONFIG });

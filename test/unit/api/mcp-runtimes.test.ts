@@ -3,6 +3,7 @@
 import t from 'tap';
 import { BUILTIN_RUNTIMES, runtimesConfigMap, runtimesYaml } from '../../../src/api/mcp-runtime-defaults.ts';
 import {
+  MAX_REGISTRY_LENGTH,
   parseRuntimes,
   registryFromConfigMap,
   registryProblems,
@@ -10,6 +11,8 @@ import {
   runtimeNames,
   type RegistryState,
 } from '../../../src/api/mcp-runtimes.ts';
+import { threadCpuMs, WORK_GUARD_MS } from '../../support/work-budget.ts';
+import { HOSTILE_YAML } from '../../support/worst-cases.ts';
 
 const entries = (state: RegistryState) => ('registry' in state ? Object.fromEntries(state.registry.entries) : state);
 const broken = (state: RegistryState) => ('registry' in state ? Object.fromEntries(state.registry.broken) : state);
@@ -81,10 +84,10 @@ t.test('a broken entry is kept apart with every reason; the others still resolve
 t.test('a registry that cannot be read: nothing is unknown, everything is unreadable (custom aside)', async (t) => {
   const cases: [string, string][] = [
     ['runtimes: [a, b', 'runtimes.yaml: not valid YAML: '],
-    ['a: 1\n---\nb: 2\n', 'runtimes.yaml: not valid YAML: '],
+    ['a: 1\n---\nb: 2\n', 'runtimes.yaml: 2 YAML documents, not one'],
     ['other: {}', 'runtimes.yaml: must be a mapping with a "runtimes" mapping of name to entry'],
     ['runtimes: [python-string]', 'runtimes.yaml: must be a mapping with a "runtimes" mapping of name to entry'],
-    ['a: &a [1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: [*c,*c,*c,*c,*c,*c,*c,*c,*c]\nruntimes: {}\n', 'runtimes.yaml: not valid YAML: Excessive alias count'],
+    [`runtimes: {}\n${'#'.repeat(MAX_REGISTRY_LENGTH)}`, `runtimes.yaml: longer than ${MAX_REGISTRY_LENGTH} characters`],
   ];
   for (const [yaml, prefix] of cases) {
     const state = parseRuntimes(yaml);
@@ -98,4 +101,17 @@ t.test('a registry that cannot be read: nothing is unknown, everything is unread
   t.same(registryFromConfigMap({ data: { 'runtimes.yaml': 'x: 1' } }, 'ns/kaos-mcp-runtimes'), {
     problem: 'ConfigMap ns/kaos-mcp-runtimes: runtimes.yaml: must be a mapping with a "runtimes" mapping of name to entry',
   });
+});
+
+t.test('a hostile registry at its length limit is read within the guard (one edit of it cannot stall the controller)', async (t) => {
+  let costliest = { cpuMs: 0, what: '' };
+  for (const unit of HOSTILE_YAML) {
+    const text = `runtimes:\n  ${unit.repeat(Math.ceil(MAX_REGISTRY_LENGTH / unit.length))}`.slice(0, MAX_REGISTRY_LENGTH);
+    const cpu = threadCpuMs();
+    const state = parseRuntimes(text);
+    const cpuMs = threadCpuMs() - cpu;
+    if (cpuMs > costliest.cpuMs) costliest = { cpuMs, what: JSON.stringify(unit) };
+    t.ok(cpuMs < WORK_GUARD_MS, `${JSON.stringify(unit)}: ${'problem' in state ? state.problem.slice(0, 80) : 'read'}`);
+  }
+  t.comment(`the costliest took ${costliest.cpuMs.toFixed(0)} ms of CPU: ${costliest.what}`);
 });

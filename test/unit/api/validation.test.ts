@@ -160,9 +160,9 @@ t.test('ModelAPI: configYaml holds exactly one source; an inline config must be 
   t.same(errs({ fromString: 'model_list:\n  - model_name: "*"\n    litellm_params: {model: "*"}\n' }), []);
   const field = 'spec.proxyConfig.configYaml.fromString: Invalid value:';
   t.same(errs({ fromString: 'model_list:\n  - model_name: a\n   api_key: sk-secret\n' }), [
-    `${field} must be valid YAML: Sequence item without - indicator at line 3, column 1`,
+    `${field} must be valid YAML: bad indentation of a sequence entry at line 3, column 4`,
   ], 'the parser’s line, and the config (which may hold keys) is not echoed');
-  t.same(errs({ fromString: 'a: 1\n---\nb: 2\n' }), [`${field} must be a single YAML document (another one starts at line 2)`]);
+  t.same(errs({ fromString: 'a: 1\n---\nb: 2\n' }), [`${field} must be a single YAML document, not 2`]);
   t.same(errs({ fromString: '- a' }), [`${field} must be a YAML mapping with a model_list list`]);
   t.same(errs({ fromString: 'litellm_settings: {}' }), [`${field} must contain a model_list list`]);
   t.same(errs({ fromString: 'model_list:\n  - model_name: a\n  - litellm_params: {}\n  - x\n' }), [
@@ -172,7 +172,7 @@ t.test('ModelAPI: configYaml holds exactly one source; an inline config must be 
   t.same(errs({ fromString: 'models: &m\n  - model_name: a\nmodel_list: *m\n' }), [], 'an alias is read as LiteLLM reads it');
   t.same(errs({ fromString: 'defaults: &d\n  model_name: a\nmodel_list:\n  - <<: *d\n    litellm_params: {model: x}\n' }), [], 'so is a merge key');
   const bomb = 'a: &a [1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: [*c,*c,*c,*c,*c,*c,*c,*c,*c]\nmodel_list: []\n';
-  t.same(errs({ fromString: bomb }), [`${field} must be valid YAML: Excessive alias count indicates a resource exhaustion attack`], 'alias expansion is bounded');
+  t.same(errs({ fromString: bomb }), [], 'aliases are references to one value, never expanded: a "billion laughs" costs its length');
 });
 
 t.test('MCPServer: exactly one tools source', async (t) => {

@@ -164,6 +164,30 @@ t.test('$patch: delete removes a keyed item', async (t) => {
   t.strictSame(out.volumes, [], 'deleting an absent item is a no-op');
 });
 
+t.test('a key given twice merges into the first item that has it; deleted, then given again, it is appended', async (t) => {
+  const out = mergePodSpec(base(), {
+    containers: [
+      {
+        name: 'model-api',
+        env: [
+          { name: 'C', value: '3' },
+          { name: 'C', value: 'again' },
+          { name: 'A', $patch: 'delete' },
+          { name: 'B', value: 'b' },
+          { name: 'A', value: 'back' },
+          { name: 'A', $patch: 'delete' },
+          { name: 'A', value: 'last' },
+        ],
+      },
+    ],
+  });
+  t.strictSame(out.containers[0]?.env, [
+    { name: 'B', value: 'b' },
+    { name: 'C', value: 'again' },
+    { name: 'A', value: 'last' },
+  ]);
+});
+
 t.test('$patch: replace on a list and on an object', async (t) => {
   const out = mergePodSpec(base(), {
     containers: [{ name: 'model-api', env: [{ $patch: 'replace' }, { name: 'ONLY', value: 'x' }] }],

@@ -1,0 +1,191 @@
+// No input may hold the webhook's event loop: through the real kube-apiserver, one client sends
+// the worst input of each class of hostile input in a loop (test/support/worst-cases.ts has them
+// all; these are the ones the API server lets through to the webhooks) while another creates
+// ordinary Agents and ModelAPIs in other namespaces. Every ordinary create must succeed, and none
+// may take as long as the webhooks' own timeout: a webhook that stalls for that long fails the
+// create (failurePolicy Fail), which is how one user's request used to fail everyone's.
+//
+// The hostile requests are server-side dry runs where they would be admitted, so nothing piles
+// up; each must be answered (admitted or refused, never a timeout), and the inline LiteLLM config
+// of quotes that stalled the operator for minutes is refused with a clear error: at the schema's
+// limit by the validating webhook's parse, past it by the API server's schema.
+//
+// Run `npm run build` first: the operator process is dist/main.js. Timings are printed, and only
+// the webhook timeout is asserted (a bound, not a benchmark).
+import t from 'tap';
+import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from '../../src/admission/json-depth.ts';
+import { renderWebhookConfigurations } from '../../src/admission/webhook-configs.ts';
+import { MAX_INLINE_TEXT_LENGTH, MAX_LITELLM_CONFIG_LENGTH } from '../../src/api/schema/limits.ts';
+import { ApiError } from '../../src/kube/errors.ts';
+import type { KubeClient } from '../../src/kube/client.ts';
+import { useStack } from './support/stack.ts';
+
+type Json = Record<string, unknown>;
+
+const stack = useStack(t);
+
+const NORMAL_NAMESPACES = ['tenant-a', 'tenant-b'];
+const HOSTILE_NS = 'mallory';
+const IN_FLIGHT = 4;
+/** The stream runs at least this many creates, and on until the hostile loop has run its rounds. */
+const MIN_NORMAL_CREATES = 60;
+const MAX_NORMAL_CREATES = 2000;
+const HOSTILE_ROUNDS = 2;
+/** The API server refuses request bodies over 3 MiB: the largest lists stay under it. */
+const ENV_ENTRIES = 60_000;
+
+/** The webhooks' timeout, as the configurations the stack registered say it. */
+const TIMEOUT_MS = Math.min(...renderWebhookConfigurations().flatMap((c) => c.webhooks.map((w) => w.timeoutSeconds))) * 1000;
+
+const path = (kind: 'agents' | 'modelapis', ns: string): string => `/apis/kaos.tools/v1alpha1/namespaces/${ns}/${kind}`;
+const object = (kind: 'Agent' | 'ModelAPI', name: string, spec: Json): Json => ({ apiVersion: 'kaos.tools/v1alpha1', kind, metadata: { name }, spec });
+const nested = (depth: number): unknown => {
+  let value: unknown = 'x';
+  for (let i = 0; i < depth; i++) value = { a: value };
+  return value;
+};
+const keys = (n: number): Record<string, string> => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, 'v']));
+const podSpec = (extra: Json): Json => ({ podSpec: { containers: [{ name: 'agent', ...extra }] } });
+const proxy = (fromString: string): Json => ({ mode: 'Proxy', proxyConfig: { configYaml: { fromString } } });
+
+interface Hostile {
+  what: string;
+  kind: 'agents' | 'modelapis';
+  body: Json;
+  /** What the answer must say: admitted (a dry run), or refused with this message. */
+  expect: 'admitted' | RegExp;
+}
+
+/** The worst input of each class that gets past the API server to a webhook. */
+function hostileInputs(): Hostile[] {
+  const agent = (name: string, spec: Json): Json => object('Agent', name, { modelAPI: 'model', ...spec });
+  // The API server does not pass on a webhook's plain HTTP 400 message (the operator logs it).
+  const webhookRefused = /failed calling webhook "[^"]+": failed to call webhook: the server rejected our request/;
+  return [
+    {
+      what: `parse-errors: a LiteLLM config of ${MAX_LITELLM_CONFIG_LENGTH} quotes (the schema's limit)`,
+      kind: 'modelapis',
+      body: object('ModelAPI', 'quotes', proxy('"'.repeat(MAX_LITELLM_CONFIG_LENGTH))),
+      expect: /spec\.proxyConfig\.configYaml\.fromString: Invalid value: must be valid YAML: end of the stream or a document separator is expected at line 1, column 3/,
+    },
+    {
+      what: 'parse-errors: a LiteLLM config of 262,144 quotes (past the limit: the input that stalled the operator for two minutes)',
+      kind: 'modelapis',
+      body: object('ModelAPI', 'more-quotes', proxy('"'.repeat(262_144))),
+      expect: new RegExp(`spec\\.proxyConfig\\.configYaml\\.fromString: Too long: may not be more than ${MAX_LITELLM_CONFIG_LENGTH}`),
+    },
+    {
+      what: `huge-string: instructions of ${MAX_INLINE_TEXT_LENGTH} quotes`,
+      kind: 'agents',
+      body: agent('instructions', { config: { instructions: '"'.repeat(MAX_INLINE_TEXT_LENGTH) } }),
+      expect: 'admitted',
+    },
+    {
+      what: `huge-list: ${ENV_ENTRIES} env entries in the podSpec (merged by name, dry-run by the podSpec check)`,
+      kind: 'agents',
+      body: agent('env', podSpec({ env: Array.from({ length: ENV_ENTRIES }, (_, i) => ({ name: `VAR_${i}`, value: String(i) })) })),
+      expect: 'admitted',
+    },
+    {
+      what: 'deep-nesting: as deep as the webhook reads',
+      kind: 'agents',
+      body: agent('deep', podSpec({ deep: nested(MAX_JSON_DEPTH - 12) })),
+      expect: 'admitted',
+    },
+    {
+      what: 'deep-nesting: deeper than the webhook reads',
+      kind: 'agents',
+      body: agent('deeper', podSpec({ deep: nested(MAX_JSON_DEPTH * 5) })),
+      expect: webhookRefused,
+    },
+    {
+      // managedFields, which the API server adds before admission, tracks the map with one key more.
+      what: `many-keys: a nodeSelector of ${MAX_JSON_MEMBERS - 1} keys (as wide as the webhook reads)`,
+      kind: 'agents',
+      body: object('Agent', 'selector', { modelAPI: 'model', podSpec: { nodeSelector: keys(MAX_JSON_MEMBERS - 1) } }),
+      expect: 'admitted',
+    },
+    {
+      what: 'many-keys: a nodeSelector of 60,000 keys',
+      kind: 'agents',
+      body: object('Agent', 'selector-60000', { modelAPI: 'model', podSpec: { nodeSelector: keys(60_000) } }),
+      expect: webhookRefused,
+    },
+  ];
+}
+
+/** Sends one hostile input; what came back, and how long it took. */
+async function send(client: KubeClient, h: Hostile): Promise<{ answer: string; ms: number }> {
+  const started = performance.now();
+  try {
+    await client.create(path(h.kind, HOSTILE_NS), h.body, { dryRun: true, timeoutMs: 120_000 });
+    return { answer: 'admitted', ms: performance.now() - started };
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    return { answer: `${err.code} ${err.message}`, ms: performance.now() - started };
+  }
+}
+
+t.test('the worst input of each class, sent in a loop, fails no one else’s create', async (t) => {
+  const { client } = stack();
+  for (const ns of [...NORMAL_NAMESPACES, HOSTILE_NS]) {
+    await client.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await client.create(path('modelapis', ns), object('ModelAPI', 'model', { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' } }));
+  }
+  const hostile = hostileInputs();
+
+  // The ordinary stream: Agents and ModelAPIs, IN_FLIGHT at a time, each create timed.
+  let hostileDone = false;
+  let next = 0;
+  const failures: string[] = [];
+  const durations: number[] = [];
+  const worker = async (): Promise<void> => {
+    while ((next < MIN_NORMAL_CREATES || !hostileDone) && next < MAX_NORMAL_CREATES) {
+      const i = next++;
+      const ns = NORMAL_NAMESPACES[i % NORMAL_NAMESPACES.length] ?? 'tenant-a';
+      const [kind, body] =
+        i % 3 === 2
+          ? (['modelapis', object('ModelAPI', `model-${i}`, { mode: 'Proxy', proxyConfig: { configYaml: { fromString: `model_list:\n  - model_name: m${i}\n    litellm_params: {model: ollama/m${i}}\n` } } })] as const)
+          : (['agents', object('Agent', `agent-${i}`, { modelAPI: 'model', config: { description: `ordinary ${i}` } })] as const);
+      const started = performance.now();
+      try {
+        await client.create(path(kind, ns), body);
+        durations.push(performance.now() - started);
+      } catch (err) {
+        failures.push(`${kind}/${ns}/${i} after ${(performance.now() - started).toFixed(0)} ms: ${err instanceof Error ? err.message.slice(0, 300) : String(err)}`);
+      }
+    }
+  };
+  const stream = Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+
+  // The hostile loop, in the meantime.
+  const answers = new Map<string, { answer: string; ms: number }[]>();
+  try {
+    for (let round = 0; round < HOSTILE_ROUNDS; round++) {
+      for (const h of hostile) answers.set(h.what, [...(answers.get(h.what) ?? []), await send(client, h)]);
+    }
+  } finally {
+    hostileDone = true;
+    await stream;
+  }
+
+  durations.sort((a, b) => a - b);
+  const slowest = durations.at(-1) ?? 0;
+  t.comment(`ordinary creates: ${durations.length} succeeded, ${failures.length} failed; median ${(durations[Math.floor(durations.length / 2)] ?? 0).toFixed(0)} ms, slowest ${slowest.toFixed(0)} ms`);
+  for (const h of hostile) {
+    const of = answers.get(h.what) ?? [];
+    t.comment(`${h.what}: ${of.map((a) => `${a.ms.toFixed(0)} ms`).join(', ')}: ${of[0]?.answer.slice(0, 200)}`);
+  }
+
+  t.same(failures.slice(0, 5), [], `every ordinary create succeeds (${failures.length} of ${next} failed)`);
+  t.ok(next >= MIN_NORMAL_CREATES, `the stream ran its minimum (${next} creates)`);
+  t.ok(slowest < TIMEOUT_MS, `no ordinary create waits as long as the webhook timeout (${TIMEOUT_MS} ms): the slowest took ${slowest.toFixed(0)} ms`);
+  for (const h of hostile) {
+    for (const [round, a] of (answers.get(h.what) ?? []).entries()) {
+      if (h.expect === 'admitted') t.equal(a.answer, 'admitted', `${h.what} (round ${round + 1}): admitted (a dry run)`);
+      else t.match(a.answer, h.expect, `${h.what} (round ${round + 1}): ${String(h.expect).slice(0, 80)}`);
+    }
+  }
+  const stored = await client.list(path('agents', HOSTILE_NS));
+  t.equal(stored.items.length, 0, 'no hostile object is stored');
+});

@@ -1,0 +1,300 @@
+// The worst input of each class of hostile input, for every kind and both webhooks, at the
+// schema's limits and past them (docs/limits.md, "The work budget"): what the work budget is
+// measured against (test/unit/admission/work-budget-*.test.ts, `npm run bench:budget`; the
+// e2e test, test/e2e/admission-budget.test.ts, sends those of them the API server lets through).
+//
+// The paths and sizes come from the kinds' schemas (SPEC_SCHEMAS: every string with its
+// maxLength, every list with its maxItems, every object), so a new kind or field is covered the
+// day it is added. The values are the fuzz generator's (arbitraries.ts): `huge-string` of every
+// character, `huge-list` of every element, `deep-nesting` of every shape; plus what a parser of
+// the value would choke on (`parse-errors`: YAML that is one error per character, or deep, or a
+// run of keys), and maps of many or huge keys (`many-keys`), which no schema limit bounds.
+// Past the schema's limits means what the mutating webhook is sent (the API server checks the
+// schema after it) and what the body limit lets through: 1 MiB strings, 20,000 items, opaque
+// podSpec lists as long as a 7 MiB body holds.
+import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from '../../src/admission/json-depth.ts';
+import type { WebhookType } from '../../src/admission/types.ts';
+import { webhookPath } from '../../src/admission/webhook-paths.ts';
+import { DEFAULTED_ANNOTATION, GROUP, KINDS, KIND_NAMES, REFERENCE_POLICY_KEY, VERSION, type KaosKind } from '../../src/api/kinds.ts';
+import type { KubeObject } from '../../src/api/lookup.ts';
+import { MAX_NAME_LENGTH } from '../../src/api/schema/limits.ts';
+import { SPEC_SCHEMAS } from '../../src/api/schema/index.ts';
+import { deepJson, hugeList, hugeString, HUGE_CHARS, LIMITS, LIST_ELEMENTS, NEST_SHAPES, RawJson, render, type Doc } from './arbitraries.ts';
+
+export const HOSTILE_CLASSES = ['huge-string', 'huge-list', 'deep-nesting', 'parse-errors', 'many-keys'] as const;
+export type HostileClass = (typeof HOSTILE_CLASSES)[number];
+
+export interface WorstCase {
+  readonly class: HostileClass;
+  readonly kind: KaosKind;
+  readonly type: WebhookType;
+  /** The webhook's URL path. */
+  readonly path: string;
+  readonly operation: 'CREATE' | 'UPDATE';
+  /** Where in the object the hostile value is: `spec.config.env[0].value`. */
+  readonly field: string;
+  /** Which value of its class: the character, the list element, the nesting shape, the YAML. */
+  readonly variant: string;
+  /** What is hostile, for a person: `spec.proxyConfig.configYaml.fromString = 65536 × "\""`. */
+  readonly label: string;
+  /** Whether the value is past the schema's limits (or in what no schema bounds). */
+  readonly past: boolean;
+  /** The AdmissionReview, as sent: built on demand (megabytes), the same text each call. */
+  body(): string;
+}
+
+type Path = readonly (string | number)[];
+
+/** The schema keywords the walk reads; a TypeBox schema is a plain JSON Schema object. */
+interface Schema {
+  type?: string;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  additionalProperties?: Schema | boolean;
+  maxLength?: number;
+  maxItems?: number;
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+}
+
+interface Shape {
+  strings: { path: Path; maxLength: number | undefined }[];
+  lists: { path: Path; maxItems: number | undefined }[];
+  objects: Path[];
+}
+
+/** Every string, list and object the schema describes, under `path`; a list's item as its [0]. */
+function shapeOf(schema: Schema, path: Path, out: Shape = { strings: [], lists: [], objects: [] }): Shape {
+  if (schema.type === 'string') out.strings.push({ path, maxLength: schema.maxLength });
+  if (schema.type === 'array') {
+    out.lists.push({ path, maxItems: schema.maxItems });
+    if (schema.items !== undefined) shapeOf(schema.items, [...path, 0], out);
+  }
+  if (schema.type === 'object') {
+    out.objects.push(path);
+    for (const [key, child] of Object.entries(schema.properties ?? {})) shapeOf(child, [...path, key], out);
+    if (typeof schema.additionalProperties === 'object') shapeOf(schema.additionalProperties, [...path, 'x'], out);
+  }
+  return out;
+}
+
+/**
+ * Inside the opaque podSpec (and container.resources), which no schema describes: the lists the
+ * podSpec merge keys (core/v1 PodSpec and Container), one it replaces whole, and the maps.
+ */
+const OPAQUE_LISTS: readonly Path[] = [
+  ['spec', 'podSpec', 'containers'],
+  ['spec', 'podSpec', 'initContainers'],
+  ['spec', 'podSpec', 'volumes'],
+  ['spec', 'podSpec', 'imagePullSecrets'],
+  ['spec', 'podSpec', 'tolerations'],
+  ['spec', 'podSpec', 'containers', 0, 'env'],
+  ['spec', 'podSpec', 'containers', 0, 'ports'],
+  ['spec', 'podSpec', 'containers', 0, 'volumeMounts'],
+];
+const OPAQUE_MAPS: readonly Path[] = [['spec', 'podSpec', 'nodeSelector'], ['spec', 'container', 'resources', 'limits'], ['metadata', 'labels'], ['metadata', 'annotations'], ['spec']];
+/** Strings of metadata the webhooks read: names, the labels and annotations they act on. */
+const METADATA_STRINGS: readonly { path: Path; maxLength: number | undefined }[] = [
+  { path: ['metadata', 'name'], maxLength: MAX_NAME_LENGTH },
+  { path: ['metadata', 'namespace'], maxLength: 63 },
+  { path: ['metadata', 'annotations', DEFAULTED_ANNOTATION], maxLength: undefined },
+  { path: ['metadata', 'annotations', REFERENCE_POLICY_KEY], maxLength: undefined },
+  { path: ['metadata', 'labels', REFERENCE_POLICY_KEY], maxLength: 63 },
+];
+
+/**
+ * The strings the operator parses (a LiteLLM config): every hostile document goes to both
+ * webhooks and in the oldObject of an UPDATE there; to every other free-text string, to the
+ * validating webhook, where a parser added some day would meet them.
+ */
+export const PARSED_FIELDS: readonly string[] = ['spec.proxyConfig.configYaml.fromString'];
+
+/** Past the schema: the fuzz generator's largest string and list. */
+const PAST_STRING = Math.max(...LIMITS.stringLengths);
+const PAST_LIST = Math.max(...LIMITS.listLengths);
+/**
+ * Items of an opaque podSpec list as long as the body limit allows: as many env entries (about 34
+ * bytes each) as a 7 MiB body holds with room to spare; in a list the merge keys (a container's
+ * env, by name) and in one it replaces whole (tolerations).
+ */
+const BODY_FILLING_LIST = 150_000;
+const BODY_FILLING_LISTS: readonly Path[] = [
+  ['spec', 'podSpec', 'containers', 0, 'env'],
+  ['spec', 'podSpec', 'tolerations'],
+];
+/** Keys of one map: as many as a 7 MiB body holds with room to spare. */
+const MANY_KEYS = 200_000;
+
+/**
+ * YAML that costs a parser most (measured on the `yaml` package, which took up to 36 s on
+ * 256 KiB of them): one error per character, unclosed or unbalanced nesting, runs of keys
+ * (duplicate and distinct), anchors and aliases, merge keys, escapes, blank lines.
+ */
+export const HOSTILE_YAML: readonly string[] = [
+  '"', "'", '[', '{', ']', '}', ':', '- ', 'a: ', '? ', '&a ', '*a ', '!!str ', '\\x', '\t', '\n ', ' a:\n', 'a:\n  ', 'a: 1\n', '- &a\n', '[a,', '{a: ',
+  '- [{"a": \'b\', c: &x d}, *x]\n', '%YAML 1.2\n', '---\n', '|', '>\n x\n',
+];
+
+/** `length` code units of YAML made by repeating `unit`, with prefix and suffix for the structured ones. */
+function hostileYaml(unit: string, length: number): string {
+  return unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
+}
+
+/** A YAML document of `length` characters whose every line is a distinct key: the worst valid config. */
+function manyKeysYaml(length: number): string {
+  let text = 'model_list: []\nx:\n';
+  for (let i = 0; text.length < length - 24; i++) text += `  k${i}: ${i}\n`;
+  return text;
+}
+
+/** A valid config with merge keys at their cap, aliases, and anchors: what is costly when it parses. */
+function mergesYaml(length: number): string {
+  let text = `d: &d {${Array.from({ length: 500 }, (_, i) => `k${i}: 1`).join(', ')}}\nmodel_list:\n`;
+  while (text.length < length - 16) text += '  - <<: *d\n';
+  return text;
+}
+
+function setAt(root: Doc, path: Path, value: Doc): Doc {
+  let node = root as Record<string | number, Doc>;
+  for (const [i, key] of path.entries()) {
+    if (i === path.length - 1) node[key] = value;
+    else {
+      const next = node[key];
+      if (next === null || typeof next !== 'object' || next instanceof RawJson) node[key] = typeof path[i + 1] === 'number' ? [] : {};
+      node = node[key] as Record<string | number, Doc>;
+    }
+  }
+  return root;
+}
+
+/** How much of `path` exists in `object`: the base a value at `path` is most alive in. */
+function depthIn(object: unknown, path: Path): number {
+  let node = object;
+  let depth = 0;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object' || !(String(key) in node)) break;
+    node = (node as Record<string, unknown>)[String(key)];
+    depth++;
+  }
+  return depth;
+}
+
+const showPath = (path: Path): string => path.map((k, i) => (typeof k === 'number' ? `[${k}]` : i === 0 ? k : `.${k}`)).join('');
+
+/** The AdmissionReview around `object` (and `oldObject` for an UPDATE), rendered without JSON.stringify of the huge parts. */
+export function reviewBody(kind: KaosKind, object: Doc, oldObject?: Doc): string {
+  const gvk = JSON.stringify({ group: GROUP, version: VERSION, kind });
+  const gvr = JSON.stringify({ group: GROUP, version: VERSION, resource: KIND_NAMES[kind].plural });
+  const operation = oldObject === undefined ? 'CREATE' : 'UPDATE';
+  const old = oldObject === undefined ? '' : `,"oldObject":${render(oldObject)}`;
+  return `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"00000000-0000-4000-8000-000000000001","kind":${gvk},"resource":${gvr},"requestKind":${gvk},"requestResource":${gvr},"name":"worst","namespace":"kaos-multi","operation":"${operation}","object":${render(object)}${old}}}`;
+}
+
+export interface WorstCaseOptions {
+  /** The objects the hostile values are set in, of every kind: for each path, the one where most of it exists. */
+  bases: readonly KubeObject[];
+  /** Only these classes (default: all). */
+  classes?: readonly HostileClass[];
+  /** Only these kinds (default: all). */
+  kinds?: readonly KaosKind[];
+}
+
+/**
+ * Every worst case, lazily (they are megabytes each). For each: both webhooks, CREATE; and for
+ * the parse-errors, an UPDATE to the validating webhook whose oldObject carries them (the old
+ * object's config is read for the stranding warning).
+ */
+export function* worstCases(options: WorstCaseOptions): Generator<WorstCase> {
+  const classes = new Set(options.classes ?? HOSTILE_CLASSES);
+  for (const kind of options.kinds ?? KINDS) {
+    const ofKind = options.bases.filter((o) => o.kind === kind);
+    const minimal: KubeObject = { apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name: 'worst', namespace: 'kaos-multi' }, spec: {} };
+    const baseFor = (path: Path): KubeObject =>
+      ofKind.reduce((best, o) => (depthIn(o, path) > depthIn(best, path) ? o : best), ofKind[0] ?? minimal);
+    const withValue = (path: Path, value: Doc): Doc => setAt(structuredClone(baseFor(path)) as unknown as Doc, path, value);
+    const shape = shapeOf(SPEC_SCHEMAS[kind] as Schema, ['spec']);
+    const strings = [...shape.strings, ...METADATA_STRINGS];
+
+    function* both(cls: HostileClass, path: Path, variant: string, label: string, past: boolean, object: () => Doc): Generator<WorstCase> {
+      let body: string | undefined;
+      const build = (): string => (body ??= reviewBody(kind, object()));
+      const field = showPath(path);
+      for (const type of ['mutate', 'validate'] as const) {
+        yield { class: cls, kind, type, path: webhookPath(type, kind), operation: 'CREATE', field, variant, label: `${field} = ${label}`, past, body: build };
+      }
+    }
+
+    if (classes.has('huge-string')) {
+      for (const { path, maxLength } of strings) {
+        for (const length of new Set([maxLength ?? PAST_STRING, PAST_STRING])) {
+          const past = maxLength === undefined || length > maxLength;
+          for (const char of HUGE_CHARS) yield* both('huge-string', path, char, `${length} × ${JSON.stringify(char)}`, past, () => withValue(path, hugeString(length, char)));
+        }
+      }
+    }
+    if (classes.has('parse-errors')) {
+      // Every free-text string (the ones long enough to hold a document), at its limit.
+      for (const { path, maxLength } of strings.filter((s) => (s.maxLength ?? PAST_STRING) >= 1024)) {
+        const length = maxLength ?? PAST_STRING;
+        const documents: [string, string][] = [
+          ...HOSTILE_YAML.map((unit): [string, string] => [unit, hostileYaml(unit, length)]),
+          ['distinct keys', manyKeysYaml(length)],
+          ['entries without a model_name', `model_list: [${'1,'.repeat(Math.floor((length - 15) / 2))}1]`],
+          ['merge keys', mergesYaml(length)],
+        ];
+        const past = maxLength === undefined;
+        for (const [variant, text] of documents) {
+          const label = `${length} of ${JSON.stringify(variant)}`;
+          yield* both('parse-errors', path, variant, label, past, () => withValue(path, text));
+          yield {
+            class: 'parse-errors',
+            kind,
+            type: 'validate',
+            path: webhookPath('validate', kind),
+            operation: 'UPDATE',
+            field: showPath(path),
+            variant,
+            label: `oldObject ${showPath(path)} = ${label}`,
+            past,
+            body: () => reviewBody(kind, structuredClone(baseFor(path)) as unknown as Doc, withValue(path, text)),
+          };
+        }
+      }
+    }
+    if (classes.has('huge-list')) {
+      const lists = [...shape.lists, ...OPAQUE_LISTS.map((path) => ({ path, maxItems: undefined }))];
+      for (const { path, maxItems } of lists) {
+        for (const length of new Set([maxItems ?? PAST_LIST, PAST_LIST])) {
+          const past = maxItems === undefined || length > maxItems;
+          for (const element of LIST_ELEMENTS) {
+            yield* both('huge-list', path, element, `${length} × ${element}`, past, () => withValue(path, hugeList(length, element)));
+          }
+        }
+      }
+      for (const path of BODY_FILLING_LISTS) {
+        const entries = new RawJson(`[${Array.from({ length: BODY_FILLING_LIST }, (_, i) => `{"name":"VAR_${i}","value":"${i}"}`).join(',')}]`);
+        yield* both('huge-list', path, 'env-entry', `${BODY_FILLING_LIST} × env-entry`, true, () => withValue(path, entries));
+      }
+    }
+    if (classes.has('deep-nesting')) {
+      for (const path of [...shape.objects, ...shape.lists.map((l) => l.path), ...OPAQUE_LISTS]) {
+        // The object is level 3 of the review; as deep as the body's depth limit allows, and past it.
+        const allowed = MAX_JSON_DEPTH - 3 - path.length - 2;
+        for (const depth of [allowed, Math.max(...LIMITS.depths)]) {
+          for (const shapeName of NEST_SHAPES) {
+            yield* both('deep-nesting', path, shapeName, `${shapeName} nested ${depth} deep`, depth > allowed, () => withValue(path, deepJson(depth, shapeName)));
+          }
+        }
+      }
+    }
+    if (classes.has('many-keys')) {
+      for (const path of OPAQUE_MAPS) {
+        const many = (value: (i: number) => string, keys = MANY_KEYS): RawJson =>
+          new RawJson(`{${Array.from({ length: keys }, (_, i) => `"k${i}":${value(i)}`).join(',')}}`);
+        yield* both('many-keys', path, 'keys', `${MANY_KEYS} keys`, true, () => withValue(path, many((i) => `"${i}"`)));
+        yield* both('many-keys', path, 'keys', `${MAX_JSON_MEMBERS} keys`, true, () => withValue(path, many((i) => `"${i}"`, MAX_JSON_MEMBERS)));
+        const hugeKey = new RawJson(`{${hugeString(PAST_STRING, 'k').text}:"x"}`);
+        yield* both('many-keys', path, 'huge key', `a key of ${PAST_STRING} characters`, true, () => withValue(path, hugeKey));
+      }
+    }
+  }
+}
