@@ -238,13 +238,22 @@ export class FaultInjector {
     }));
   }
 
+  /** Every object of `type` in the soak's namespaces; tried again for up to 20 s while the API server is away (another fault). */
   async #list(type: ResourceType, labelSelector?: string): Promise<KubeObject[]> {
-    const out: KubeObject[] = [];
-    for (const namespace of this.#o.namespaces) {
-      const list = await this.#o.stack.installation.client.list<KubeObject>(resourcePath(type, { namespace }), labelSelector === undefined ? {} : { labelSelector });
-      out.push(...list.items);
+    const deadline = this.#o.clock() + 20_000;
+    for (;;) {
+      try {
+        const out: KubeObject[] = [];
+        for (const namespace of this.#o.namespaces) {
+          const list = await this.#o.stack.installation.client.list<KubeObject>(resourcePath(type, { namespace }), labelSelector === undefined ? {} : { labelSelector });
+          out.push(...list.items);
+        }
+        return out;
+      } catch (err) {
+        if (this.#o.clock() > deadline) throw err;
+        await sleep(500);
+      }
     }
-    return out;
   }
 }
 

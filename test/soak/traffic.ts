@@ -11,7 +11,8 @@ import { kaosPath } from '../../src/cluster/kaos-resources.ts';
 import { KIND_TABLE, type DependencyTypeKind } from '../../src/cluster/kind-table.ts';
 import { LEGACY_FINALIZERS } from '../../src/controller/reconcile/context.ts';
 import { KubeClient } from '../../src/kube/client.ts';
-import { apiVersionOf, resourcePath } from '../../src/kube/paths.ts';
+import { apiVersionOf, resourcePath, type PathParts } from '../../src/kube/paths.ts';
+import { seconds } from './clock.ts';
 import type { WriteLedger } from './ledger.ts';
 import { classify, type Outcome } from './outcomes.ts';
 import type { Random } from './random.ts';
@@ -114,7 +115,7 @@ async function step(client: KubeClient, rng: Random, o: TrafficOptions): Promise
   const name = o.population.pick(rng, kind, namespace, operation);
   const ctx: SpecContext = { rng, self: name, name: (k) => poolName(k, rng.int(poolSize(k))) };
   const key = `${kind}/${namespace}/${name}`;
-  const path = isKaosKind(kind) ? kaosPath(kind, { namespace, name }) : resourcePath(KIND_TABLE.dependencyTypes[kind].type, { namespace, name });
+  const path = pathOf(kind, { namespace, name });
   const started = o.clock();
   try {
     if (operation === 'delete') {
@@ -124,7 +125,7 @@ async function step(client: KubeClient, rng: Random, o: TrafficOptions): Promise
       else o.ledger.inDoubt(key, 'delete', o.clock());
     } else if (operation === 'create') {
       const body = isKaosKind(kind) ? newObject(kind, namespace, name, ctx) : dependencyObject(kind, namespace, name, rng);
-      o.ledger.answered(key, 'create', await client.create<Json>(collectionPath(kind, namespace), body), started);
+      o.ledger.answered(key, 'create', await client.create<Json>(pathOf(kind, { namespace }), body), started);
     } else {
       const stored = await client.get<Json>(path);
       const { managedFields: _m, ...metadata } = (stored.metadata ?? {}) as Json;
@@ -147,13 +148,13 @@ async function step(client: KubeClient, rng: Random, o: TrafficOptions): Promise
     const result = classify(err, o.apiServerDown(started, o.clock()));
     o.stats.add(kind, operation, result.outcome);
     o.population.saw(key, result.outcome === 'exists' ? true : result.outcome === 'not-found' ? false : undefined);
-    if (result.violation !== undefined) o.stats.violations.push({ subject: `${operation} ${key} at +${(started / 1000).toFixed(1)} s`, detail: result.violation });
+    if (result.violation !== undefined) o.stats.violations.push({ subject: `${operation} ${key} at ${seconds(started)}`, detail: result.violation });
     if (result.inDoubt === true) o.ledger.inDoubt(key, operation, o.clock());
   }
 }
 
-function collectionPath(kind: PoolKind, namespace: string): string {
-  return isKaosKind(kind) ? kaosPath(kind, { namespace }) : resourcePath(KIND_TABLE.dependencyTypes[kind].type, { namespace });
+function pathOf(kind: PoolKind, parts: PathParts): string {
+  return isKaosKind(kind) ? kaosPath(kind, parts) : resourcePath(KIND_TABLE.dependencyTypes[kind].type, parts);
 }
 
 /**
