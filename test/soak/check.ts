@@ -15,12 +15,12 @@
 import { asRecord, getIn } from '../../src/api/json.ts';
 import { KINDS, isKaosKind, type KaosKind } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
-import { holdsAppliedFields } from '../../src/cluster/child-apply.ts';
+import { ensureChild, pruneOwned } from '../../src/cluster/child-apply.ts';
 import { KIND_TABLE, dependenciesOf, possibleChildren, type DependencyTypeKind } from '../../src/cluster/kind-table.ts';
 import type { ReconcileContext, ReconcileReads } from '../../src/controller/reconcile/context.ts';
 import { RECONCILERS } from '../../src/controller/reconcile/index.ts';
 import { statusChanged, type KaosStatus } from '../../src/controller/status.ts';
-import { applyIntent, controllerUid, staleChildren, type ObjectLike } from '../../src/kube/apply.ts';
+import { controllerUid, type ObjectLike } from '../../src/kube/apply.ts';
 import { silentLogger } from '../../src/logger.ts';
 import type { Child, RenderConfig } from '../../src/render/index.ts';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../src/render/index.ts';
@@ -84,19 +84,30 @@ async function reconcileWritesNothing(state: ClusterState, kind: KaosKind, objec
     now: () => new Date(),
     logger: silentLogger,
     events: { record: () => undefined },
+    // The controller's own apply and prune decisions (cluster/child-apply.ts), with clients that
+    // record the request instead of sending it.
     writes: {
-      async ensureChild(desired: Child, live: ObjectLike | undefined) {
-        const intent = applyIntent(desired, live !== undefined);
-        if (live !== undefined && holdsAppliedFields(live, intent)) return { action: 'unchanged', object: live };
+      ensureChild(desired: Child, live: ObjectLike | undefined) {
         const name = `${desired.kind} ${desired.metadata.name}`;
-        record('children', live === undefined ? `${name} is missing (or not labelled ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE})` : `${name} is not what the renderer produces: ${difference(live, intent) ?? 'a field owned by another manager'}`);
-        return live === undefined ? { action: 'created', object: intent } : { action: 'updated', object: live };
+        const recording = {
+          async apply<T>(_path: string, intent: unknown): Promise<T> {
+            record('children', live === undefined
+              ? `${name} is missing (or not labelled ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE})`
+              : `${name} is not what the renderer produces: ${difference(live, intent) ?? 'a field owned by another manager'}`);
+            return (live ?? intent) as T;
+          },
+        };
+        return ensureChild<ObjectLike>(recording, desired, live);
       },
-      async pruneChildren(existing, ownerUid, desired) {
-        const stale = staleChildren(existing, ownerUid, desired);
+      pruneChildren(existing, ownerUid, desired) {
         const why = ownerUid === object.metadata?.uid ? 'is no longer desired' : `was left by an earlier ${kind} of this name (uid ${ownerUid})`;
-        for (const child of stale) record('children', `${child.kind ?? 'child'} ${child.metadata?.name ?? ''} ${why}, but still there`);
-        return { deleted: [], skipped: stale };
+        const recording = {
+          async delete<T>(path: string): Promise<T> {
+            record('children', `${path.split('/').slice(-2).join(' ')} ${why}, but still there`);
+            return {} as T;
+          },
+        };
+        return pruneOwned(recording, existing, ownerUid, desired);
       },
       async writeStatus(_kind, current: KubeObject, status: KaosStatus) {
         if (statusChanged(current.status, status)) record('status', `the status is not what its children and dependencies say: ${statusDifference(current.status, status)}`);
