@@ -2,7 +2,8 @@
 // behind a mesh proxy with retries (Envoy's `retry_on: reset,connect-failure` with a per-try
 // timeout) is in a cluster. Each AdmissionReview goes to a ready replica in turn; when that
 // replica dies before it answers (a reset, a refused connection) or does not answer within the
-// per-try timeout (it is frozen), the review is sent to the next ready one. That is safe because
+// per-try timeout (it is frozen), the review is sent to a replica ready then — another one first —
+// until its time (4 s, inside the API server's 5) is up. That is safe because
 // the webhooks have no side effects (sideEffects: None): the same review gets the same answer.
 //
 // Why a retrying proxy: kube-apiserver itself never retries a webhook call (client-go retries
@@ -16,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SERVER_TIMEOUTS } from '../../src/server/https-server.ts';
 
 export interface Backend {
@@ -32,8 +34,10 @@ export interface WebhookServiceOptions {
   readonly backends: () => readonly Backend[];
   /** Called when a replica leaves or rejoins the rotation. */
   readonly onChange?: (id: string, ready: boolean) => void;
-  /** How long one try may take before the next replica is tried (default 2 s; the API server waits 5 s in all). */
+  /** How long one try may take before the next replica is tried (default 2 s). */
   readonly perTryTimeoutMs?: number;
+  /** How long all the tries of one review may take (default 4 s: the API server waits 5 s in all). */
+  readonly reviewBudgetMs?: number;
   /** The readiness probe (default: every 500 ms, timeout 1 s, 3 failures in a row). */
   readonly probe?: { periodMs: number; timeoutMs: number; failureThreshold: number };
 }
@@ -99,12 +103,21 @@ export class WebhookService {
       res.writeHead(413).end();
       return;
     }
-    const ready = this.#o.backends().filter((b) => this.isReady(b.id));
+    // Each try picks among the replicas ready now (one may have come back meanwhile), those not
+    // tried yet first, until the review's time is up.
+    const deadline = Date.now() + (this.#o.reviewBudgetMs ?? 4000);
     const start = this.#next++;
-    for (let i = 0; i < ready.length; i++) {
-      const backend = ready[(start + i) % ready.length] as Backend;
-      if (i > 0) this.retries++;
-      const answer = await this.#try(backend, req, body).catch(() => undefined);
+    const tried = new Set<string>();
+    while (Date.now() < deadline) {
+      const ready = this.#o.backends().filter((b) => this.isReady(b.id));
+      const fresh = ready.filter((b) => !tried.has(endpoint(b)));
+      const candidates = fresh.length > 0 ? fresh : ready;
+      const backend = candidates[start % Math.max(1, candidates.length)];
+      if (backend === undefined || fresh.length === 0) await sleep(100);
+      if (backend === undefined) continue;
+      if (tried.size > 0) this.retries++;
+      tried.add(endpoint(backend));
+      const answer = await this.#try(backend, req, body, Math.max(1, Math.min(this.#o.perTryTimeoutMs ?? 2000, deadline - Date.now()))).catch(() => undefined);
       if (answer === undefined) continue;
       res.writeHead(answer.status, { 'content-type': answer.contentType }).end(answer.body);
       return;
@@ -113,7 +126,7 @@ export class WebhookService {
     res.writeHead(503, { 'content-type': 'text/plain' }).end('no replica answered');
   }
 
-  #try(backend: Backend, req: http.IncomingMessage, body: Buffer): Promise<{ status: number; contentType: string; body: Buffer }> {
+  #try(backend: Backend, req: http.IncomingMessage, body: Buffer, timeoutMs: number): Promise<{ status: number; contentType: string; body: Buffer }> {
     return new Promise((resolve, reject) => {
       const upstream = https.request({
         host: '127.0.0.1',
@@ -123,7 +136,7 @@ export class WebhookService {
         headers: { 'content-type': req.headers['content-type'] ?? 'application/json', 'content-length': body.length },
         agent: this.#agent(backend),
         servername: 'localhost',
-        timeout: this.#o.perTryTimeoutMs ?? 2000,
+        timeout: timeoutMs,
       }, (response) => {
         readBody(response).then(
           (text) => resolve({ status: response.statusCode ?? 502, contentType: String(response.headers['content-type'] ?? 'application/json'), body: text }),
@@ -163,6 +176,11 @@ export class WebhookService {
       this.#o.onChange?.(backend.id, false);
     }
   }
+}
+
+/** A replica's incarnation: its name and port (a restarted one is another). */
+function endpoint(backend: Backend): string {
+  return `${backend.id}:${backend.webhookPort}`;
 }
 
 function readBody(stream: http.IncomingMessage): Promise<Buffer> {

@@ -1,7 +1,8 @@
 // The soak's webhook Service over real HTTPS on loopback, with a development certificate as the
 // replicas have: a review goes to the replicas in turn; one that drops the connection or does
-// not answer within the per-try timeout is skipped for the next, which answers the client; none
-// answering is a 503; a replica whose readiness probe fails leaves the rotation and comes back.
+// not answer within the per-try timeout is skipped for the next, which answers the client; a
+// replica back in the rotation while a review fails answers it; none answering within the
+// review's time is a 503; a replica whose readiness probe fails leaves the rotation and comes back.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -52,6 +53,7 @@ const service = new WebhookService({
   backends: () => [a, b],
   onChange: (id, ready) => changes.push(`${id} ${ready ? 'in' : 'out'}`),
   perTryTimeoutMs: 500,
+  reviewBudgetMs: 1500,
   probe: { periodMs: 50, timeoutMs: 200, failureThreshold: 3 },
 });
 const port = await service.listen();
@@ -109,4 +111,16 @@ t.test('a replica whose readiness fails leaves the rotation, and comes back', as
   a.behaviour = 'answer';
   await eventually('a back', () => service.isReady('a'), { timeoutMs: 5000 });
   t.same(changes, ['a out', 'a in']);
+});
+
+t.test('a replica back in the rotation while a review keeps failing on the other answers it', async (t) => {
+  a.ready = false;
+  await eventually('a out of the rotation', () => !service.isReady('a'), { timeoutMs: 5000 });
+  b.behaviour = 'drop';
+  t.teardown(() => { b.behaviour = 'answer'; });
+  const answering = review('{"late":true}');
+  setTimeout(() => { a.ready = true; }, 200);
+  const answer = await answering;
+  t.equal(answer.status, 200);
+  t.equal((JSON.parse(answer.body) as { by: string }).by, 'a', 'answered by the replica that came back');
 });
