@@ -5,13 +5,18 @@
 // privileges, the chart's memory limit, env and grace period, its certificate Secret and a
 // kubeconfig mounted. Against the local control plane, on the host's network: the webhooks answer
 // through the API server, the controller brings a sample to Ready, metrics and health answer,
-// and `<engine> stop` ends it with exit 0 within the grace period, its Lease released. And what
-// the image holds: production dependencies only, no sources or dev tools, no package-manager
+// and `<engine> stop` ends it with exit 0 within the grace period, its Lease released; then, with
+// a kubeconfig only @kubernetes/client-node reads (an exec credential plugin), it loads
+// client-node from the image's node_modules and leads. And what the image holds: the bundle, its
+// source map (a stack trace maps to src/ with --enable-source-maps), and exactly the packages the
+// bundle imports and what they need, at their locked versions; no dev tools, no package-manager
 // caches, no shell at run time. Never skipped: an engine that cannot build or run the image fails
 // this file with the engine's own message.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import t from 'tap';
+import { parse, stringify } from 'yaml';
 import type { KubeObject } from '../../src/api/lookup.ts';
 import { LEASE, resourcePath } from '../../src/kube/paths.ts';
 import type { Lease } from '../../src/kube/leader-election.ts';
@@ -21,7 +26,7 @@ import { operatorArgs } from '../../scripts/operator-command.ts';
 import { startLocalStack } from '../../scripts/local-stack.ts';
 import { operatorContainer, quantity } from '../support/chart-pod.ts';
 import {
-  CHART_NAMESPACE, CHART_OLLAMA_IMAGE, exportImage, imageConfig, lockedPackages, nodeOf, prepareImage, rssMiB, startContainerOperator, type ContainerOperator,
+  bundleImports, CHART_NAMESPACE, CHART_OLLAMA_IMAGE, exportImage, imageConfig, installedPackages, lockedPackages, nodeOf, prepareImage, reachablePackages, rssMiB, startContainerOperator, type ContainerOperator,
 } from './support/container.ts';
 import { metricSum, scrape, waitForStatus } from './support/lifecycle.ts';
 import { procInfo } from './support/proc.ts';
@@ -54,46 +59,30 @@ t.test('what the image holds', async (t) => {
   t.teardown(fs.remove);
   const at = (path: string): string => join(fs.dir, path);
 
-  // Production dependencies only, each at its locked version.
-  const locked = await lockedPackages();
-  const installed = new Map<string, string>();
-  const walk = (dir: string, prefix: string): void => {
-    if (!existsSync(dir)) return;
-    for (const entry of readdirSync(dir)) {
-      if (entry.startsWith('.')) continue;
-      const names = entry.startsWith('@') ? readdirSync(join(dir, entry)).map((n) => `${entry}/${n}`) : [entry];
-      for (const name of names) {
-        const path = `${prefix}node_modules/${name}`;
-        installed.set(path, (JSON.parse(readFileSync(join(dir, name, 'package.json'), 'utf8')) as { version: string }).version);
-        walk(join(dir, name, 'node_modules'), `${path}/`);
-      }
-    }
-  };
-  walk(at('app/node_modules'), '');
-  const dev = [...installed.keys()].filter((p) => locked.get(p)?.dev !== false);
-  t.same(dev, [], 'no package that only the dev dependencies need, and none the lockfile lacks');
-  const missing = [...locked].filter(([p, l]) => !l.dev && !l.optional && !installed.has(p)).map(([p]) => p);
-  t.same(missing, [], 'every production package');
-  t.same([...installed].filter(([p, v]) => locked.get(p)?.version !== v), [], 'each at its locked version');
-  t.comment(`${installed.size} production packages of the lockfile's ${locked.size}`);
-
-  // No sources, no dev tools, no package managers.
+  // The bundle, its map, and what the bundle loads from node_modules: nothing else.
   t.same(readdirSync(at('app')).sort(), ['dist', 'node_modules', 'package.json'], '/app: dist, node_modules, package.json');
-  const ours: string[] = [];
-  const sources = (dir: string): void => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.isDirectory()) sources(join(dir, entry.name));
-      else if (/(?<!\.d)\.[mc]?ts$/.test(entry.name)) ours.push(join(dir, entry.name));
-    }
-  };
-  sources(at('app/dist'));
-  t.same(ours, [], 'no TypeScript source in dist/');
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
-  // A dev dependency that a production one needs as well stays (@types/node, which
-  // @kubernetes/client-node depends on); the dev tools do not.
-  for (const tool of Object.keys(pkg.devDependencies).filter((d) => locked.get(`node_modules/${d}`)?.dev === true)) {
-    t.notOk(installed.has(`node_modules/${tool}`), `no ${tool} (a dev dependency)`);
-  }
+  t.same(readdirSync(at('app/dist')).sort(), ['main.js', 'main.js.map'], '/app/dist: the bundle and its source map (nothing of tsc\'s)');
+  const manifest = JSON.parse(readFileSync(at('app/package.json'), 'utf8')) as { type?: string; dependencies?: Record<string, string> };
+  t.equal(manifest.type, 'module', 'package.json: "type": "module" (dist/main.js is an ES module)');
+  t.notOk('scripts' in manifest || 'devDependencies' in manifest, 'and none of the project\'s scripts or dev dependencies');
+  const imports = await bundleImports(at('app/dist/main.js'));
+  t.ok(imports.length > 0, `the image's bundle imports ${imports.join(', ')}`);
+  t.same(Object.keys(manifest.dependencies ?? {}).sort(), imports, 'package.json depends on exactly the packages the bundle imports');
+
+  // Exactly the packages Node can reach from those, each at the version package-lock.json locked
+  // for its place in the tree; none of the files Node never loads.
+  const locked = await lockedPackages();
+  const installed = installedPackages(at('app'));
+  const { reached, missing } = reachablePackages(at('app'), imports);
+  t.same(missing, [], 'every package they need is installed');
+  t.same([...installed.keys()].filter((p) => !reached.has(p)), [], 'every package installed is one they need');
+  t.same([...installed].filter(([p, v]) => locked.get(p)?.version !== v || locked.get(p)?.dev !== false), [], 'each at its locked version, a production one');
+  const notLoaded = readdirSync(at('app/node_modules'), { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && /\.(d\.[mc]?ts(\.map)?|[mc]?js\.map)$/.test(e.name)).map((e) => relative(at('app'), join(e.parentPath, e.name)));
+  t.same(notLoaded.slice(0, 5), [], 'no type declarations or source maps in node_modules');
+  t.comment(`${installed.size} packages: ${imports.join(', ')} and what ${imports.length === 1 ? 'it needs' : 'they need'}, of the lockfile's ${locked.size}`);
+
+  // No package managers.
   for (const tool of ['npm', 'npx', 'corepack', 'yarn', 'yarnpkg']) t.notOk(existsSync(at(`usr/local/bin/${tool}`)), `no ${tool}`);
   t.notOk(existsSync(at('usr/local/lib/node_modules')), 'no global node_modules');
 
@@ -107,6 +96,18 @@ t.test('what the image holds', async (t) => {
   const du = (dir: string): number => readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile()).reduce((sum, e) => sum + statSync(join(e.parentPath, e.name)).size, 0);
   t.comment(`/app/node_modules ${(du(at('app/node_modules')) / 2 ** 20).toFixed(1)} MiB, /app/dist ${(du(at('app/dist')) / 2 ** 20).toFixed(1)} MiB, node ${(statSync(at('usr/local/bin/node')).size / 2 ** 20).toFixed(1)} MiB`);
+});
+
+t.test('NODE_OPTIONS=--enable-source-maps maps a stack trace to src/ through the image\'s dist/main.js.map', async (t) => {
+  // A kubeconfig without a current context fails the startup in src/kube/kubeconfig.ts, and the
+  // operator logs the stack.
+  const startupFailure = async (env: string[]): Promise<string> => {
+    const r = await engineRun(engine, ['run', '--rm', ...engine.containerArgs, '--env', 'KUBECONFIG=/app/package.json', ...env.flatMap((e) => ['--env', e]), IMAGE]);
+    t.equal(r.code, 1, `exit 1 (${env.join(' ') || 'no NODE_OPTIONS'})`);
+    return (JSON.parse(r.stdout.trim().split('\n').at(-1) ?? '{}') as { err?: { stack?: string } }).err?.stack ?? r.stdout + r.stderr;
+  };
+  t.match(await startupFailure(['NODE_OPTIONS=--enable-source-maps']), /at kubeconfigConnection \(\/app\/src\/kube\/kubeconfig\.ts:\d+:\d+\)/, 'the frame names src/kube/kubeconfig.ts');
+  t.match(await startupFailure([]), /at kubeconfigConnection \(file:\/\/\/app\/dist\/main\.js:\d+:\d+\)/, 'without it, dist/main.js');
 });
 
 const stack = await startLocalStack({
@@ -194,4 +195,37 @@ t.test(`${engine.name} stop: exit 0 within the grace period, the Lease released`
   t.ok(seconds < grace, `stopped in ${seconds.toFixed(1)} s, within the chart's ${grace} s`);
   t.equal((await lease()).spec?.holderIdentity, '', 'the Lease is released');
   t.match(operator.log(), /"msg":"shutting down"/, 'it logged its shutdown');
+});
+
+t.test('a kubeconfig only client-node reads (an exec credential plugin): it loads from the image and the operator leads', async (t) => {
+  // The operator's own token, handed out by a plugin that node runs in the container (the image
+  // has no shell) and that leaves a mark in /tmp each time it runs. src/kube/kubeconfig.ts reads
+  // no exec user, so client.ts imports @kubernetes/client-node: from /app/node_modules, with
+  // everything it needs there.
+  const config = parse(await readFile(stack.operatorKubeconfig, 'utf8')) as { users: Array<{ name: string; user: Record<string, unknown> }> };
+  const token = config.users[0]?.user.token;
+  t.type(token, 'string', 'the stack\'s kubeconfig has a token to hand out');
+  const credential = { apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token } };
+  const plugin = `require('fs').appendFileSync('/tmp/exec-plugin-runs', 'x'); process.stdout.write(${JSON.stringify(JSON.stringify(credential))})`;
+  config.users = config.users.map((u) => ({ name: u.name, user: { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'node', args: ['-e', plugin], interactiveMode: 'Never' } } }));
+  const kubeconfig = join(plane.dir, 'exec.kubeconfig');
+  await writeFile(kubeconfig, stringify(config), { mode: 0o600 });
+
+  const exec = await startContainerOperator(engine, deployment, { kubeconfig, certDir: stack.certDir, logFile: join(plane.dir, 'operator-exec.log'), podName: 'kaos-operator-exec' });
+  t.teardown(async () => {
+    if (!t.passing()) t.comment(`exec container log (tail):\n${exec.log().split('\n').slice(-30).join('\n')}`);
+    await exec.stop();
+  });
+  const runs = await engineRun(engine, ['exec', exec.name, 'node', '-e', 'process.stdout.write(require("fs").readFileSync("/tmp/exec-plugin-runs", "utf8"))']);
+  t.ok(runs.code === 0 && runs.stdout.length >= 1, `the plugin ran (${runs.stdout.length} times): ${runs.stderr.trim()}`);
+  const ready = await fetch(`http://127.0.0.1:${exec.metricsPort}/readyz`);
+  t.equal(ready.status, 200, 'it is ready: its cache listed and watches every kind with the plugin\'s token');
+  const lease = await eventually('kaos-operator-exec to hold the Lease', async () => {
+    const l = await client.get<Lease>(resourcePath(LEASE, { namespace: CHART_NAMESPACE, name: 'kaos-operator' }));
+    return l.spec?.holderIdentity === exec.podName ? l : undefined;
+  }, { timeoutMs: 30_000, intervalMs: 200 });
+  t.equal(lease.spec?.holderIdentity, exec.podName, 'it leads: its writes authenticate with the plugin\'s token');
+  const execRss = rssMiB(nodeOf(exec.pid).pid);
+  t.comment(`RSS of the container's node with client-node loaded: ${execRss.toFixed(1)} MiB (without: ${startupRss.toFixed(1)} MiB at startup)`);
+  t.equal(await exec.stop(), 0, 'it stops with exit 0');
 });

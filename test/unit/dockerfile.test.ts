@@ -1,11 +1,13 @@
-// The Dockerfile, checked without a container engine: the runtime stage copies only paths that
-// exist after `npm run build` (or come from a stage that makes them), nothing dev-only reaches
-// it, and it runs `node dist/main.js` as a non-root user under an init on the project's Node
-// major. .dockerignore keeps host artefacts and secrets out of the build context.
+// The Dockerfile, checked without a container engine: each npm ci installs from a manifest derived
+// from package.json (never package.json itself), the runtime stage copies only paths that exist
+// after `npm run build` (or that a stage's RUN makes), nothing dev-only reaches it, and it runs
+// `node dist/main.js` as a non-root user under an init on the project's Node major. .dockerignore
+// keeps host artefacts and secrets out of the build context.
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join, posix, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { INSTALL_MANIFEST_FILES, RUNTIME_DEPS_DIR } from '../../scripts/build.ts';
 import { OPERATOR_PROCESS_ENV, operatorArgs } from '../../scripts/operator-command.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -49,53 +51,76 @@ const runtime = stages.at(-1) as Stage;
 const stage = (name: string): Stage | undefined => stages.find((s) => s.name === name);
 const WORKDIR = (s: Stage): string => s.instructions.filter((i) => i.op === 'WORKDIR').at(-1)?.args ?? '/';
 
-t.test('the stages: build with every dependency, production dependencies alone, then the runtime', async (t) => {
-  t.same(stages.map((s) => s.name), ['build', 'prod-deps', 'runtime']);
-  const runs = (s: Stage | undefined): string => (s?.instructions ?? []).filter((i) => i.op === 'RUN').map((i) => i.args).join('\n');
-  t.match(runs(stage('build')), /npm ci(?! [^\n]*--omit=dev)/, 'build: npm ci with dev dependencies');
-  t.match(runs(stage('build')), /npm run build/, 'build: npm run build');
-  t.match(runs(stage('prod-deps')), /npm ci [^\n]*--omit=dev/, 'prod-deps: production dependencies only');
+/** dist/runtime-deps: where `npm run build` writes the runtime's install manifest. */
+const RUNTIME_DEPS = relative(ROOT, RUNTIME_DEPS_DIR);
+const runs = (s: Stage | undefined): string => (s?.instructions ?? []).filter((i) => i.op === 'RUN').map((i) => i.args).join('\n');
+const copies = (s: Stage): Array<{ from?: string; sources: string[]; dest: string }> => s.instructions.filter((i) => i.op === 'COPY').map((i) => copyOf(i.args));
+
+t.test('the stages: manifests, the bundle, its runtime dependencies, then the runtime', async (t) => {
+  t.same(stages.map((s) => s.name), ['manifests', 'build', 'runtime-deps', 'runtime']);
+  t.match(runs(stage('manifests')), /^node scripts\/image\/build-manifest\.ts (\S+)$/, 'manifests: the build stage\'s package.json and lockfile, derived');
+  t.match(runs(stage('build')), /npm ci /, 'build: npm ci');
+  t.match(runs(stage('build')), /node scripts\/build\.ts --bundle-only/, 'build: the bundle alone (the image ships nothing of tsc\'s)');
+  t.match(runs(stage('runtime-deps')), /npm ci [^\n]*--omit=dev/, 'runtime-deps: production dependencies only');
 });
 
-t.test('every stage runs the Node major the project runs on', async (t) => {
-  const pkg = JSON.parse(read('package.json')) as { engines: { node: string }; devDependencies: Record<string, string> };
-  const major = /\d+/.exec(pkg.devDependencies['node'] ?? '')?.[0];
-  t.equal(/\d+/.exec(pkg.engines.node)?.[0], major, 'engines and the node devDependency agree');
-  for (const s of stages) t.match(s.from, new RegExp(`^node:${major}(\\b|-)`), `${s.name}: ${s.from}`);
+t.test('every npm ci installs a derived manifest, so an edit of a script reruns none', async (t) => {
+  const fromContext = stages.flatMap((s) => copies(s).filter((c) => c.from === undefined && c.sources.some((src) => basename(src) === 'package.json')).map(() => s.name));
+  t.same(fromContext, ['manifests'], 'only the manifests stage copies package.json from the context');
+  const out = /build-manifest\.ts (\S+)/.exec(runs(stage('manifests')))?.[1] ?? '';
+  const build = stage('build') as Stage;
+  const firstRun = build.instructions.findIndex((i) => i.op === 'RUN');
+  t.match(build.instructions[firstRun]?.args ?? '', /^npm ci /, 'the build stage\'s first RUN is npm ci');
+  t.same(build.instructions.slice(0, firstRun).filter((i) => i.op === 'COPY').map((i) => copyOf(i.args)), [{ from: 'manifests', sources: [`${out}/`], dest: './' }], 'and all it has then is what build-manifest.ts wrote');
+  const deps = stage('runtime-deps') as Stage;
+  t.same(copies(deps), [{ from: 'build', sources: [`${posix.join(WORKDIR(build), RUNTIME_DEPS)}/`], dest: './' }], `runtime-deps installs what the bundle step wrote into ${RUNTIME_DEPS}/`);
+  const directories = stages.flatMap((s) => copies(s).flatMap((c) => c.sources.filter((src) => src.endsWith('/')).map((src) => `${c.from ?? ''}:${src}`)));
+  t.same(directories, [`manifests:${out}/`, `build:${posix.join(WORKDIR(build), RUNTIME_DEPS)}/`], 'the only directories copied whole are those two manifests (origin() below counts on it)');
 });
 
-t.test('every path the runtime stage copies exists after npm run build', async (t) => {
-  const copies = runtime.instructions.filter((i) => i.op === 'COPY' || i.op === 'ADD').map((i) => ({ op: i.op, ...copyOf(i.args) }));
-  t.ok(copies.length >= 3, `${copies.length} COPY instructions`);
-  t.notOk(copies.some((c) => c.op === 'ADD'), 'COPY, never ADD');
-  t.ok(existsSync(join(ROOT, 'dist', 'main.js')), 'dist/main.js exists (run npm run build before this test)');
-  for (const c of copies) {
+/**
+ * Where the file at `path` (absolute) of stage `s` comes from: a COPY from the build context or
+ * another stage (followed there), or else that stage's RUN steps, which for the build stage are
+ * `npm run build`'s (the path under its WORKDIR). A directory copied whole is an install manifest
+ * (asserted above), which holds INSTALL_MANIFEST_FILES.
+ */
+function origin(s: Stage, path: string): { context: string } | { made: string; stage: string } {
+  const cwd = WORKDIR(s);
+  for (const c of copies(s).reverse()) {
+    const dest = posix.resolve(cwd, c.dest);
     for (const source of c.sources) {
-      if (c.from === undefined) {
-        t.ok(existsSync(join(ROOT, source)), `${source} (from the context) exists`);
-        continue;
-      }
+      const inDirectory = (INSTALL_MANIFEST_FILES as readonly string[]).map((f) => posix.join(dest, f)).includes(path) ? basename(path) : undefined;
+      const rest = source.endsWith('/') ? inDirectory : (path === posix.join(dest, basename(source)) ? '' : undefined);
+      if (rest === undefined) continue;
+      if (c.from === undefined) return { context: posix.join(source, rest) };
       const from = stage(c.from);
-      t.ok(from, `stage ${c.from} exists`);
-      if (from === undefined) continue;
-      const relative = source.startsWith(`${WORKDIR(from)}/`) ? source.slice(WORKDIR(from).length + 1) : source;
-      // node_modules is made by the stage's own npm ci; everything else is the build's output.
-      if (relative === 'node_modules') t.equal(c.from, 'prod-deps', 'node_modules comes from the production-only stage');
-      else t.ok(existsSync(join(ROOT, relative)), `${relative} (from ${c.from}) exists after npm run build`);
+      if (from === undefined) throw new Error(`COPY --from=${c.from}: no such stage`);
+      return origin(from, posix.join(source, rest));
     }
   }
+  return { made: path.startsWith(`${cwd}/`) ? path.slice(cwd.length + 1) : path, stage: s.name };
+}
+
+t.test('every path the runtime stage copies exists after npm run build', async (t) => {
+  t.ok(existsSync(join(ROOT, 'dist', 'main.js')), 'dist/main.js exists (run npm run build before this test)');
+  t.notOk(runtime.instructions.some((i) => i.op === 'ADD'), 'COPY, never ADD');
+  const paths = copies(runtime).flatMap((c) => c.sources.map((source) => ({ c, source })));
+  t.ok(paths.length >= 4, `${paths.length} paths copied`);
+  for (const { c, source } of paths) {
+    const from = c.from === undefined ? { context: source } : origin(stage(c.from) as Stage, source);
+    if ('context' in from) t.ok(existsSync(join(ROOT, from.context)), `${source}: ${from.context} (from the context) exists`);
+    else if (from.made === 'node_modules') t.equal(from.stage, 'runtime-deps', `${source}: made by runtime-deps's npm ci`);
+    else t.ok(existsSync(join(ROOT, from.made)), `${source}: ${from.made} (made in ${from.stage}) exists after npm run build`);
+  }
 });
 
-t.test('the runtime stage copies nothing dev-only', async (t) => {
-  const sources = runtime.instructions.filter((i) => i.op === 'COPY').flatMap((i) => {
-    const c = copyOf(i.args);
-    return c.sources.map((s) => ({ from: c.from, path: s.replace(/^\/app\//, '').replace(/^\.\//, '') }));
-  });
-  for (const { from, path } of sources) {
-    t.notOk(/^(src|test|scripts|docs|chart|certs|tsconfig.*|\.ci)(\/|$)|^\.$/.test(path), `${path}: not dev-only`);
-    if (path === 'node_modules') t.not(from, 'build', 'not the build stage\'s node_modules (it holds the dev dependencies)');
-  }
-  t.same(sources.map((s) => s.path).sort(), ['dist', 'node_modules', 'package.json'], 'dist, production node_modules and package.json ("type": "module")');
+t.test('the runtime stage copies the bundle, its map and its runtime dependencies, nothing else', async (t) => {
+  const copied = copies(runtime).flatMap((c) => c.sources.map((source) => {
+    const from = c.from === undefined ? { context: source } : origin(stage(c.from) as Stage, source);
+    return 'context' in from ? `context:${from.context}` : `${from.stage}:${from.made}`;
+  }));
+  t.same(copied.sort(), ['build:dist/main.js', 'build:dist/main.js.map', `build:${RUNTIME_DEPS}/package.json`, 'runtime-deps:node_modules'],
+    'dist/main.js and its map, and the package.json ("type": "module") and node_modules of what it loads');
 });
 
 t.test('the runtime stage runs node dist/main.js as a non-root user under an init', async (t) => {

@@ -5,12 +5,14 @@
 // exported for a look at what it holds.
 import { spawn, spawnSync } from 'node:child_process';
 import { chown, chmod, copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createWriteStream, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
+import { isBuiltin } from 'node:module';
 import { parseAllDocuments } from 'yaml';
 import { engineOk, engineRun, findEngine, type Engine } from '../../../scripts/image/engine.ts';
 import { IMAGE, ROOT } from '../../../scripts/image/build.ts';
+import { packageName } from '../../../scripts/lockfile-subset.ts';
 import { awaitReady, tail, type OperatorProcess, type StartOperatorOptions } from '../../../scripts/local-stack.ts';
 import { buildBinaries, freePorts, runCommand } from '../../cluster/control-plane.ts';
 import { chartRunArgs, imageValues, type ChartDeployment } from '../../support/chart-pod.ts';
@@ -252,19 +254,85 @@ export async function imageConfig(engine: Engine, image: string): Promise<{ User
   return JSON.parse(await engineOk(engine, ['image', 'inspect', '--format', '{{json .Config}}', image])) as { User?: string; Entrypoint?: string[]; Cmd?: string[]; Env?: string[] };
 }
 
-export interface LockedPackage { version: string; dev: boolean; optional: boolean }
+export interface LockedPackage { version: string; dev: boolean }
 
-/**
- * package-lock.json's packages by path (`node_modules/a/node_modules/b`): `dev` when only the dev
- * dependencies need it (what `npm ci --omit=dev` leaves out), `optional` when it may be missing
- * (another platform's binary; `devOptional` is an optional dependency of a production one).
- */
+/** package-lock.json's packages by path (`node_modules/a/node_modules/b`): `dev` when only the dev dependencies need it. */
 export async function lockedPackages(): Promise<Map<string, LockedPackage>> {
-  const lock = JSON.parse(await readFile(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; dev?: boolean; optional?: boolean; devOptional?: boolean }> };
+  const lock = JSON.parse(await readFile(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; dev?: boolean }> };
   const packages = new Map<string, LockedPackage>();
   for (const [path, p] of Object.entries(lock.packages)) {
     if (path === '') continue;
-    packages.set(path, { version: p.version ?? '', dev: p.dev === true, optional: p.optional === true || p.devOptional === true });
+    packages.set(path, { version: p.version ?? '', dev: p.dev === true });
   }
   return packages;
+}
+
+interface PackageJson {
+  version?: string;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+}
+
+const readPackageJson = (dir: string): PackageJson => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as PackageJson;
+
+/** The packages installed under `app`'s node_modules, by path from `app` (`node_modules/a/node_modules/b`), with their versions. */
+export function installedPackages(app: string): Map<string, string> {
+  const installed = new Map<string, string>();
+  const walk = (dir: string): void => {
+    if (!existsSync(dir)) return;
+    for (const entry of readdirSync(dir)) {
+      if (entry.startsWith('.')) continue;
+      for (const name of entry.startsWith('@') ? readdirSync(join(dir, entry)).map((n) => `${entry}/${n}`) : [entry]) {
+        installed.set(relative(app, join(dir, name)), readPackageJson(join(dir, name)).version ?? '');
+        walk(join(dir, name, 'node_modules'));
+      }
+    }
+  };
+  walk(join(app, 'node_modules'));
+  return installed;
+}
+
+/**
+ * What Node can reach from `app`'s `roots` as it resolves a require (each package's dependencies,
+ * optional dependencies and peers, looked up in the nearest node_modules, then its parents'):
+ * `reached`, by path from `app`; `missing`, the required ones it finds nowhere, as `from → name`.
+ */
+export function reachablePackages(app: string, roots: readonly string[]): { reached: Set<string>; missing: string[] } {
+  const reached = new Set<string>();
+  const missing: string[] = [];
+  const find = (from: string, name: string): string | undefined => {
+    for (let dir = from; ; dir = dirname(dir)) {
+      if (basename(dir) !== 'node_modules' && existsSync(join(dir, 'node_modules', name, 'package.json'))) return join(dir, 'node_modules', name);
+      if (dir === app || dir === dirname(dir)) return undefined;
+    }
+  };
+  const visit = (from: string, name: string, optional: boolean): void => {
+    const dir = find(from, name);
+    if (dir === undefined) {
+      if (!optional) missing.push(`${relative(app, from) || '/'} → ${name}`);
+      return;
+    }
+    const path = relative(app, dir);
+    if (reached.has(path)) return;
+    reached.add(path);
+    const pkg = readPackageJson(dir);
+    for (const dep of Object.keys(pkg.dependencies ?? {})) visit(dir, dep, false);
+    for (const dep of Object.keys(pkg.optionalDependencies ?? {})) visit(dir, dep, true);
+    for (const dep of Object.keys(pkg.peerDependencies ?? {})) visit(dir, dep, pkg.peerDependenciesMeta?.[dep]?.optional === true);
+  };
+  for (const root of roots) visit(app, root, false);
+  return { reached, missing };
+}
+
+/**
+ * The packages `bundle` (an ES module) imports, by name, Node's builtins aside: its import
+ * statements and import() calls, as esbuild reads them.
+ */
+export async function bundleImports(bundle: string): Promise<string[]> {
+  const { build } = await import('esbuild');
+  const { metafile } = await build({ entryPoints: [bundle], bundle: true, write: false, metafile: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'silent', outdir: tmpdir() });
+  const imports = Object.values(metafile.inputs).flatMap((i) => i.imports);
+  return [...new Set(imports.filter((i) => i.external === true && !isBuiltin(i.path)).map((i) => packageName(i.path)))].sort();
 }
