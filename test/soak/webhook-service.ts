@@ -126,6 +126,7 @@ export class WebhookService {
     res.writeHead(503, { 'content-type': 'text/plain' }).end('no replica answered');
   }
 
+  /** One try: the replica's answer, or a rejection when it drops the review or `timeoutMs` passes. */
   #try(backend: Backend, req: http.IncomingMessage, body: Buffer, timeoutMs: number): Promise<{ status: number; contentType: string; body: Buffer }> {
     return new Promise((resolve, reject) => {
       const upstream = https.request({
@@ -136,14 +137,16 @@ export class WebhookService {
         headers: { 'content-type': req.headers['content-type'] ?? 'application/json', 'content-length': body.length },
         agent: this.#agent(backend),
         servername: 'localhost',
-        timeout: timeoutMs,
       }, (response) => {
         readBody(response).then(
           (text) => resolve({ status: response.statusCode ?? 502, contentType: String(response.headers['content-type'] ?? 'application/json'), body: text }),
           reject,
         );
       });
-      upstream.on('timeout', () => upstream.destroy(new Error('per-try timeout')));
+      // A deadline on the whole try, not the socket's idle timeout: a frozen replica's TLS
+      // handshake keeps that from firing for twice as long.
+      const timer = setTimeout(() => upstream.destroy(new Error('per-try timeout')), timeoutMs);
+      upstream.on('close', () => clearTimeout(timer));
       upstream.on('error', reject);
       upstream.end(body);
     });

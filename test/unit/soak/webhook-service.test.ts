@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -123,4 +123,21 @@ t.test('a replica back in the rotation while a review keeps failing on the other
   const answer = await answering;
   t.equal(answer.status, 200);
   t.equal((JSON.parse(answer.body) as { by: string }).by, 'a', 'answered by the replica that came back');
+});
+
+t.test('a replica frozen before the TLS handshake (it accepts, never speaks) costs one per-try timeout, not more', async (t) => {
+  const frozen = net.createServer(() => {});
+  await new Promise<void>((resolve) => frozen.listen(0, '127.0.0.1', () => resolve()));
+  t.teardown(() => { frozen.close(); });
+  const stuck = { id: 'frozen', webhookPort: (frozen.address() as AddressInfo).port, metricsPort: b.metricsPort };
+  // A review's time shorter than two per-try timeouts: it is answered only if the frozen try ends on time.
+  const alone = new WebhookService({ certDir: dir, backends: () => [stuck, b], perTryTimeoutMs: 400, reviewBudgetMs: 700, probe: { periodMs: 10_000, timeoutMs: 200, failureThreshold: 3 } });
+  const alonePort = await alone.listen();
+  t.teardown(() => alone.close());
+  const answers = await Promise.all([0, 1].map(() => new Promise<number>((resolve, reject) => {
+    const req = https.request({ host: '127.0.0.1', port: alonePort, path: '/validate', method: 'POST', ca: certs.caPem, servername: 'localhost', agent: false }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+    req.on('error', reject);
+    req.end('{}');
+  })));
+  t.same(answers, [200, 200], 'both answered by the other replica, within the review\'s time');
 });
