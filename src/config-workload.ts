@@ -39,6 +39,7 @@ export interface WorkloadDefaults {
     readonly agent?: ResourceDefaults;
     readonly modelAPI?: ResourceDefaults;
     readonly mcpServer?: ResourceDefaults;
+    readonly memoryStore?: ResourceDefaults;
   };
   readonly nodeSelector?: Readonly<Record<string, string>>;
   readonly tolerations?: readonly Toleration[];

@@ -23,20 +23,21 @@ export interface ImageDefaults {
   mcpNode: string;
   litellm: string;
   ollama: string;
+  memoryService: string;
 }
 
 export interface GatewayConfig {
   enabled: boolean;
   name: string;
   namespace: string;
-  defaultTimeouts: { agent: string; modelAPI: string; mcpServer: string };
+  defaultTimeouts: { agent: string; modelAPI: string; mcpServer: string; memoryStore: string };
 }
 
 /** The controller's settings; read by its wiring in main.ts. */
 export interface ControllerConfig {
   /**
    * Run the controller at all (CONTROLLER_ENABLED). false makes a webhook-only replica: admission
-   * and its cache of the three kinds, no watches of children or Secrets, no Lease, no reconciles.
+   * and its cache of the four kinds, no watches of children or Secrets, no Lease, no reconciles.
    */
   enabled: boolean;
   /** Keys reconciled at once (MAX_CONCURRENT_RECONCILES). */
@@ -143,6 +144,9 @@ export const DEFAULT_IMAGES: Readonly<ImageDefaults> = {
   litellm: 'ghcr.io/berriai/litellm:main-v1.74.3-stable',
   // `ollama serve` and `ollama pull` from /bin/sh: a released Ollama.
   ollama: 'ollama/ollama:0.11.4',
+  // The KAOS_MEMORY_* env of a MemoryStore (docs/api.md, "MemoryStore"): the tag KAOS's own chart
+  // deploys beside the MemoryStore this API describes; KAOS pushes `latest` from every commit.
+  memoryService: 'axsauze/kaos-memory-service:0.4.8-dev',
 };
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
@@ -231,6 +235,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
       mcpNode: str('DEFAULT_MCP_NODE_IMAGE', DEFAULT_IMAGES.mcpNode),
       litellm: str('DEFAULT_LITELLM_IMAGE', DEFAULT_IMAGES.litellm),
       ollama: str('DEFAULT_OLLAMA_IMAGE', DEFAULT_IMAGES.ollama),
+      memoryService: str('DEFAULT_MEMORY_SERVICE_IMAGE', DEFAULT_IMAGES.memoryService),
     },
     defaultModelName: str('DEFAULT_MODEL_NAME', 'smollm2:135m'),
     telemetry: {
@@ -246,6 +251,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
         agent: json('DEFAULT_AGENT_RESOURCES', parseResources),
         modelAPI: json('DEFAULT_MODELAPI_RESOURCES', parseResources),
         mcpServer: json('DEFAULT_MCP_RESOURCES', parseResources),
+        memoryStore: json('DEFAULT_MEMORYSTORE_RESOURCES', parseResources),
       },
       nodeSelector: json('DEFAULT_NODE_SELECTOR', parseNodeSelector),
       tolerations: json('DEFAULT_TOLERATIONS', parseTolerations),
@@ -270,6 +276,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
         agent: duration('GATEWAY_DEFAULT_AGENT_TIMEOUT', '120s'),
         modelAPI: duration('GATEWAY_DEFAULT_MODELAPI_TIMEOUT', '120s'),
         mcpServer: duration('GATEWAY_DEFAULT_MCP_TIMEOUT', '30s'),
+        memoryStore: duration('GATEWAY_DEFAULT_MEMORYSTORE_TIMEOUT', '60s'),
       },
     },
     referencePolicy: oneOf('REFERENCE_POLICY', REFERENCE_POLICIES, 'Enforce'),

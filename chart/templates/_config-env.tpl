@@ -26,6 +26,10 @@
 - name: DEFAULT_OLLAMA_IMAGE
   value: {{ $c.defaultOllamaImage | toString | quote }}
 {{- end }}
+{{- if and (hasKey $c "defaultMemoryServiceImage") (ne (toString $c.defaultMemoryServiceImage) "") }}
+- name: DEFAULT_MEMORY_SERVICE_IMAGE
+  value: {{ $c.defaultMemoryServiceImage | toString | quote }}
+{{- end }}
 {{- if and (hasKey $c "defaultModelName") (ne (toString $c.defaultModelName) "") }}
 - name: DEFAULT_MODEL_NAME
   value: {{ $c.defaultModelName | toString | quote }}
@@ -69,6 +73,10 @@
 {{- if and (hasKey $c "gatewayDefaultMcpTimeout") (ne (toString $c.gatewayDefaultMcpTimeout) "") }}
 - name: GATEWAY_DEFAULT_MCP_TIMEOUT
   value: {{ $c.gatewayDefaultMcpTimeout | toString | quote }}
+{{- end }}
+{{- if and (hasKey $c "gatewayDefaultMemoryStoreTimeout") (ne (toString $c.gatewayDefaultMemoryStoreTimeout) "") }}
+- name: GATEWAY_DEFAULT_MEMORYSTORE_TIMEOUT
+  value: {{ $c.gatewayDefaultMemoryStoreTimeout | toString | quote }}
 {{- end }}
 {{- if and (hasKey $c "referencePolicy") (ne (toString $c.referencePolicy) "") }}
 - name: REFERENCE_POLICY
@@ -117,6 +125,10 @@
 {{- if $c.defaultMcpResources }}
 - name: DEFAULT_MCP_RESOURCES
   value: {{ toJson $c.defaultMcpResources | quote }}
+{{- end }}
+{{- if $c.defaultMemoryStoreResources }}
+- name: DEFAULT_MEMORYSTORE_RESOURCES
+  value: {{ toJson $c.defaultMemoryStoreResources | quote }}
 {{- end }}
 {{- if $c.defaultNodeSelector }}
 - name: DEFAULT_NODE_SELECTOR

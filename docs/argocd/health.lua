@@ -1,5 +1,5 @@
--- Argo CD health check for kaos.tools Agent, ModelAPI and MCPServer (the same script for all
--- three: their status has one shape). It reads the status the way kstatus does, so Argo CD and
+-- Argo CD health check for kaos.tools Agent, ModelAPI, MCPServer and MemoryStore (the same script for all
+-- four: their status has one shape). It reads the status the way kstatus does, so Argo CD and
 -- Flux agree:
 --   no status written by the operator yet (no observedGeneration: the CRD's default status,
 --   a Ready condition Unknown/Pending) or a newer spec not yet observed      -> Progressing

@@ -5,7 +5,8 @@ import { referencedNames, type ReferencedNames } from '../api/agent-references.t
 import { DNS1123_SUBDOMAIN_MAX_LENGTH, validateDNS1123Subdomain } from '../api/name-validation.ts';
 import type { FieldError } from '../api/field-error.ts';
 import { invalidStatus } from '../api/validation/invalid-status.ts';
-import { getIn, isSet, jsonEqual } from '../api/json.ts';
+import { asRecord, getIn, isSet, jsonEqual } from '../api/json.ts';
+import { MEMORY_MODEL_ROLES } from '../api/enums.ts';
 import type { KaosKind } from '../api/kinds.ts';
 import { isKubeObject, requireKubeObject } from '../api/kube-object.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
@@ -42,7 +43,7 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
       const old = isKubeObject(req.oldObject) ? req.oldObject : undefined;
       const name = req.name ?? old?.metadata?.name ?? '';
       const namespace = req.namespace ?? old?.metadata?.namespace ?? '';
-      return withWarnings({ allowed: true }, deletionWarnings(kind, name, deps.lookup.referencedBy(kind, namespace, name)));
+      return withWarnings({ allowed: true }, deletionWarnings(kind, name, deps.lookup.referencedBy(kind, namespace, name), old));
     }
     if (req.operation !== 'CREATE' && req.operation !== 'UPDATE') return { allowed: true };
 
@@ -54,6 +55,7 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
     if (oldObject !== undefined && isSet(object.metadata?.deletionTimestamp)) return { allowed: true };
     const namespace = req.namespace ?? object.metadata?.namespace ?? '';
     const isAgent = kind === 'Agent';
+    const isStore = kind === 'MemoryStore';
     const { podSpecCheck } = deps;
     // The check costs a call to the API server: only when the spec (everything the pod is rendered
     // from) is new or changed, so labelling or annotating an object never waits on it.
@@ -62,13 +64,14 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
 
     // This request's live reads on cache misses: a few, within a deadline, shared by its lookups only.
     const budget = new LookupBudget();
-    const [references, namespaceLabels, podSpecErrors, modelAPIDependents] = await Promise.all([
+    const name = object.metadata?.name ?? req.name ?? '';
+    const [references, storeReferences, namespaceLabels, podSpecErrors, modelAPIDependents, memoryStoreDependents] = await Promise.all([
       isAgent ? resolveReferences(deps.lookup, namespace, namesToResolve(object.spec, oldObject?.spec), budget) : undefined,
-      isAgent ? namespaceLabelsWithin(deps.lookup, namespace, budget) : undefined,
+      isStore ? resolveModelAPIs(deps.lookup, namespace, storeModelAPIsToResolve(object.spec, oldObject?.spec), budget) : undefined,
+      isAgent || isStore ? namespaceLabelsWithin(deps.lookup, namespace, budget) : undefined,
       checkPodSpec ? podSpecCheck(kind, object) : [],
-      kind === 'ModelAPI' && oldObject !== undefined && specChanged
-        ? modelAPIDependentsInCache(deps.lookup, namespace, object.metadata?.name ?? req.name ?? '')
-        : undefined,
+      kind === 'ModelAPI' && oldObject !== undefined && specChanged ? modelAPIDependentsInCache(deps.lookup, namespace, name) : undefined,
+      isStore && oldObject !== undefined && specChanged ? memoryStoreDependentsInCache(deps.lookup, namespace, name) : undefined,
     ]);
 
     const result = validateObject(kind, object, {
@@ -76,8 +79,10 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
       namespaceLabels,
       referencePolicy: deps.config.referencePolicy,
       references,
+      ...(storeReferences === undefined ? {} : { memoryStoreReferences: storeReferences }),
       defaultTelemetryEndpoint: deps.config.telemetry.endpoint,
       modelAPIDependents,
+      ...(memoryStoreDependents === undefined ? {} : { memoryStoreDependents }),
       deprecationWarnings: deps.config.deprecationWarnings,
       // The runtime registry from the cache only: unreadable is a warning, never a live read.
       ...(kind === 'MCPServer' && deps.lookup.mcpRuntimes !== undefined ? { mcpRuntimes: deps.lookup.mcpRuntimes() } : {}),
@@ -87,7 +92,6 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
     // rule), so they can still be relabelled, annotated and cleaned up.
     const specErrors = specChanged ? result.errors : result.errors.filter((e) => !isSpecField(e.field));
     const errors = [...specErrors, ...podSpecErrors];
-    const name = object.metadata?.name ?? req.name ?? '';
     const decision: AdmissionDecision =
       errors.length > 0 ? { allowed: false, status: invalidStatus(kind, name, errors) } : { allowed: true };
     return withWarnings(decision, result.warnings);
@@ -125,13 +129,28 @@ function namesToResolve(spec: unknown, oldSpec: unknown): ReferencedNames {
   const valid = (name: string): boolean => validateDNS1123Subdomain('', name).length === 0;
   const isNew = (name: string, previous: readonly string[] | undefined): boolean => previous === undefined || !previous.includes(name);
   const everyDependency = getIn(spec, 'waitForDependencies') === false;
-  // A new spec.model is judged against the ModelAPI it names (docs/api.md, "Newer KAOS shapes"), new or not.
+  // A new spec.model is judged against the ModelAPI it names (docs/api.md, "Newer KAOS shapes"), new or not;
+  // a new maxReadScope against the MemoryStore's ceiling (docs/api.md, "Agent remote memory").
   const modelChanged = isSet(getIn(spec, 'model')) && getIn(spec, 'model') !== getIn(oldSpec, 'model');
+  const scopeChanged = isSet(getIn(spec, 'config', 'memory', 'maxReadScope')) && getIn(spec, 'config', 'memory', 'maxReadScope') !== getIn(oldSpec, 'config', 'memory', 'maxReadScope');
   return {
     modelAPIs: now.modelAPIs.filter((n) => valid(n) && (everyDependency || modelChanged || isNew(n, before?.modelAPIs))),
     mcpServers: now.mcpServers.filter((n) => valid(n) && (everyDependency || isNew(n, before?.mcpServers))),
     agents: now.agents.filter((n) => valid(n) && isNew(n, before?.agents)).slice(0, MAX_PEER_LOOKUPS),
+    memoryStores: now.memoryStores.filter((n) => valid(n) && (everyDependency || scopeChanged || isNew(n, before?.memoryStores))),
   };
+}
+
+/** A MemoryStore's ModelAPIs worth a lookup: valid names of the bindings that are new or changed. */
+function storeModelAPIsToResolve(spec: unknown, oldSpec: unknown): string[] {
+  const names = MEMORY_MODEL_ROLES.flatMap((role) => {
+    const binding = asRecord(getIn(spec, 'models', role));
+    const old = asRecord(getIn(oldSpec, 'models', role));
+    const name = binding?.modelAPI;
+    if (typeof name !== 'string' || validateDNS1123Subdomain('', name).length > 0) return [];
+    return old === undefined || old.modelAPI !== name || old.model !== binding?.model ? [name] : [];
+  });
+  return [...new Set(names)];
 }
 
 /**
@@ -149,9 +168,13 @@ async function resolveReferences(
   names: ReferencedNames,
   budget: LookupBudget,
 ): Promise<AgentReferences> {
-  const found = { ModelAPI: new Map<string, KubeObject | undefined>(), MCPServer: new Map<string, KubeObject | undefined>() };
-  const unchecked = { ModelAPI: new Map<string, string>(), MCPServer: new Map<string, string>() };
-  const dependency = async (kind: 'ModelAPI' | 'MCPServer', name: string): Promise<void> => {
+  const found = {
+    ModelAPI: new Map<string, KubeObject | undefined>(),
+    MCPServer: new Map<string, KubeObject | undefined>(),
+    MemoryStore: new Map<string, KubeObject | undefined>(),
+  };
+  const unchecked = { ModelAPI: new Map<string, string>(), MCPServer: new Map<string, string>(), MemoryStore: new Map<string, string>() };
+  const dependency = async (kind: 'ModelAPI' | 'MCPServer' | 'MemoryStore', name: string): Promise<void> => {
     try {
       found[kind].set(name, await lookup.get(kind, namespace, name, budget));
     } catch (err) {
@@ -172,6 +195,7 @@ async function resolveReferences(
   const dependencies = Promise.all([
     ...names.modelAPIs.map((n) => dependency('ModelAPI', n)),
     ...names.mcpServers.map((n) => dependency('MCPServer', n)),
+    ...names.memoryStores.map((n) => dependency('MemoryStore', n)),
   ]);
   const peers = Promise.all(names.agents.map(peer));
   const [, agents] = await Promise.all([dependencies, peers]);
@@ -179,22 +203,42 @@ async function resolveReferences(
     modelAPIs: found.ModelAPI,
     mcpServers: found.MCPServer,
     agents: new Map(agents.flat()),
-    unchecked: { modelAPIs: unchecked.ModelAPI, mcpServers: unchecked.MCPServer },
+    memoryStores: found.MemoryStore,
+    unchecked: { modelAPIs: unchecked.ModelAPI, mcpServers: unchecked.MCPServer, memoryStores: unchecked.MemoryStore },
   };
 }
 
+/** A MemoryStore's ModelAPIs, looked up like an Agent's: a miss confirmed by a live read within the budget. */
+async function resolveModelAPIs(
+  lookup: ObjectLookup,
+  namespace: string,
+  names: readonly string[],
+  budget: LookupBudget,
+): Promise<{ modelAPIs: Map<string, KubeObject | undefined>; unchecked: Map<string, string> }> {
+  const references = await resolveReferences(lookup, namespace, { modelAPIs: [...names], mcpServers: [], agents: [], memoryStores: [] }, budget);
+  return { modelAPIs: new Map(references.modelAPIs), unchecked: new Map(references.unchecked?.modelAPIs) };
+}
+
 /**
- * The Agents that reference a ModelAPI and name a model, from the cache only (a warning is never
- * worth a live read): the reference index names them, and an Agent the cache does not hold is
- * left out rather than read.
+ * The Agents that reference an object (a ModelAPI, a MemoryStore) with the value `read` takes from
+ * their spec (their model, their own maxReadScope), from the cache only (a warning is never worth a
+ * live read): the reference index names them, and an Agent the cache does not hold, or one without
+ * that value, is left out rather than read.
  */
-async function modelAPIDependentsInCache(lookup: ObjectLookup, namespace: string, name: string): Promise<{ name: string; model: string }[]> {
+async function dependentsInCache<F extends string>(
+  lookup: ObjectLookup,
+  kind: 'ModelAPI' | 'MemoryStore',
+  namespace: string,
+  name: string,
+  field: F,
+  read: (spec: unknown) => unknown,
+): Promise<Array<{ name: string } & Record<F, string>>> {
   const cacheOnly = new LookupBudget({ maxLiveLookups: 0 });
   const agents = await Promise.all(
-    lookup.referencedBy('ModelAPI', namespace, name).map(async (agent) => {
+    lookup.referencedBy(kind, namespace, name).map(async (agent) => {
       try {
-        const model = getIn((await lookup.get('Agent', namespace, agent, cacheOnly))?.spec, 'model');
-        return typeof model === 'string' && model !== '' ? [{ name: agent, model }] : [];
+        const value = read((await lookup.get('Agent', namespace, agent, cacheOnly))?.spec);
+        return typeof value === 'string' && value !== '' ? [{ name: agent, [field]: value } as { name: string } & Record<F, string>] : [];
       } catch (err) {
         if (err instanceof LookupNotMade) return [];
         throw err;
@@ -203,6 +247,14 @@ async function modelAPIDependentsInCache(lookup: ObjectLookup, namespace: string
   );
   return agents.flat();
 }
+
+/** The Agents of a ModelAPI that name a model: those a change of its models strands are warned about. */
+const modelAPIDependentsInCache = (lookup: ObjectLookup, namespace: string, name: string) =>
+  dependentsInCache(lookup, 'ModelAPI', namespace, name, 'model', (spec) => getIn(spec, 'model'));
+
+/** The Agents of a MemoryStore that name their own maxReadScope: those a lowered ceiling strands are warned about. */
+const memoryStoreDependentsInCache = (lookup: ObjectLookup, namespace: string, name: string) =>
+  dependentsInCache(lookup, 'MemoryStore', namespace, name, 'maxReadScope', (spec) => getIn(spec, 'config', 'memory', 'maxReadScope'));
 
 /** The namespace's labels; unknown (so the operator's policy applies) when its read would pass the deadline. */
 async function namespaceLabelsWithin(lookup: ObjectLookup, namespace: string, budget: LookupBudget): Promise<Record<string, string> | undefined> {

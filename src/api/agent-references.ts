@@ -1,10 +1,12 @@
-// The names an Agent references (docs/api.md, "Agent"): its ModelAPI, its MCPServers and its peer Agents.
-import { asArray, asString, getIn } from './json.ts';
+// The names an Agent references (docs/api.md, "Agent"): its ModelAPI, its MCPServers, its peer Agents
+// and the MemoryStore its memory binds to (docs/api.md, "Agent remote memory").
+import { asArray, getIn } from './json.ts';
 
 export interface ReferencedNames {
   modelAPIs: string[];
   mcpServers: string[];
   agents: string[];
+  memoryStores: string[];
 }
 
 const names = (value: unknown, max: number): string[] => [
@@ -17,11 +19,12 @@ const names = (value: unknown, max: number): string[] => [
  * over-long list is refused as "Too many", and deduplicating 242,000 names costs 250 ms).
  */
 export function referencedNames(spec: unknown, max = Infinity): ReferencedNames {
-  const modelAPI = asString(getIn(spec, 'modelAPI'));
+  const one = (value: unknown): string[] => (typeof value === 'string' && value !== '' ? [value] : []);
   return {
-    modelAPIs: modelAPI !== undefined && modelAPI !== '' ? [modelAPI] : [],
+    modelAPIs: one(getIn(spec, 'modelAPI')),
     mcpServers: names(getIn(spec, 'mcpServers'), max),
     agents: names(getIn(spec, 'agentNetwork', 'access'), max),
+    memoryStores: one(getIn(spec, 'config', 'memory', 'memoryStore')),
   };
 }
 

@@ -20,9 +20,31 @@ export const AGENT_DEFAULTS = {
   toolCallMode: 'auto',
   memory: {
     enabled: true,
+    /** Without `memoryStore`; with one, `remote` (docs/api.md, "Agent remote memory"): derived, so the webhook writes it. */
     type: 'local',
+    // The original shape's fields: filled by the webhook only in a memory block of that shape
+    // (defaulting/shape-defaults.ts), never by the CRD, which would make a remote block mixed.
     contextLimit: 6,
     maxSessions: 1000,
     maxSessionEvents: 500,
+    /** The read ceiling of a MemoryStore that names none. */
+    storeReadScope: 'agent',
+    /** MEMORY_MAX_READ_SCOPE of an Agent with no MemoryStore to read from. */
+    unboundReadScope: 'session',
   },
+} as const;
+
+/** MemoryStore (docs/api.md, "MemoryStore"). */
+export const MEMORY_STORE_DEFAULTS = {
+  engine: 'mem0',
+  localProvider: 'chroma',
+  externalProvider: 'pgvector',
+  persistentVolumeSize: '5Gi',
+  embeddingDims: 1536,
+  extractionConcurrency: 4,
+  defaultFailureMode: 'soft',
+  /** `spec.replicas` when unset, by storage mode: one pod owns a local volume; pgvector allows two for availability. */
+  replicas: { local: 1, external: 2 },
+  /** The memory service's own defaults (not written into objects): the compaction marks derive from them. */
+  service: { tokenBudget: 4096, hardEventCap: 2000 },
 } as const;

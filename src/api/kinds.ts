@@ -5,7 +5,7 @@ export const GROUP = 'kaos.tools';
 export const VERSION = 'v1alpha1';
 export const API_VERSION = `${GROUP}/${VERSION}`;
 
-export const KINDS = ['Agent', 'ModelAPI', 'MCPServer'] as const;
+export const KINDS = ['Agent', 'ModelAPI', 'MCPServer', 'MemoryStore'] as const;
 export type KaosKind = (typeof KINDS)[number];
 
 export interface KindNames {
@@ -20,6 +20,7 @@ export const KIND_NAMES: Readonly<Record<KaosKind, KindNames>> = {
   Agent: { kind: 'Agent', plural: 'agents', singular: 'agent', shortNames: ['agent', 'agents'] },
   ModelAPI: { kind: 'ModelAPI', plural: 'modelapis', singular: 'modelapi', shortNames: ['api', 'apis'] },
   MCPServer: { kind: 'MCPServer', plural: 'mcpservers', singular: 'mcpserver', shortNames: ['mcp', 'mcps'] },
+  MemoryStore: { kind: 'MemoryStore', plural: 'memorystores', singular: 'memorystore', shortNames: ['memstore', 'memstores'] },
 };
 
 export function isKaosKind(value: unknown): value is KaosKind {

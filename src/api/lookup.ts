@@ -19,7 +19,8 @@ export interface ObjectLookup {
   exists(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<boolean>;
   /**
    * Names of the Agents in `namespace` that reference the named object: through `spec.modelAPI`
-   * (ModelAPI), `spec.mcpServers` (MCPServer) or `spec.agentNetwork.access` (Agent). Sorted.
+   * (ModelAPI), `spec.mcpServers` (MCPServer), `spec.agentNetwork.access` (Agent) or
+   * `spec.config.memory.memoryStore` (MemoryStore). Sorted.
    * Answered from the cache only (used for warnings, never for denials).
    */
   referencedBy(kind: KaosKind, namespace: string, name: string): string[];

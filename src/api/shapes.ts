@@ -6,6 +6,10 @@
 // - Agent: `spec.model`, `spec.config.telemetry` or a field of NEWER_AGENT_CONFIG → new.
 // - ModelAPI: `proxyConfig.models`, `provider`, `apiKey` or `spec.telemetry` → new.
 // - MCPServer: `spec.telemetry` or `spec.runtime` (a server from the runtime registry) → new.
+// - MemoryStore: KAOS 2026's kind has one shape, the newest.
+// An Agent's `config.memory` is an object part of its own (docs/api.md, "Agent remote memory"):
+// the original fields keep memory in the agent, the newest bind it to a MemoryStore; the block's
+// shape (memoryShapeOf) decides its defaults and its env, never the Agent's.
 // `spec.container.env` alone decides nothing: it is also the original shape's ContainerOverride
 // (docs/api.md, "Overrides: `spec.container` and `spec.podSpec`"), whose entries come last; in a new-shape object it takes the place of the kind's own env
 // list, so there the two are one part and only one of them may be set.
@@ -43,6 +47,8 @@ function newShapeFields(kind: KaosKind, spec: unknown): string[] {
       ];
     case 'MCPServer':
       return [...set('spec.runtime', 'runtime'), ...set('spec.telemetry', 'telemetry')];
+    case 'MemoryStore':
+      return ['spec'];
   }
 }
 
@@ -50,9 +56,33 @@ export function shapeOf(kind: KaosKind, spec: unknown): Shape {
   return newShapeFields(kind, spec).length > 0 ? 'new' : 'original';
 }
 
-/** The kind's own env list of the original shape (`container.env` replaces it in the new one). */
-export function ownEnvPath(kind: KaosKind, spec: unknown): { path: string; keys: string[] } {
+const MEMORY = 'spec.config.memory';
+/** The fields of an Agent's memory block that keep memory in the agent (the original shape). */
+export const ORIGINAL_MEMORY_FIELDS = ['contextLimit', 'maxSessions', 'maxSessionEvents'] as const;
+/** The fields that bind it to a MemoryStore (KAOS's newest shape); `type: remote` is one too. */
+export const REMOTE_MEMORY_FIELDS = ['memoryStore', 'maxReadScope', 'clientParams', 'tools', 'failureMode'] as const;
+
+/**
+ * The fields of each shape set in a memory block, as field paths. `type` is a field of both shapes
+ * (the webhook may have chosen it), so it never counts in a mix; `remote` still makes a block new.
+ */
+function memoryFields(memory: unknown): { original: SetField[]; updated: SetField[]; remote: boolean } {
+  const block = asRecord(memory) ?? {};
+  const present = (names: readonly string[]): SetField[] => names.filter((k) => isSet(block[k])).map((k) => ({ field: `${MEMORY}.${k}` }));
+  return { original: present(ORIGINAL_MEMORY_FIELDS), updated: present(REMOTE_MEMORY_FIELDS), remote: block.type === 'remote' };
+}
+
+/** The shape of an Agent's `config.memory` block: `new` once a field of the newest form is set, or `type: remote`. */
+export function memoryShapeOf(memory: unknown): Shape {
+  const fields = memoryFields(memory);
+  return fields.remote || fields.updated.length > 0 ? 'new' : 'original';
+}
+
+/** The kind's own env list of the original shape (`container.env` replaces it in the new one); none for a MemoryStore. */
+export function ownEnvPath(kind: KaosKind, spec: unknown): { path: string; keys: string[] } | undefined {
   switch (kind) {
+    case 'MemoryStore':
+      return undefined;
     case 'Agent':
       return { path: 'spec.config.env', keys: ['config', 'env'] };
     case 'MCPServer':
@@ -93,6 +123,8 @@ export function mixedShapeErrors(kind: KaosKind, spec: unknown): FieldError[] {
       isRecord(e) && e.name === 'MODEL_NAME' ? [{ field: index('spec.config.env', i), label: 'spec.config.env[MODEL_NAME]' }] : [],
     );
     errors.push(...mixedPartErrors(modelNameEntries, isSet(getIn(spec, 'model')) ? fields('spec.model') : []));
+    const memory = memoryFields(getIn(spec, 'config', 'memory'));
+    errors.push(...mixedPartErrors(memory.original, memory.updated));
   }
   if (kind === 'ModelAPI') {
     const proxy = asRecord(getIn(spec, 'proxyConfig')) ?? {};
@@ -101,8 +133,8 @@ export function mixedShapeErrors(kind: KaosKind, spec: unknown): FieldError[] {
     errors.push(...mixedPartErrors(original, updated));
   }
   // The env part, for new-shape objects only (see the header).
-  if (shapeOf(kind, spec) === 'new') {
-    const own = ownEnvPath(kind, spec);
+  const own = ownEnvPath(kind, spec);
+  if (own !== undefined && shapeOf(kind, spec) === 'new') {
     // The object is in the new shape, so the original list is the one refused, naming its successor.
     // An Agent's MODEL_NAME entry is the model part (above; the webhook may have chosen it), not this one.
     const isModelName = (e: unknown): boolean => kind === 'Agent' && isRecord(e) && e.name === 'MODEL_NAME';

@@ -32,6 +32,7 @@ export const UNSUPPORTED_FIELDS: Readonly<Record<KaosKind, readonly UnsupportedF
   Agent: [AGENT_HARNESS],
   ModelAPI: [],
   MCPServer: [],
+  MemoryStore: [],
 };
 
 /**
@@ -42,12 +43,14 @@ export const UNSUPPORTED_FIELDS: Readonly<Record<KaosKind, readonly UnsupportedF
 export const SECURITY_POSTURE_ENV = {
   prefixes: ['AGENT_AUTH_', 'MEMORY_REQUIRE_'],
   feature: "KAOS's security posture (AGENT_AUTH_*, MEMORY_REQUIRE_*)",
-  kinds: ['Agent'] as readonly KaosKind[],
+  // The memory service enforces MEMORY_REQUIRE_* itself: a MemoryStore's env would promise it too.
+  kinds: ['Agent', 'MemoryStore'] as readonly KaosKind[],
 } as const;
 
-/** The env lists of a kind's spec that reach its container: its own list and `container.env`. */
+/** The env lists of a kind's spec that reach its container: its own list (a MemoryStore has none) and `container.env`. */
 function envLists(kind: KaosKind, spec: unknown): { path: string; keys: readonly string[] }[] {
-  return [ownEnvPath(kind, spec), { path: 'spec.container.env', keys: ['container', 'env'] }];
+  const own = ownEnvPath(kind, spec);
+  return [...(own === undefined ? [] : [own]), { path: 'spec.container.env', keys: ['container', 'env'] }];
 }
 
 /** Every use of an unsupported feature in `spec`, in field order. */

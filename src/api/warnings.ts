@@ -36,9 +36,15 @@ const codePointLength = (text: string): number => [...text].length;
  * the rest (`..., a7 and 12 more`), so the warning never exceeds the limit.
  */
 export function stillReferencedWarning(kind: KaosKind, name: string, agents: readonly string[]): string {
-  const how = kind === 'Agent' ? 'is still listed as a peer by Agents' : 'is still referenced by Agents';
-  return namingWarning(`${kind} ${goQuote(name)} ${how}: `, agents);
+  return namingWarning(`${kind} ${goQuote(name)} ${STILL_USED[kind]}: `, agents);
 }
+
+const STILL_USED: Readonly<Record<KaosKind, string>> = {
+  Agent: 'is still listed as a peer by Agents',
+  ModelAPI: 'is still referenced by Agents',
+  MCPServer: 'is still referenced by Agents',
+  MemoryStore: 'is still bound by Agents',
+};
 
 /**
  * `<head><a1>, <a2> and 12 more`: as many names as fit in one warning, the rest counted; just the

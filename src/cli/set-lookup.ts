@@ -45,7 +45,7 @@ export class SetLookup implements ObjectLookup {
     for (const o of this.#objects.values()) {
       if (o.kind !== 'Agent' || o.metadata?.namespace !== namespace) continue;
       const refs = referencedNames(o.spec);
-      const named = kind === 'ModelAPI' ? refs.modelAPIs : kind === 'MCPServer' ? refs.mcpServers : refs.agents;
+      const named = { ModelAPI: refs.modelAPIs, MCPServer: refs.mcpServers, MemoryStore: refs.memoryStores, Agent: refs.agents }[kind];
       if (named.includes(name)) names.push(o.metadata.name ?? '');
     }
     return names.sort();

@@ -1,11 +1,11 @@
-// The operator's one cache: a reflector per watched type (the three KAOS kinds and Namespaces;
+// The operator's one cache: a reflector per watched type (the four KAOS kinds and Namespaces;
 // the controller registers the children it owns and Secrets' metadata), the "who depends on X"
 // index of the kind table's dependencies, and the ObjectLookup that admission reads through. With `namespaces` (WATCH_NAMESPACES)
 // every namespaced type gets one reflector per namespace; Namespaces are always watched whole
 // (admission reads any namespace's labels).
 import { KINDS, type KaosKind } from '../api/kinds.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
-import type { Agent, KaosObjects, MCPServer, ModelAPI } from '../api/schema/index.ts';
+import type { Agent, KaosObjects, MCPServer, MemoryStore, ModelAPI } from '../api/schema/index.ts';
 import type { RegistryState } from '../api/mcp-runtimes.ts';
 import { LookupNotMade, type LookupBudget } from '../api/lookup-budget.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -50,7 +50,7 @@ export interface RegisterOptions<T extends KubeObject = KubeObject> {
   transform?: (object: T) => T;
 }
 
-/** The reflectors of the three kinds, each typed as its schema's object type. */
+/** The reflectors of the four kinds, each typed as its schema's object type. */
 export type KaosReflectors = { readonly [K in KaosKind]: ReflectorGroup<KaosObjects[K]> };
 
 /** What the cache needs of a reflector to run it: nothing that depends on its object type. */
@@ -60,6 +60,7 @@ export class KaosCache implements ObjectLookup {
   readonly agents: ReflectorGroup<Agent>;
   readonly modelAPIs: ReflectorGroup<ModelAPI>;
   readonly mcpServers: ReflectorGroup<MCPServer>;
+  readonly memoryStores: ReflectorGroup<MemoryStore>;
   readonly namespaces: Reflector;
   /** Who depends on what (the kind table's dependencies), for the triggers and referencedBy. */
   readonly dependencies = new DependencyIndex();
@@ -89,7 +90,8 @@ export class KaosCache implements ObjectLookup {
     this.agents = this.registerGroup<Agent>(KAOS_TYPES.Agent, { transform });
     this.modelAPIs = this.registerGroup<ModelAPI>(KAOS_TYPES.ModelAPI, { transform });
     this.mcpServers = this.registerGroup<MCPServer>(KAOS_TYPES.MCPServer, { transform });
-    this.#kinds = { Agent: this.agents, ModelAPI: this.modelAPIs, MCPServer: this.mcpServers };
+    this.memoryStores = this.registerGroup<MemoryStore>(KAOS_TYPES.MemoryStore, { transform });
+    this.#kinds = { Agent: this.agents, ModelAPI: this.modelAPIs, MCPServer: this.mcpServers, MemoryStore: this.memoryStores };
     this.namespaces = this.register(NAMESPACE, { transform });
     // Registered before start(), so the index sees every event from the first list on,
     // including the deletes and updates a relist produces.

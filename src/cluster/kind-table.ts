@@ -1,4 +1,4 @@
-// The relations of the three KAOS kinds, stated once (as controller-runtime's builder states them
+// The relations of the four KAOS kinds, stated once (as controller-runtime's builder states them
 // with For/Owns/Watches, and kube-rs's Controller with owns/watches): for each kind, the children
 // it owns (their type, how a child's name follows from the parent's, when render desires it) and
 // the objects it depends on (which names of its spec, of which kind). A change of a child wakes its
@@ -16,9 +16,18 @@ import { referencedNames } from '../api/agent-references.ts';
 import { asRecord } from '../kube/json.ts';
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../kube/meta.ts';
-import type { MCPServerSpec, ModelAPISpec } from '../api/schema/index.ts';
-import { CONFIG_MAP, DEPLOYMENT, HTTP_ROUTE, SECRET, SERVICE, type ResourceType } from '../kube/paths.ts';
-import { configMapName, routeName, workloadName } from '../render/names.ts';
+import type { MCPServerSpec, MemoryStoreSpec, ModelAPISpec } from '../api/schema/index.ts';
+import {
+  CONFIG_MAP,
+  DEPLOYMENT,
+  HTTP_ROUTE,
+  PERSISTENT_VOLUME_CLAIM,
+  POD_DISRUPTION_BUDGET,
+  SECRET,
+  SERVICE,
+  type ResourceType,
+} from '../kube/paths.ts';
+import { configMapName, persistentVolumeClaimName, routeName, workloadName } from '../render/names.ts';
 import { liteLLMConfigSource, mcpToolsSource } from '../render/sources.ts';
 
 /** An API the cluster may not serve: types that need it are watched and written only when it is. */
@@ -78,6 +87,12 @@ export interface KindEntry<C extends string = string, D extends string = string>
   readonly children: readonly ChildEntry<C>[];
   /** By role: what the reconciler asks for by name (dependencyNames). */
   readonly dependsOn: Readonly<Record<string, DependencyEntry<D>>>;
+  /**
+   * Who owns the Deployment's `spec.replicas` once it exists: `creation` (absent) — applied once,
+   * then `kubectl scale` and HPAs own it (docs/api.md, "Common behaviour"); `spec` — the parent's
+   * own `spec.replicas`, applied on every change (a MemoryStore).
+   */
+  readonly replicas?: 'creation' | 'spec';
 }
 
 export interface KindTable<C extends string = string, D extends string = string> {
@@ -114,6 +129,8 @@ const OWNED = {
   Service: { type: SERVICE },
   ConfigMap: { type: CONFIG_MAP },
   HTTPRoute: { type: HTTP_ROUTE, requires: 'gatewayAPI' },
+  PersistentVolumeClaim: { type: PERSISTENT_VOLUME_CLAIM },
+  PodDisruptionBudget: { type: POD_DISRUPTION_BUDGET },
 } as const satisfies Record<string, OwnedType>;
 
 const DEPENDENCY_TYPES = {
@@ -169,6 +186,21 @@ function mcpServerToolsSecret(object: KubeObject): string[] {
   return one(spec.config?.tools?.fromSecretKeyRef?.name);
 }
 
+/**
+ * The Secret holding an external-mode MemoryStore's DSN (`storage.external.connectionSecretRef`):
+ * the pod reads it only at start, so its resourceVersion enters the config hash, and its absence is
+ * reported.
+ */
+function memoryStoreConnectionSecret(object: KubeObject): string[] {
+  const spec = asRecord(object.spec) as MemoryStoreSpec | undefined;
+  if (spec?.storage?.type !== 'external') return [];
+  return one(spec.storage.external?.connectionSecretRef?.name);
+}
+
+/** The ModelAPI of one of a MemoryStore's model roles. */
+const memoryStoreModelAPI = (role: 'summarization' | 'embedding') => (object: KubeObject): string[] =>
+  one((asRecord(object.spec) as MemoryStoreSpec | undefined)?.models?.[role]?.modelAPI);
+
 /** The Deployment, the Service (always, unless `serviceWhen` says when) and the HTTPRoute of a kind. */
 const workload = (kind: KaosKind, serviceWhen?: string): ChildEntry<ChildKind>[] => [
   { kind: 'Deployment', name: (parent) => workloadName(kind, parent) },
@@ -186,6 +218,7 @@ export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {
         modelAPI: { kind: 'ModelAPI', names: (o) => referencedNames(o.spec).modelAPIs },
         mcpServers: { kind: 'MCPServer', names: (o) => referencedNames(o.spec).mcpServers },
         peers: { kind: 'Agent', names: (o) => referencedNames(o.spec).agents },
+        memoryStore: { kind: 'MemoryStore', names: (o) => referencedNames(o.spec).memoryStores },
       },
     },
     ModelAPI: {
@@ -201,6 +234,19 @@ export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {
       dependsOn: {
         configSecret: { kind: 'Secret', names: mcpServerToolsSecret },
       },
+    },
+    MemoryStore: {
+      children: [
+        { kind: 'PersistentVolumeClaim', name: persistentVolumeClaimName, when: 'storage.type local' },
+        ...workload('MemoryStore'),
+        { kind: 'PodDisruptionBudget', name: (parent) => workloadName('MemoryStore', parent), when: 'replicas 2 or more' },
+      ],
+      dependsOn: {
+        summarizationModelAPI: { kind: 'ModelAPI', names: memoryStoreModelAPI('summarization') },
+        embeddingModelAPI: { kind: 'ModelAPI', names: memoryStoreModelAPI('embedding') },
+        connectionSecret: { kind: 'Secret', names: memoryStoreConnectionSecret },
+      },
+      replicas: 'spec',
     },
   },
 };

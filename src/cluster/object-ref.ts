@@ -1,7 +1,7 @@
 // The identity of a KAOS object: one reference type and its one string form `Kind/namespace/name`
 // — the controller's queue keys and the ids of the dependency index. '/' occurs in none of a
 // kind, a namespace or an object name, so the string splits back unambiguously.
-import { isKaosKind, type KaosKind } from '../api/kinds.ts';
+import { isKaosKind, KINDS, type KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../kube/meta.ts';
 
 /** An object of a KAOS kind: what a queue key and an index id stand for. */
@@ -24,7 +24,7 @@ export function parseRefKey(key: string): ObjectRef {
   const parts = key.split('/');
   const [kind, namespace, name] = parts;
   if (parts.length !== 3 || !isKaosKind(kind) || namespace === undefined || namespace === '' || name === undefined || name === '') {
-    throw new TypeError(`invalid queue key ${JSON.stringify(key)}: expected "<Agent|ModelAPI|MCPServer>/<namespace>/<name>"`);
+    throw new TypeError(`invalid queue key ${JSON.stringify(key)}: expected "<${KINDS.join('|')}>/<namespace>/<name>"`);
   }
   return { kind, namespace, name };
 }

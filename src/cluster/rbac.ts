@@ -53,7 +53,7 @@ function rulesByGroup(types: readonly ResourceType[], verbs: readonly string[]):
 export function operatorRules(table: KindTable = KIND_TABLE): PolicyRule[] {
   const plurals = KINDS.map((kind) => KIND_NAMES[kind].plural);
   return [
-    // The cache: list+watch of the three kinds, and the one live read on a miss. `patch`: the
+    // The cache: list+watch of the four kinds, and the one live read on a miss. `patch`: the
     // controller removes the Go operator's finalizers from objects being deleted (a JSON patch).
     { apiGroups: ['kaos.tools'], resources: plurals, verbs: ['get', 'list', 'watch', 'patch'] },
     // The controller's status writes: a PUT of the status subresource, guarded by resourceVersion.

@@ -121,7 +121,7 @@ export function bindWrites(options: Pick<ContextBindingOptions, 'client' | 'logg
   const { client, logger } = options;
   const superseded = new SupersededVersions();
   return {
-    ensureChild: (desired, live, signal) => ensureChild<ObjectLike>(client, desired, live, { signal }),
+    ensureChild: (desired, live, signal, options) => ensureChild<ObjectLike>(client, desired, live, { signal, ...options }),
     pruneChildren: (existing, ownerUid, desired, signal) => pruneOwned(client, existing, ownerUid, desired, { signal }),
     async writeStatus(kind, object, status, signal) {
       const path = kaosPath(kind, { ...identity(kind, object), subresource: 'status' });

@@ -29,7 +29,12 @@ import { mcpServerKeysForRegistryChange, type RuntimeRegistry } from './runtime-
 import type { ControllerWatches } from './watches.ts';
 
 /** controller-runtime's controller names: the `controller` label of every metric. */
-export const CONTROLLER_NAMES: Readonly<Record<KaosKind, string>> = { Agent: 'agent', ModelAPI: 'modelapi', MCPServer: 'mcpserver' };
+export const CONTROLLER_NAMES: Readonly<Record<KaosKind, string>> = {
+  Agent: 'agent',
+  ModelAPI: 'modelapi',
+  MCPServer: 'mcpserver',
+  MemoryStore: 'memorystore',
+};
 
 /** The leader-election Lease (in LEADER_ELECTION_NAMESPACE). */
 export const LEASE_NAME = 'kaos-operator';
@@ -79,11 +84,7 @@ export class Controller {
     this.#reconcilers = options.reconcilers ?? RECONCILERS;
     const factory = createControllerMetrics(registry);
     // One handle per controller for the life of the process: queues are new on each term.
-    this.#metrics = {
-      Agent: factory.forController(CONTROLLER_NAMES.Agent),
-      ModelAPI: factory.forController(CONTROLLER_NAMES.ModelAPI),
-      MCPServer: factory.forController(CONTROLLER_NAMES.MCPServer),
-    };
+    this.#metrics = Object.fromEntries(KINDS.map((kind) => [kind, factory.forController(CONTROLLER_NAMES[kind])])) as Record<KaosKind, ControllerMetrics>;
     const identity = config.controller.podName !== '' ? config.controller.podName : defaultIdentity();
     const events = new EventRecorder({ client, instance: identity, logger });
     this.#context = bindReconcileContext({

@@ -10,7 +10,7 @@ import { asRecord, jsonEqual } from '../api/json.ts';
 import { formatTime } from '../meta-time.ts';
 import { notServedMessage } from '../api/model-patterns.ts';
 
-/** `status` of any of the three kinds, as the controller writes it. */
+/** `status` of any of the four kinds, as the controller writes it. */
 export interface KaosStatus {
   phase?: Phase;
   ready?: boolean;
@@ -19,8 +19,16 @@ export interface KaosStatus {
   observedGeneration?: number;
   deployment?: DeploymentStatus;
   conditions?: Condition[];
-  /** Agents only: `{ modelapi: <name> }`. */
+  /** Agents only: `{ modelapi: <name> }`, plus `memorystore: <name>` when bound. */
   linkedResources?: Record<string, string>;
+}
+
+/** A condition besides the kstatus three that a reconcile states (an Agent's MemoryDegraded). */
+export interface ExtraCondition {
+  type: (typeof EXTRA_CONDITION_TYPES)[number];
+  status: 'True' | 'False';
+  reason: string;
+  message: string;
 }
 
 /** Where a reconcile got to: phase, why (a CamelCase reason) and the API's message. */
@@ -38,6 +46,8 @@ export interface Outcome extends Verdict {
   endpoint?: string;
   linkedResources?: Record<string, string>;
   deployment?: DeploymentStatus;
+  /** Conditions of EXTRA_CONDITION_TYPES to report; one of those types left out is removed. */
+  extraConditions?: readonly ExtraCondition[];
 }
 
 // ---- the API's messages ----------------------------------------------------------------------
@@ -83,6 +93,50 @@ export function configMapUnresolved(name: string): Verdict {
  */
 export function modelNotSupported(model: string, modelAPI: string, patterns: readonly string[]): Verdict {
   return failed('ModelNotSupported', notServedMessage(model, modelAPI, patterns), { terminal: true });
+}
+
+// ---- MemoryStore (docs/api.md, "MemoryStore") ----------------------------------------------
+
+/** A model role's ModelAPI does not exist: Pending, nothing created meanwhile; its creation wakes the store. */
+export function memoryModelAPIUnresolved(role: string, name: string): Verdict {
+  return { phase: 'Pending', reason: 'ModelAPINotFound', message: `${role} ModelAPI "${name}" not found` };
+}
+
+/** A model role's ModelAPI is not Ready: Pending; its status change wakes the store. */
+export function memoryModelAPINotReady(role: string, name: string): Verdict {
+  return { phase: 'Pending', reason: 'ModelAPINotReady', message: `${role} ModelAPI "${name}" is not ready` };
+}
+
+/** A model role's ModelAPI does not serve its model: terminal; a change of either wakes the store. */
+export function memoryModelNotSupported(role: string, model: string, modelAPI: string, patterns: readonly string[]): Verdict {
+  return failed('ModelNotSupported', `${role} ${notServedMessage(model, modelAPI, patterns)}`, { terminal: true });
+}
+
+// ---- an Agent's remote memory (docs/api.md, "Agent remote memory") -------------------------
+
+/** At first creation, with waitForDependencies: the Agent waits for its MemoryStore. */
+export function memoryStoreNotFound(name: string): Verdict {
+  return { phase: 'Waiting', reason: 'MemoryStoreNotFound', message: `MemoryStore ${name} not found` };
+}
+
+export function memoryStoreNotReady(name: string): Verdict {
+  return { phase: 'Waiting', reason: 'MemoryStoreNotReady', message: `MemoryStore ${name} is not ready` };
+}
+
+/** The Agent reads further than its MemoryStore allows (KAOS's message): terminal, only a change fixes it. */
+export function invalidMemoryReadScope(message: string): Verdict {
+  return failed('InvalidMemoryReadScope', message, { terminal: true });
+}
+
+/**
+ * MemoryDegraded: True while the bound MemoryStore is missing or not Ready (the Agent serves with
+ * short-term memory only), False once it is Ready, or with no store to depend on.
+ */
+export function memoryDegraded(store: string | undefined, problem: 'missing' | 'not-ready' | undefined): ExtraCondition {
+  if (store === undefined) return { type: 'MemoryDegraded', status: 'False', reason: 'MemoryHealthy', message: 'Memory is healthy' };
+  if (problem === undefined) return { type: 'MemoryDegraded', status: 'False', reason: 'MemoryHealthy', message: `MemoryStore ${store} is ready` };
+  const message = problem === 'missing' ? `MemoryStore ${store} not found` : `MemoryStore ${store} is not ready`;
+  return { type: 'MemoryDegraded', status: 'True', reason: 'MemoryStoreNotReady', message };
 }
 
 /** Any other failure; `terminal` when only a change by the user can fix it. */
@@ -188,6 +242,9 @@ function deploymentCondition(value: unknown): Condition[] {
 // ---- the next status -----------------------------------------------------------------------
 
 export const CONDITION_TYPES = ['Ready', 'Reconciling', 'Stalled'] as const;
+/** Conditions the controller owns besides the kstatus three: written when an outcome states them, removed when it does not. */
+export const EXTRA_CONDITION_TYPES = ['MemoryDegraded'] as const;
+const OWNED_CONDITION_TYPES: readonly string[] = [...CONDITION_TYPES, ...EXTRA_CONDITION_TYPES];
 
 /** metav1.Condition's reason pattern (also in src/api/schema/status.ts, which the API server enforces). */
 const REASON = /^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/;
@@ -226,7 +283,18 @@ export function nextStatus(prev: unknown, generation: number | undefined, outcom
       message,
     };
   });
-  for (const c of previous) if (!(CONDITION_TYPES as readonly string[]).includes(c.type)) conditions.push(c);
+  for (const extra of outcome.extraConditions ?? []) {
+    const before = previous.find((c) => c.type === extra.type);
+    conditions.push({
+      type: extra.type,
+      status: extra.status,
+      ...(generation === undefined ? {} : { observedGeneration: generation }),
+      lastTransitionTime: before !== undefined && before.status === extra.status && typeof before.lastTransitionTime === 'string' ? before.lastTransitionTime : time,
+      reason: extra.reason,
+      message: extra.message.slice(0, MAX_CONDITION_MESSAGE),
+    });
+  }
+  for (const c of previous) if (!OWNED_CONDITION_TYPES.includes(c.type)) conditions.push(c);
 
   const status: KaosStatus = { phase: outcome.phase, ready: outcome.phase === 'Ready' };
   if (outcome.endpoint !== undefined && outcome.endpoint !== '') status.endpoint = outcome.endpoint;

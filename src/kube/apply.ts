@@ -11,6 +11,7 @@ import type { KubeClient } from './client.ts';
 import { isConflict, isNotFound } from './errors.ts';
 import { isRecord, jsonEqual } from './json.ts';
 import { resourcePath, type ResourceType } from './paths.ts';
+import { sameQuantity } from './quantity.ts';
 
 /** What an operator applies: the types of its children (by kind) and its field manager. */
 export interface ApplyScheme {
@@ -73,11 +74,12 @@ export function childPathIn(types: ApplyScheme['types'], object: ObjectLike): st
 
 /**
  * The object to apply given whether the child already exists: a Deployment's `spec.replicas` is
- * set at creation only (docs/api.md, "Common behaviour"), so `kubectl scale` and HPAs own it afterwards. Everything
- * else is applied as rendered. Returns a new object; `desired` is not modified.
+ * set at creation only (docs/api.md, "Common behaviour"), so `kubectl scale` and HPAs own it afterwards — unless
+ * `applyReplicas` says its owner applies it on every change. Everything else is applied as
+ * rendered. Returns a new object; `desired` is not modified.
  */
-export function applyIntent<T extends ObjectLike>(desired: T, exists: boolean): T {
-  if (!exists || desired.kind !== 'Deployment') return desired;
+export function applyIntent<T extends ObjectLike>(desired: T, exists: boolean, applyReplicas = false): T {
+  if (!exists || applyReplicas || desired.kind !== 'Deployment') return desired;
   const spec = desired.spec;
   if (!isRecord(spec) || !('replicas' in spec)) return desired;
   const { replicas: _omitted, ...rest } = spec;
@@ -281,46 +283,6 @@ function parseJsonObject(text: string): Record<string, unknown> | undefined {
 }
 
 // ---------------------------------------------------------------------------------------------
-// resource.Quantity
-
-interface Fraction {
-  num: bigint;
-  den: bigint;
-}
-
-const BINARY: Readonly<Record<string, bigint>> = {
-  Ki: 1n << 10n, Mi: 1n << 20n, Gi: 1n << 30n, Ti: 1n << 40n, Pi: 1n << 50n, Ei: 1n << 60n,
-};
-const DECIMAL: Readonly<Record<string, number>> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
-
-/** A quantity ("500m", "0.5", "1Gi", "1e3", 2) as an exact fraction; undefined if it is none. */
-export function parseQuantity(value: unknown): Fraction | undefined {
-  const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
-  if (typeof text !== 'string') return undefined;
-  const m = /^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?\d+))?$/.exec(text.trim());
-  if (m === null) return undefined;
-  const [, sign = '', mantissa = '', suffix = '', exponent] = m;
-  const [int = '', frac = ''] = mantissa.split('.');
-  let num = BigInt((int + frac) || '0') * (sign === '-' ? -1n : 1n);
-  let den = 10n ** BigInt(frac.length);
-  const binary = BINARY[suffix];
-  let exp = 0;
-  if (binary !== undefined) num *= binary;
-  else if (exponent !== undefined) exp = Number(exponent);
-  else exp = DECIMAL[suffix] ?? 0;
-  if (Math.abs(exp) > 60) return undefined;
-  if (exp >= 0) num *= 10n ** BigInt(exp);
-  else den *= 10n ** BigInt(-exp);
-  return { num, den };
-}
-
-function sameQuantity(a: unknown, b: unknown): boolean {
-  const x = parseQuantity(a);
-  const y = parseQuantity(b);
-  return x !== undefined && y !== undefined && x.num * y.den === y.num * x.den;
-}
-
-// ---------------------------------------------------------------------------------------------
 // I/O
 
 export type ApplyClient = Pick<KubeClient, 'apply'>;
@@ -328,6 +290,8 @@ export type ApplyClient = Pick<KubeClient, 'apply'>;
 export interface ApplyChildOptions {
   signal?: AbortSignal;
   dryRun?: boolean;
+  /** A Deployment's `spec.replicas` is applied whenever it changes, not only at creation (applyIntent). */
+  applyReplicas?: boolean;
 }
 
 /** Server-side apply of one child with the scheme's field manager and force (a controller's apply). */
@@ -356,7 +320,7 @@ export async function ensureChild<T extends ObjectLike>(
   live: ObjectLike | undefined,
   options: ApplyChildOptions = {},
 ): Promise<EnsureResult<T>> {
-  const intent = applyIntent(desired, live !== undefined);
+  const intent = applyIntent(desired, live !== undefined, options.applyReplicas === true);
   if (live !== undefined && holdsAppliedFields(live, intent, scheme.fieldManager)) return { action: 'unchanged', object: live };
   const object = await applyChild<T>(scheme, client, intent, options);
   return { action: live === undefined ? 'created' : 'updated', object };

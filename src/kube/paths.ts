@@ -17,6 +17,12 @@ export const CONFIG_MAP: ResourceType = { group: '', version: 'v1', kind: 'Confi
 export const SERVICE: ResourceType = { group: '', version: 'v1', kind: 'Service', plural: 'services', namespaced: true };
 export const SECRET: ResourceType = { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
 export const DEPLOYMENT: ResourceType = { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
+export const PERSISTENT_VOLUME_CLAIM: ResourceType = {
+  group: '', version: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims', namespaced: true,
+};
+export const POD_DISRUPTION_BUDGET: ResourceType = {
+  group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', namespaced: true,
+};
 export const HTTP_ROUTE: ResourceType = {
   group: 'gateway.networking.k8s.io', version: 'v1', kind: 'HTTPRoute', plural: 'httproutes', namespaced: true,
 };

@@ -1,6 +1,7 @@
 // Agent → Deployment `agent-<name>`, Service and HTTPRoute when exposed (docs/api.md, "Agent").
 import { AGENT_DEFAULTS } from '../api/defaults.ts';
-import { shapeOf } from '../api/shapes.ts';
+import { effectiveReadScope } from '../api/memory-rules.ts';
+import { memoryShapeOf, shapeOf } from '../api/shapes.ts';
 import { applyContainerOverride, copyEnv, env, hasEnv, httpGetProbe, httpPort, placeUserEnv, uniqueEnv, withoutEnv } from './container.ts';
 import { agentTelemetryEnv, logLevelEnv, telemetrySettings } from './observability.ts';
 import { renderHTTPRoute } from './gateway.ts';
@@ -60,7 +61,7 @@ const loopMaxSteps: EnvStep = (i) => when('AGENTIC_LOOP_MAX_STEPS', cfgOf(i)?.re
 const toolCallMode: EnvStep = (i) => when('TOOL_CALL_MODE', cfgOf(i)?.toolCallMode);
 const memory: EnvStep = (i) => {
   const block = cfgOf(i)?.memory;
-  return block === undefined ? [] : memoryEnv(block);
+  return block === undefined ? [] : memoryEnv(block, i);
 };
 const autonomous: EnvStep = (i) => {
   const a = cfgOf(i)?.autonomous;
@@ -144,13 +145,32 @@ export function isNewShapeAgent(agent: AgentInput): boolean {
   return shapeOf('Agent', agent.spec) === 'new';
 }
 
-function memoryEnv(memory: AgentMemoryInput): EnvVar[] {
+/** The memory block's env: the original shape's five variables, or remote memory's (docs/api.md, "Agent remote memory"). */
+function memoryEnv(memory: AgentMemoryInput, { agent, deps }: AgentEnvInput): EnvVar[] {
+  if (memoryShapeOf(memory) === 'original') {
+    return [
+      env('MEMORY_ENABLED', String(memory.enabled ?? MEMORY_DEFAULTS.enabled)),
+      env('MEMORY_TYPE', memory.type || MEMORY_DEFAULTS.type),
+      env('MEMORY_CONTEXT_LIMIT', String(memory.contextLimit ?? MEMORY_DEFAULTS.contextLimit)),
+      env('MEMORY_MAX_SESSIONS', String(memory.maxSessions ?? MEMORY_DEFAULTS.maxSessions)),
+      env('MEMORY_MAX_SESSION_EVENTS', String(memory.maxSessionEvents ?? MEMORY_DEFAULTS.maxSessionEvents)),
+    ];
+  }
+  const bound = memory.memoryStore !== undefined && memory.memoryStore !== '';
+  const type = memory.type ?? (bound ? 'remote' : MEMORY_DEFAULTS.type);
+  // The store's endpoint whenever it exists (its name gives it): its readiness changes no pod spec.
+  const store = type === 'remote' ? deps.memoryStore : undefined;
+  const rollingSummary = memory.clientParams?.rollingSummary;
   return [
     env('MEMORY_ENABLED', String(memory.enabled ?? MEMORY_DEFAULTS.enabled)),
-    env('MEMORY_TYPE', memory.type || MEMORY_DEFAULTS.type),
-    env('MEMORY_CONTEXT_LIMIT', String(memory.contextLimit ?? MEMORY_DEFAULTS.contextLimit)),
-    env('MEMORY_MAX_SESSIONS', String(memory.maxSessions ?? MEMORY_DEFAULTS.maxSessions)),
-    env('MEMORY_MAX_SESSION_EVENTS', String(memory.maxSessionEvents ?? MEMORY_DEFAULTS.maxSessionEvents)),
+    env('MEMORY_TYPE', type),
+    ...text('MEMORY_STORE_ENDPOINT', store?.endpoint),
+    env('MEMORY_MAX_READ_SCOPE', effectiveReadScope(memory, store?.maxReadScope)),
+    ...text('MEMORY_TOOLS', memory.tools),
+    ...text('MEMORY_FAILURE_MODE', memory.failureMode),
+    ...when('MEMORY_SHORT_TERM_TOKEN_BUDGET', memory.clientParams?.tokenBudget),
+    ...when('MEMORY_ROLLING_SUMMARY', rollingSummary === undefined ? undefined : String(rollingSummary)),
+    env('AGENT_IDENTITY', `kaos://agent/${agent.metadata?.namespace ?? ''}/${agent.metadata?.name ?? ''}`),
   ];
 }
 

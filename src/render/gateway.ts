@@ -27,6 +27,8 @@ export function routeTimeout(parent: ParentIdentity, route: GatewayRouteInput | 
       return defaults.modelAPI;
     case 'MCPServer':
       return defaults.mcpServer;
+    case 'MemoryStore':
+      return defaults.memoryStore;
   }
 }
 

@@ -2,7 +2,7 @@
 // writes the result into spec.container.image; render falls back to it when that is unset,
 // so both agree by construction.
 import type { KaosKind } from '../api/kinds.ts';
-import type { AgentSpecInput, MCPServerSpecInput, ModelAPISpecInput, RenderConfig } from './inputs.ts';
+import type { AgentSpecInput, MCPServerSpecInput, MemoryStoreInput, ModelAPISpecInput, RenderConfig } from './inputs.ts';
 import { defaultImage } from '../api/defaulting/derived-defaults.ts';
 
 export function defaultAgentImage(config: RenderConfig): string {
@@ -23,14 +23,15 @@ export function defaultMCPServerImage(spec: MCPServerSpecInput, config: RenderCo
 export function defaultImageFor(kind: 'Agent', spec: AgentSpecInput, config: RenderConfig): string;
 export function defaultImageFor(kind: 'ModelAPI', spec: ModelAPISpecInput, config: RenderConfig): string;
 export function defaultImageFor(kind: 'MCPServer', spec: MCPServerSpecInput, config: RenderConfig): string;
+export function defaultImageFor(kind: 'MemoryStore', spec: MemoryStoreInput['spec'], config: RenderConfig): string;
 export function defaultImageFor(
   kind: KaosKind,
-  spec: AgentSpecInput | ModelAPISpecInput | MCPServerSpecInput,
+  spec: AgentSpecInput | ModelAPISpecInput | MCPServerSpecInput | MemoryStoreInput['spec'],
   config: RenderConfig,
 ): string;
 export function defaultImageFor(
   kind: KaosKind,
-  spec: AgentSpecInput | ModelAPISpecInput | MCPServerSpecInput,
+  spec: AgentSpecInput | ModelAPISpecInput | MCPServerSpecInput | MemoryStoreInput['spec'],
   config: RenderConfig,
 ): string {
   switch (kind) {
@@ -40,6 +41,8 @@ export function defaultImageFor(
       return defaultModelAPIImage(spec as ModelAPISpecInput, config);
     case 'MCPServer':
       return defaultMCPServerImage(spec as MCPServerSpecInput, config);
+    case 'MemoryStore':
+      return config.images.memoryService;
   }
 }
 

@@ -1,17 +1,19 @@
 // render: pure `(parent, resolved dependencies, operator config) → desired children`
-// (src/render/README.md). The reconcilers call renderAgent/renderModelAPI/renderMCPServer; the webhooks
+// (src/render/README.md). The reconcilers call renderAgent/renderModelAPI/renderMCPServer/renderMemoryStore; the webhooks
 // call defaultImageFor (mutating) and renderPodSpec (validating dry-run of spec.podSpec).
 import type { KaosKind } from '../api/kinds.ts';
 import { renderAgent } from './agent.ts';
-import type { AgentDeps, AgentInput, MCPServerDeps, MCPServerInput, ModelAPIInput, RenderConfig } from './inputs.ts';
+import type { AgentDeps, AgentInput, MCPServerDeps, MCPServerInput, MemoryStoreInput, ModelAPIInput, RenderConfig } from './inputs.ts';
 import type { Deployment, PodSpec } from './k8s.ts';
 import { renderMCPServer } from './mcpserver.ts';
 import { renderModelAPI } from './modelapi.ts';
+import { renderMemoryStore } from './memorystore.ts';
 import { endpointFor } from './names.ts';
 
 export { renderAgent, agentEnv, agentExposed, MEMORY_DEFAULTS } from './agent.ts';
 export { renderModelAPI } from './modelapi.ts';
 export { isRuntimeShape, renderMCPServer } from './mcpserver.ts';
+export { renderMemoryStore } from './memorystore.ts';
 export { fragmentPath, mergePodSpec } from './pod-merge.ts';
 export {
   canonicalJSON,
@@ -29,6 +31,7 @@ export {
   workloadName,
   routeName,
   configMapName,
+  persistentVolumeClaimName,
   CONTAINER_NAME,
   modelAPIPort,
 } from './names.ts';
@@ -53,15 +56,16 @@ export interface RenderedPod {
 export function renderPodSpec(kind: 'Agent', object: AgentInput, config: RenderConfig, deps?: AgentDeps): RenderedPod;
 export function renderPodSpec(kind: 'ModelAPI', object: ModelAPIInput, config: RenderConfig): RenderedPod;
 export function renderPodSpec(kind: 'MCPServer', object: MCPServerInput, config: RenderConfig, deps?: MCPServerDeps): RenderedPod;
+export function renderPodSpec(kind: 'MemoryStore', object: MemoryStoreInput, config: RenderConfig): RenderedPod;
 export function renderPodSpec(
   kind: KaosKind,
-  object: AgentInput | ModelAPIInput | MCPServerInput,
+  object: AgentInput | ModelAPIInput | MCPServerInput | MemoryStoreInput,
   config: RenderConfig,
   deps?: AgentDeps | MCPServerDeps,
 ): RenderedPod;
 export function renderPodSpec(
   kind: KaosKind,
-  object: AgentInput | ModelAPIInput | MCPServerInput,
+  object: AgentInput | ModelAPIInput | MCPServerInput | MemoryStoreInput,
   config: RenderConfig,
   deps?: AgentDeps | MCPServerDeps,
 ): RenderedPod {
@@ -77,6 +81,10 @@ export function renderPodSpec(
       break;
     case 'MCPServer':
       deployment = renderMCPServer(object as MCPServerInput, config, deps !== undefined && !('modelAPI' in deps) ? deps : {}).deployment;
+      break;
+    case 'MemoryStore':
+      // The model endpoint only fills an env value: the pod's validity does not depend on it.
+      deployment = renderMemoryStore(object as MemoryStoreInput, { summarizationEndpoint: '' }, config).deployment;
       break;
   }
   return { podSpec: deployment.spec.template.spec, deployment };

@@ -1,4 +1,4 @@
-// What render reads from the three kinds: the API's own object types (TypeBox Static of the
+// What render reads from the four kinds: the API's own object types (TypeBox Static of the
 // schemas in src/api/schema), so admission and the controller hand validated objects to render
 // without casts, and a field added to a schema reaches render with no second declaration.
 // Render still reads anything the webhook defaults defensively, with the same default
@@ -12,6 +12,7 @@ import type {
   GatewayRoute,
   MCPServer,
   MCPServerSpec,
+  MemoryStore,
   ModelAPI,
   ModelAPISpec,
   ObjectMeta,
@@ -35,6 +36,7 @@ export type ModelAPIInput = ModelAPI;
 export type ModelAPISpecInput = ModelAPISpec;
 export type MCPServerInput = MCPServer;
 export type MCPServerSpecInput = MCPServerSpec;
+export type MemoryStoreInput = MemoryStore;
 
 /** Resolved dependencies of an Agent, read by the reconciler from its cache. */
 export interface AgentDeps {
@@ -51,6 +53,23 @@ export interface AgentDeps {
   readonly mcpServers: readonly { readonly name: string; readonly endpoint: string }[];
   /** Resolved peer Agents (any order; entries without an endpoint are skipped). */
   readonly peers: readonly { readonly name: string; readonly endpoint: string }[];
+  /**
+   * The MemoryStore `config.memory.memoryStore` names, when it exists (Ready or not: its endpoint
+   * follows from its name, so its readiness never changes the pod spec); absent when it does not.
+   */
+  readonly memoryStore?: {
+    readonly endpoint: string;
+    /** Its read ceiling (its maxReadScope, `agent` when unset). */
+    readonly maxReadScope: string;
+  };
+}
+
+/** Resolved dependencies of a MemoryStore, read by the reconciler from its cache. */
+export interface MemoryStoreDeps {
+  /** The summarization ModelAPI's endpoint (from its spec, like an Agent's MODEL_API_URL). */
+  readonly summarizationEndpoint: string;
+  /** The connection Secret's resourceVersion (external mode), when known: it enters the config hash. */
+  readonly connectionSecretResourceVersion?: string;
 }
 
 /**

@@ -1,4 +1,4 @@
-// The subset of core/v1, apps/v1 and gateway.networking.k8s.io/v1 that render emits.
+// The subset of core/v1, apps/v1, policy/v1 and gateway.networking.k8s.io/v1 that render emits.
 // Plain JSON shapes (not @kubernetes/client-node classes) so that rendered objects can be
 // hashed, compared and sent with server-side apply as they are. Where user content passes
 // through verbatim (valueFrom, resources, anything merged in from spec.podSpec), the type is
@@ -63,6 +63,7 @@ export interface Volume {
   configMap?: { name: string };
   secret?: { secretName: string; items: { key: string; path: string }[]; optional?: boolean };
   emptyDir?: Record<string, never>;
+  persistentVolumeClaim?: { claimName: string };
   [key: string]: unknown;
 }
 
@@ -81,6 +82,8 @@ export interface Deployment {
   spec: {
     replicas: number;
     selector: { matchLabels: Record<string, string> };
+    /** Absent: the Deployment's default, RollingUpdate. */
+    strategy?: { type: 'Recreate' };
     template: {
       metadata: { labels: Record<string, string>; annotations: Record<string, string> };
       spec: PodSpec;
@@ -129,5 +132,20 @@ export interface HTTPRoute {
   };
 }
 
+export interface PersistentVolumeClaim {
+  apiVersion: 'v1';
+  kind: 'PersistentVolumeClaim';
+  metadata: ObjectMeta;
+  /** No storageClassName: the cluster's default StorageClass provides it. */
+  spec: { accessModes: ['ReadWriteOnce']; resources: { requests: { storage: string } } };
+}
+
+export interface PodDisruptionBudget {
+  apiVersion: 'policy/v1';
+  kind: 'PodDisruptionBudget';
+  metadata: ObjectMeta;
+  spec: { minAvailable: number; selector: { matchLabels: Record<string, string> } };
+}
+
 /** Every child kind render can emit. */
-export type Child = Deployment | Service | ConfigMap | HTTPRoute;
+export type Child = Deployment | Service | ConfigMap | HTTPRoute | PersistentVolumeClaim | PodDisruptionBudget;

@@ -8,6 +8,7 @@ export const APP_LABEL: Readonly<Record<KaosKind, string>> = {
   Agent: 'agent',
   ModelAPI: 'modelapi',
   MCPServer: 'mcpserver',
+  MemoryStore: 'memorystore',
 };
 
 /** Prefix of the Deployment and Service names. */
@@ -15,6 +16,7 @@ const CHILD_PREFIX: Readonly<Record<KaosKind, string>> = {
   Agent: 'agent',
   ModelAPI: 'modelapi',
   MCPServer: 'mcpserver',
+  MemoryStore: 'memorystore',
 };
 
 /** Segment used by HTTPRoute names and gateway paths (MCPServer is `mcp`, not `mcpserver`). */
@@ -22,6 +24,7 @@ export const ROUTE_SEGMENT: Readonly<Record<KaosKind, string>> = {
   Agent: 'agent',
   ModelAPI: 'modelapi',
   MCPServer: 'mcp',
+  MemoryStore: 'memorystore',
 };
 
 /** Generated main container names; spec.podSpec addresses them by these names. */
@@ -29,12 +32,14 @@ export const CONTAINER_NAME: Readonly<Record<KaosKind, string>> = {
   Agent: 'agent',
   ModelAPI: 'model-api',
   MCPServer: 'mcp-server',
+  MemoryStore: 'memory',
 };
 
 export const AGENT_PORT = 8000;
 export const MCP_PORT = 8000;
 export const LITELLM_PORT = 8000;
 export const OLLAMA_PORT = 11434;
+export const MEMORY_STORE_PORT = 8080;
 
 /**
  * Normalises spec.mode: only the exact string `Hosted` selects Ollama; anything else renders
@@ -49,12 +54,12 @@ export function modelAPIPort(mode: string): number {
   return modelAPIMode(mode) === 'Hosted' ? OLLAMA_PORT : LITELLM_PORT;
 }
 
-/** Name of the Deployment and the Service: `agent-<name>`, `modelapi-<name>`, `mcpserver-<name>`. */
+/** Name of the Deployment and the Service (and a MemoryStore's PodDisruptionBudget): `agent-<name>`, `modelapi-<name>`, `mcpserver-<name>`, `memorystore-<name>`. */
 export function workloadName(kind: KaosKind, name: string): string {
   return `${CHILD_PREFIX[kind]}-${name}`;
 }
 
-/** Name of the HTTPRoute: `agent-<name>`, `modelapi-<name>`, `mcp-<name>`. */
+/** Name of the HTTPRoute: `agent-<name>`, `modelapi-<name>`, `mcp-<name>`, `memorystore-<name>`. */
 export function routeName(kind: KaosKind, name: string): string {
   return `${ROUTE_SEGMENT[kind]}-${name}`;
 }
@@ -62,6 +67,11 @@ export function routeName(kind: KaosKind, name: string): string {
 /** Name of the LiteLLM ConfigMap of a Proxy ModelAPI. */
 export function configMapName(modelAPIName: string): string {
   return `litellm-config-${modelAPIName}`;
+}
+
+/** Name of a local-mode MemoryStore's PersistentVolumeClaim. */
+export function persistentVolumeClaimName(memoryStoreName: string): string {
+  return `${workloadName('MemoryStore', memoryStoreName)}-data`;
 }
 
 /** In-cluster base URL of a child Service. */
@@ -73,11 +83,23 @@ export function serviceURL(serviceName: string, namespace: string, port: number)
  * The endpoint a parent publishes in status.endpoint. A ModelAPI's port depends on its mode,
  * so for ModelAPI the mode is required.
  */
-export function endpointFor(kind: 'Agent' | 'MCPServer', name: string, namespace: string): string;
+export function endpointFor(kind: 'Agent' | 'MCPServer' | 'MemoryStore', name: string, namespace: string): string;
 export function endpointFor(kind: 'ModelAPI', name: string, namespace: string, mode: string): string;
 export function endpointFor(kind: KaosKind, name: string, namespace: string, mode?: string): string;
 export function endpointFor(kind: KaosKind, name: string, namespace: string, mode?: string): string {
-  const port =
-    kind === 'Agent' ? AGENT_PORT : kind === 'MCPServer' ? MCP_PORT : modelAPIPort(mode ?? 'Proxy');
-  return serviceURL(workloadName(kind, name), namespace, port);
+  return serviceURL(workloadName(kind, name), namespace, servicePort(kind, mode));
+}
+
+/** The port of a kind's Service (a ModelAPI's follows its mode). */
+function servicePort(kind: KaosKind, mode: string | undefined): number {
+  switch (kind) {
+    case 'Agent':
+      return AGENT_PORT;
+    case 'MCPServer':
+      return MCP_PORT;
+    case 'ModelAPI':
+      return modelAPIPort(mode ?? 'Proxy');
+    case 'MemoryStore':
+      return MEMORY_STORE_PORT;
+  }
 }

@@ -18,13 +18,16 @@ export function telemetrySettings(block: TelemetryInput | undefined, config: Pic
   return endpoint === '' ? { enabled } : { enabled, endpoint };
 }
 
-/** Agents and MCPServers (the KAOS Python images' OpenTelemetry SDK). */
-export function agentTelemetryEnv(metadata: MetadataInput | undefined, settings: TelemetrySettings): EnvVar[] {
+/**
+ * Agents, MCPServers and MemoryStores (the KAOS Python images' OpenTelemetry SDK). The service
+ * name is the object's, or a MemoryStore's `memorystore-<name>`.
+ */
+export function agentTelemetryEnv(metadata: MetadataInput | undefined, settings: TelemetrySettings, serviceName = metadata?.name ?? ''): EnvVar[] {
   if (!settings.enabled) return [];
   const name = metadata?.name ?? '';
   return [
     env('OTEL_SDK_DISABLED', 'false'),
-    env('OTEL_SERVICE_NAME', name),
+    env('OTEL_SERVICE_NAME', serviceName),
     ...(settings.endpoint === undefined ? [] : [env('OTEL_EXPORTER_OTLP_ENDPOINT', settings.endpoint)]),
     env('OTEL_RESOURCE_ATTRIBUTES', `service.namespace=${metadata?.namespace ?? ''},kaos.resource.name=${name}`),
     env('OTEL_PYTHON_FASTAPI_EXCLUDED_URLS', '/health,/ready'),

@@ -36,6 +36,7 @@ const RESOURCES_KEY: Readonly<Record<KaosKind, keyof WorkloadDefaults['resources
   Agent: 'agent',
   ModelAPI: 'modelAPI',
   MCPServer: 'mcpServer',
+  MemoryStore: 'memoryStore',
 };
 
 /**

@@ -1,23 +1,28 @@
 // The result of rendering one parent: every child it should own right now. A child that is
 // absent here (Service after `expose: false`, ConfigMap outside Proxy-with-ConfigMap, HTTPRoute
-// with the gateway off) is one the reconciler deletes if it exists (docs/api.md, "Common behaviour").
-import type { Child, ConfigMap, Deployment, HTTPRoute, Service } from './k8s.ts';
+// with the gateway off, a MemoryStore's claim in external mode or its PodDisruptionBudget with
+// one replica) is one the reconciler deletes if it exists (docs/api.md, "Common behaviour").
+import type { Child, ConfigMap, Deployment, HTTPRoute, PersistentVolumeClaim, PodDisruptionBudget, Service } from './k8s.ts';
 
 export interface Rendered {
   readonly deployment: Deployment;
   readonly service?: Service;
   readonly configMap?: ConfigMap;
+  readonly persistentVolumeClaim?: PersistentVolumeClaim;
+  readonly podDisruptionBudget?: PodDisruptionBudget;
   readonly httpRoute?: HTTPRoute;
   /** The parent's status.endpoint; undefined when it has no Service. */
   readonly endpoint?: string;
 }
 
-/** The desired children in apply order: config first, so pods never start without it. */
+/** The desired children in apply order: config and storage first, so pods never start without them. */
 export function childrenOf(rendered: Rendered): Child[] {
   const out: Child[] = [];
   if (rendered.configMap !== undefined) out.push(rendered.configMap);
+  if (rendered.persistentVolumeClaim !== undefined) out.push(rendered.persistentVolumeClaim);
   out.push(rendered.deployment);
   if (rendered.service !== undefined) out.push(rendered.service);
+  if (rendered.podDisruptionBudget !== undefined) out.push(rendered.podDisruptionBudget);
   if (rendered.httpRoute !== undefined) out.push(rendered.httpRoute);
   return out;
 }

@@ -27,12 +27,17 @@ export interface WorkloadInput {
    * Undefined: no such file, or nothing is known of it (annotation omitted).
    */
   readonly configSource?: string | undefined;
+  /** Default 1 (every kind but a MemoryStore starts at one and leaves it to `kubectl scale`). */
+  readonly replicas?: number;
+  /** Recreate: a pod holding a ReadWriteOnce volume must be gone before its successor mounts it. */
+  readonly recreate?: boolean;
 }
 
 /**
- * replicas is 1 here; docs/api.md ("Common behaviour") says it is never reconciled afterwards, so the reconciler
- * should leave spec.replicas out of what it applies to an existing Deployment (with
- * server-side apply and force, applying it would fight `kubectl scale` and HPAs).
+ * replicas is 1 unless given; docs/api.md ("Common behaviour") says it is never reconciled afterwards, so the reconciler
+ * leaves spec.replicas out of what it applies to an existing Deployment (with server-side apply
+ * and force, applying it would fight `kubectl scale` and HPAs) — except a MemoryStore's, whose
+ * `spec.replicas` owns it (the kind table's `replicas: 'spec'`).
  */
 export function buildDeployment(input: WorkloadInput): Deployment {
   const { parent } = input;
@@ -49,8 +54,9 @@ export function buildDeployment(input: WorkloadInput): Deployment {
     kind: 'Deployment',
     metadata: childMeta(parent, workloadName(parent.kind, parent.name)),
     spec: {
-      replicas: 1,
+      replicas: input.replicas ?? 1,
       selector: { matchLabels: selector },
+      ...(input.recreate === true ? { strategy: { type: 'Recreate' as const } } : {}),
       template: {
         // Pods carry only the selector labels: managed-by describes the operator's own
         // children, and pods belong to their ReplicaSet.

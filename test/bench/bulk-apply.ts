@@ -12,8 +12,10 @@
 // no pods: one status write per Deployment generation (test/bench/rollout-stand-in.ts) stands in
 // for that chain, for sizes where the chain alone would saturate the API server.
 //  1. operator run, T0 = the first create: MODELAPIS ModelAPIs (Proxy), MCPSERVERS MCPServers
-//     (python-runtime, tools fromString), then AGENTS Agents, CREATE_IN_FLIGHT at a time through
-//     the webhooks. Agent i uses ModelAPI i mod MODELAPIS, MCPServers 2i and 2i+1 mod MCPSERVERS,
+//     (python-runtime, tools fromString), then a MemoryStore per ModelAPI (local mode: a claim the
+//     host-path provisioner binds, both models from that ModelAPI), then AGENTS Agents,
+//     CREATE_IN_FLIGHT at a time through the webhooks. Agent i uses ModelAPI i mod MODELAPIS,
+//     MCPServers 2i and 2i+1 mod MCPSERVERS, binds its memory to MemoryStore i mod MODELAPIS,
 //     lists Agents i+1 and i+2 in agentNetwork.access (forward references: they do not exist
 //     yet when it is created), waitForDependencies true. The end: a watch of this script has
 //     seen every Agent with its Deployment and Service (controlled by it) and status Ready at
@@ -44,13 +46,25 @@ import type { KubeObject } from '../../src/api/meta.ts';
 import { loadConfig } from '../../src/config.ts';
 import { resolveAgentDeps } from '../../src/controller/reconcile/agent.ts';
 import { desiredChildren } from '../../src/controller/reconcile/children.ts';
-import { deploymentProgress, nextStatus } from '../../src/controller/status.ts';
+import { deploymentProgress, memoryDegraded, nextStatus } from '../../src/controller/status.ts';
 import { applyIntent } from '../../src/kube/apply.ts';
 import { childPath, FIELD_MANAGER } from '../../src/cluster/child-apply.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { LEASE, resourcePath } from '../../src/kube/paths.ts';
 import { OPERATOR_IDENTITY } from '../../src/cluster/rbac.ts';
-import { renderAgent, renderMCPServer, renderModelAPI, workloadName, type AgentInput, type MCPServerInput, type ModelAPIInput, type Rendered } from '../../src/render/index.ts';
+import {
+  endpointFor,
+  renderAgent,
+  renderMCPServer,
+  renderMemoryStore,
+  renderModelAPI,
+  workloadName,
+  type AgentInput,
+  type MCPServerInput,
+  type MemoryStoreInput,
+  type ModelAPIInput,
+  type Rendered,
+} from '../../src/render/index.ts';
 import type { ControlPlane } from '../cluster/control-plane.ts';
 import {
   auditEvents,
@@ -111,14 +125,24 @@ export interface BulkFigures {
 
 // ---- the scenario --------------------------------------------------------------------------
 
-type Named = KubeObject & { kind: 'Agent' | 'ModelAPI' | 'MCPServer'; metadata: { name: string; namespace: string } };
+type Named = KubeObject & { kind: 'Agent' | 'ModelAPI' | 'MCPServer' | 'MemoryStore'; metadata: { name: string; namespace: string } };
 
-function scenario(namespace: string): { dependencies: Named[]; agents: Named[] } {
+/** The model each ModelAPI of the scenario serves, which its MemoryStore uses for both roles. */
+const MODEL = 'ollama/smollm2:135m';
+
+function scenario(namespace: string): { dependencies: Named[]; stores: Named[]; agents: Named[] } {
   const dependencies: Named[] = [];
   for (let i = 0; i < MODELAPIS; i++) {
     dependencies.push({
       apiVersion: 'kaos.tools/v1alpha1', kind: 'ModelAPI', metadata: { name: `model-${i}`, namespace },
-      spec: { mode: 'Proxy', proxyConfig: { apiBase: 'http://ollama.example:11434', model: 'ollama/smollm2:135m' } },
+      spec: { mode: 'Proxy', proxyConfig: { apiBase: 'http://ollama.example:11434', model: MODEL } },
+    });
+  }
+  const stores: Named[] = [];
+  for (let i = 0; i < MODELAPIS; i++) {
+    stores.push({
+      apiVersion: 'kaos.tools/v1alpha1', kind: 'MemoryStore', metadata: { name: `memory-${i}`, namespace },
+      spec: { storage: { type: 'local' }, models: { summarization: { modelAPI: `model-${i}`, model: MODEL }, embedding: { modelAPI: `model-${i}`, model: MODEL } } },
     });
   }
   for (let i = 0; i < MCPSERVERS; i++) {
@@ -136,16 +160,19 @@ function scenario(namespace: string): { dependencies: Named[]; agents: Named[] }
         mcpServers: [...new Set([`tools-${(2 * i) % MCPSERVERS}`, `tools-${(2 * i + 1) % MCPSERVERS}`])],
         agentNetwork: { access: [`agent-${i + 1}`, `agent-${i + 2}`] },
         waitForDependencies: true,
-        config: { description: `bulk agent ${i}`, instructions: 'You answer briefly.' },
+        config: { description: `bulk agent ${i}`, instructions: 'You answer briefly.', memory: { memoryStore: `memory-${i % MODELAPIS}` } },
       },
     });
   }
-  return { dependencies, agents };
+  return { dependencies, stores, agents };
 }
 
-/** Dependencies first, then the Agents, CREATE_IN_FLIGHT at a time; `created` sees each answer. */
-async function createAll(client: KubeClient, objects: { dependencies: Named[]; agents: Named[] }, created?: (object: Named) => void): Promise<void> {
-  for (const batch of [objects.dependencies, objects.agents]) {
+/**
+ * Dependencies first, then the MemoryStores (which name ModelAPIs: the webhook checks they exist),
+ * then the Agents, CREATE_IN_FLIGHT at a time; `created` sees each answer.
+ */
+async function createAll(client: KubeClient, objects: { dependencies: Named[]; stores: Named[]; agents: Named[] }, created?: (object: Named) => void): Promise<void> {
+  for (const batch of [objects.dependencies, objects.stores, objects.agents]) {
     await inParallel(batch, CREATE_IN_FLIGHT, async (o) => {
       const made = await client.create<Named>(kaosPath(o.kind, o.metadata.namespace), o);
       created?.(made);
@@ -198,7 +225,7 @@ async function operatorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pid
   const cpuAt = (): RunFigures['cpu'] => ({ operator: cpuSeconds(operator.pid), apiserver: cpuSeconds(pids.apiserver), etcd: cpuSeconds(pids.etcd), script: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6 });
   const cpu0 = cpuAt();
   const t0 = Date.now();
-  log(`operator run: ${MODELAPIS + MCPSERVERS} dependencies, then ${AGENTS} Agents, ${CREATE_IN_FLIGHT} in flight`);
+  log(`operator run: ${MODELAPIS + MCPSERVERS} dependencies, ${MODELAPIS} MemoryStores, then ${AGENTS} Agents, ${CREATE_IN_FLIGHT} in flight`);
   await createAll(admin, scenario(NS));
   const createSeconds = (Date.now() - t0) / 1000;
   log(`  created in ${createSeconds.toFixed(2)} s`);
@@ -226,7 +253,7 @@ async function operatorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pid
 async function floorRun(admin: KubeClient, writer: KubeClient, pids: ReturnType<ControlPlane['pids']>): Promise<Run & { requests: number }> {
   await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: FLOOR_NS } });
   const objects = scenario(FLOOR_NS);
-  const all = [...objects.dependencies, ...objects.agents];
+  const all = [...objects.dependencies, ...objects.stores, ...objects.agents];
   const byKey = new Map(all.map((o) => [`${o.kind}/${o.metadata.name}`, o]));
   // Every dependency taken as ready and every peer that will exist as there: the final render.
   const reads = floorReads((kind, name) => {
@@ -238,6 +265,10 @@ async function floorRun(admin: KubeClient, writer: KubeClient, pids: ReturnType<
     switch (o.kind) {
       case 'ModelAPI': return renderModelAPI(o as unknown as ModelAPIInput, {}, config);
       case 'MCPServer': return renderMCPServer(o as unknown as MCPServerInput, config, {});
+      case 'MemoryStore': {
+        const summarization = (o as unknown as MemoryStoreInput).spec.models.summarization.modelAPI;
+        return renderMemoryStore(o as unknown as MemoryStoreInput, { summarizationEndpoint: endpointFor('ModelAPI', summarization, FLOOR_NS, 'Proxy') }, config);
+      }
       case 'Agent': {
         const resolution = resolveAgentDeps(reads, FLOOR_NS, o.spec);
         if ('verdict' in resolution) throw new Error(`floor: ${o.metadata.name} does not resolve: ${resolution.verdict.message}`);
@@ -272,7 +303,10 @@ async function floorRun(admin: KubeClient, writer: KubeClient, pids: ReturnType<
       const status = toStatus.shift();
       if (status !== undefined) {
         const { object, rendered, deployment } = status;
-        const next = nextStatus(undefined, object.metadata.generation, { ...deploymentProgress(deployment), ...(rendered.endpoint === undefined ? {} : { endpoint: rendered.endpoint }), ...(object.kind === 'Agent' ? { linkedResources: { modelapi: String((object.spec as { modelAPI?: string }).modelAPI) } } : {}) }, new Date());
+        const agent = object.kind === 'Agent' ? (object.spec as { modelAPI?: string; config?: { memory?: { memoryStore?: string } } }) : undefined;
+        const linkedResources = agent === undefined ? {} : { linkedResources: { modelapi: String(agent.modelAPI), memorystore: String(agent.config?.memory?.memoryStore) } };
+        const extraConditions = agent === undefined ? {} : { extraConditions: [memoryDegraded(agent.config?.memory?.memoryStore, undefined)] };
+        const next = nextStatus(undefined, object.metadata.generation, { ...deploymentProgress(deployment), ...(rendered.endpoint === undefined ? {} : { endpoint: rendered.endpoint }), ...linkedResources, ...extraConditions }, new Date());
         await writer.replace(kaosPath(object.kind, FLOOR_NS, object.metadata.name, 'status'), { ...object, status: next });
         requests++;
         statusesLeft--;
@@ -316,7 +350,7 @@ async function floorRun(admin: KubeClient, writer: KubeClient, pids: ReturnType<
 async function main(): Promise<void> {
   const loadStart = loadavg()[0] ?? 0;
   log(`bulk apply: AGENTS=${AGENTS} MODELAPIS=${MODELAPIS} MCPSERVERS=${MCPSERVERS} MAX_CONCURRENT_RECONCILES=${CONCURRENCY}; starting the control plane`);
-  const pods = AGENTS + MODELAPIS + MCPSERVERS;
+  const pods = AGENTS + 2 * MODELAPIS + MCPSERVERS;
   let stack = await startStack(pods);
   const sampler = new Sampler();
   let operator: OperatorProcess | undefined;
@@ -396,7 +430,7 @@ function report(r: Report): void {
   const gen = (g: Generations): string => `${g.generations} / ${g.deployments}`;
 
   out(`${cpus().length} cores; 1-min load average ${r.load.start.toFixed(1)} at the start, ${r.load.runStart.toFixed(1)} when the operator run began, mean ${r.load.mean.toFixed(1)} / max ${r.load.max.toFixed(1)} while the operator ran, ${r.load.end.toFixed(1)} at the end`);
-  out(`bulk apply: ${MODELAPIS} ModelAPIs, ${MCPSERVERS} MCPServers, then ${AGENTS} Agents, ${CREATE_IN_FLIGHT} in flight; MAX_CONCURRENT_RECONCILES=${CONCURRENCY}; ${POD_CHAIN ? 'every pod run (kube-scheduler, kwok)' : 'no pods (PODS=0: the rollout stand-in writes each Deployment status)'}`);
+  out(`bulk apply: ${MODELAPIS} ModelAPIs, ${MCPSERVERS} MCPServers, ${MODELAPIS} MemoryStores, then ${AGENTS} Agents, ${CREATE_IN_FLIGHT} in flight; MAX_CONCURRENT_RECONCILES=${CONCURRENCY}; ${POD_CHAIN ? 'every pod run (kube-scheduler, kwok)' : 'no pods (PODS=0: the rollout stand-in writes each Deployment status)'}`);
   out();
   printTable([
     ['', 'operator', 'floor', 'ratio'],

@@ -601,7 +601,7 @@ async function runFloor(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
     admin.list<KubeObject>(kaosPath('MCPServer', NS)),
   ]);
   const byName = (items: readonly KubeObject[]): Map<string, KubeObject> => new Map(items.map((o) => [o.metadata?.name ?? '', o]));
-  const deps = { Agent: byName(agents.items), ModelAPI: byName(modelAPIs.items), MCPServer: byName(mcpServers.items) };
+  const deps = { Agent: byName(agents.items), ModelAPI: byName(modelAPIs.items), MCPServer: byName(mcpServers.items), MemoryStore: new Map<string, KubeObject>() };
   // The operator run's dependencies, whatever the namespace asked: their status endpoints (in NS)
   // are what the operator rendered into its Agents, so the floor's children are byte for byte
   // the same apart from their own namespace and owner.

@@ -206,7 +206,8 @@ t.test('server-side dry run shows every default and stores nothing', async (t) =
           memory: { enabled: true, type: 'local', contextLimit: 6, maxSessions: 1000, maxSessionEvents: 500 },
         },
       },
-      defaulted: 'spec.config.env[MODEL_NAME],spec.container.image',
+      // The memory block's type and its original-shape defaults are the webhook's (docs/api.md, "Agent remote memory").
+      defaulted: 'spec.config.env[MODEL_NAME],spec.config.memory.contextLimit,spec.config.memory.maxSessionEvents,spec.config.memory.maxSessions,spec.config.memory.type,spec.container.image',
     },
     'on-proxy': {
       spec: { modelAPI: 'proxy', ...agentDefaults, config: { description: 'd', env: modelEnv('ollama/llama3.2'), reasoningLoopMaxSteps: 5 } },
@@ -233,7 +234,7 @@ t.test('server-side dry run shows every default and stores nothing', async (t) =
         },
         container: { image: 'me/agent:1' },
       },
-      defaulted: undefined,
+      defaulted: 'spec.config.memory.maxSessionEvents,spec.config.memory.maxSessions,spec.config.memory.type',
     },
     'm-hosted': { spec: { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' }, container: { image: IMAGES.ollama } }, defaulted: 'spec.container.image' },
     'm-proxy': { spec: { mode: 'Proxy', proxyConfig: { model: 'gpt-4o' }, container: { image: IMAGES.litellm } }, defaulted: 'spec.container.image' },
@@ -349,7 +350,12 @@ t.test('defaulting is idempotent: re-apply is a no-op and a second webhook pass 
       [{ name: 'MODEL_NAME', value: 'qwen2:0.5b' }],
       'MODEL_NAME survives server-side apply of a manifest that omits it',
     );
-    t.equal(annotationsOf(a1)[DEFAULTED], 'spec.config.env[MODEL_NAME],spec.container.image');
+    t.equal(
+      annotationsOf(a1)[DEFAULTED],
+      'spec.config.env[MODEL_NAME],spec.config.memory.contextLimit,spec.config.memory.maxSessionEvents,spec.config.memory.maxSessions,spec.config.memory.type,spec.container.image',
+      'the memory defaults survive it too, recorded',
+    );
+    t.match((podSpecOf(a1).config as Json).memory, { type: 'local', contextLimit: 6, maxSessions: 1000, maxSessionEvents: 500 });
   });
 });
 

@@ -54,6 +54,7 @@ const ORPHAN_DENIED = 'The Agent "orphan" is invalid: spec.modelAPI: Not found: 
 const KAOS_CRDS = [
   'customresourcedefinition.apiextensions.k8s.io/agents.kaos.tools',
   'customresourcedefinition.apiextensions.k8s.io/mcpservers.kaos.tools',
+  'customresourcedefinition.apiextensions.k8s.io/memorystores.kaos.tools',
   'customresourcedefinition.apiextensions.k8s.io/modelapis.kaos.tools',
   '',
 ].join('\n');
@@ -247,7 +248,7 @@ async function againstCluster(t: Test, options: { webhookUrl?: (port: number) =>
   await eventually('the operator\'s "started" line', () => logEntries(current.stdout()).some((e) => e.msg === 'kaos-operator started'), { timeoutMs: 30_000, intervalMs: 200 });
   const startedLine = logEntries(run.stdout()).find((e) => e.msg === 'kaos-operator started');
   t.match(startedLine, { webhookPort, metricsPort, server: plane.server }, 'its log, on stdout, names the ports and the server');
-  t.equal((await plane.kubectl(['get', 'crd', '-o', 'name'])).stdout, KAOS_CRDS, 'the three kaos.tools CRDs are installed');
+  t.equal((await plane.kubectl(['get', 'crd', '-o', 'name'])).stdout, KAOS_CRDS, 'the four kaos.tools CRDs are installed');
   t.equal((await plane.kubectl(['get', 'namespace', 'kaos-system', '-o', 'name'])).stdout, 'namespace/kaos-system\n', 'the namespace of the leader-election Lease was made');
   return { plane, run, certDir, webhookPort, metricsPort, stderrAtReady: run.stderr(), devCertsBefore };
 }

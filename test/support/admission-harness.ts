@@ -12,6 +12,8 @@ import { createWebhookApp } from '../../src/server/webhook-router.ts';
 import { createValidatingHandler } from '../../src/admission/validate.ts';
 import { loadConfig } from '../../src/config.ts';
 import { isRecord } from '../../src/api/json.ts';
+import { isKaosKind } from '../../src/api/kinds.ts';
+import { CONTAINER_NAME } from '../../src/render/names.ts';
 import type { KubeObject } from '../../src/api/lookup.ts';
 import { createLogger } from '../../src/server/pino-logger.ts';
 import { MemoryLookup } from './memory-lookup.ts';
@@ -32,8 +34,6 @@ export async function sampleObjects(): Promise<KubeObject[]> {
   return objects;
 }
 
-/** The containers' generated names, so that the podSpec fragment merges into them. */
-const MAIN_CONTAINER: Record<string, string> = { Agent: 'agent', ModelAPI: 'model-api', MCPServer: 'mcp-server' };
 
 /** `object` with the parts that reach the pod merge: spec.podSpec and spec.container. */
 export function withPodParts(object: KubeObject): KubeObject {
@@ -45,7 +45,7 @@ export function withPodParts(object: KubeObject): KubeObject {
       ...spec,
       container: { image: 'img:1', env: [{ name: 'A', value: '1' }], resources: { limits: { cpu: '1' } } },
       podSpec: {
-        containers: [{ name: MAIN_CONTAINER[object.kind ?? ''], env: [{ name: 'B', value: '2' }], volumeMounts: [{ name: 'v', mountPath: '/v' }] }],
+        containers: [{ name: isKaosKind(object.kind) ? CONTAINER_NAME[object.kind] : '', env: [{ name: 'B', value: '2' }], volumeMounts: [{ name: 'v', mountPath: '/v' }] }],
         volumes: [{ name: 'v', emptyDir: {} }],
         nodeSelector: { disk: 'ssd' },
       },

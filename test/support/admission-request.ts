@@ -6,13 +6,20 @@ import type { KubeObject } from '../../src/api/lookup.ts';
 /** Namespace of a request whose object names none. */
 export const REQUEST_NAMESPACE = 'ns';
 
+const SAMPLE_SPECS: Readonly<Record<KaosKind, Record<string, unknown>>> = {
+  Agent: { modelAPI: 'm1' },
+  ModelAPI: { mode: 'Proxy', proxyConfig: { model: 'x' } },
+  MCPServer: { type: 'python-runtime' },
+  MemoryStore: { storage: { type: 'local' }, models: { summarization: { modelAPI: 'm1', model: 'x' }, embedding: { modelAPI: 'm1', model: 'x' } } },
+};
+
 /** A small valid object of `kind`: Agent `a1` in `ns1`, for tests about the protocol rather than the object. */
 export function sampleObject(kind: KaosKind): KubeObject {
   return {
     apiVersion: `${GROUP}/${VERSION}`,
     kind,
     metadata: { name: 'a1', namespace: 'ns1' },
-    spec: kind === 'Agent' ? { modelAPI: 'm1' } : kind === 'ModelAPI' ? { mode: 'Proxy', proxyConfig: { model: 'x' } } : { type: 'python-runtime' },
+    spec: SAMPLE_SPECS[kind],
   };
 }
 

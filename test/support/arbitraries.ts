@@ -426,7 +426,7 @@ const ENVELOPE_VALUES: Record<string, readonly Doc[]> = {
   request: [null, [], 'x', {}],
   'request.uid': ['', 'x', 'a'.repeat(10_000), '\ud800'],
   'request.kind': ['Agent', { group: GROUP, version: VERSION, kind: 'Pod' }, { group: 'apps', version: 'v1', kind: 'Deployment' }, { kind: 'Agent' }],
-  'request.kind.kind': ['Agent', 'ModelAPI', 'MCPServer', 'agent'],
+  'request.kind.kind': ['Agent', 'ModelAPI', 'MCPServer', 'MemoryStore', 'agent'],
   'request.resource': [{ group: GROUP, version: VERSION, resource: 'pods' }, 'agents', { resource: 'agents' }],
   'request.resource.resource': ['agents', 'modelapis', 'mcpservers', 'agents/status'],
   'request.subResource': ['status', 'scale', ''],

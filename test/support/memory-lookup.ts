@@ -22,6 +22,7 @@ const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filt
 function agentReferences(agent: KubeObject, kind: KaosKind): string[] {
   if (kind === 'ModelAPI') return strings([getIn(agent.spec, 'modelAPI')]);
   if (kind === 'MCPServer') return strings(getIn(agent.spec, 'mcpServers'));
+  if (kind === 'MemoryStore') return strings([getIn(agent.spec, 'config', 'memory', 'memoryStore')]);
   return strings(getIn(agent.spec, 'agentNetwork', 'access'));
 }
 

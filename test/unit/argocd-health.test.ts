@@ -1,4 +1,4 @@
-// docs/argocd/health.lua, the Argo CD health check shipped for Agent, ModelAPI and MCPServer, run
+// docs/argocd/health.lua, the Argo CD health check shipped for the four kinds, run
 // in Argo CD's own Lua runtime (gopher-lua, as test/cluster/lua-health wires it: base and table
 // libraries, `obj` global, returned `hs` table) against the statuses the operator writes —
 // made by the controller's own nextStatus() from each verdict — and the CRD's default status of

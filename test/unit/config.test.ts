@@ -10,9 +10,10 @@ t.test('defaults: docs/configuration.md images and model, webhook and metrics po
     mcpNode: 'node:22-slim',
     litellm: 'ghcr.io/berriai/litellm:main-v1.74.3-stable',
     ollama: 'ollama/ollama:0.11.4',
+    memoryService: 'axsauze/kaos-memory-service:0.4.8-dev',
   });
   t.equal(c.defaultModelName, 'smollm2:135m');
-  t.same(c.gateway, { enabled: false, name: '', namespace: '', defaultTimeouts: { agent: '120s', modelAPI: '120s', mcpServer: '30s' } });
+  t.same(c.gateway, { enabled: false, name: '', namespace: '', defaultTimeouts: { agent: '120s', modelAPI: '120s', mcpServer: '30s', memoryStore: '60s' } });
   t.equal(c.referencePolicy, 'Enforce');
   t.same(c.webhook, { enabled: true, host: '0.0.0.0', port: 9443, certDir: '/tmp/k8s-webhook-server/serving-certs', certCheckIntervalSeconds: 10, maxConnections: 1000, bodyTimeoutSeconds: 10 });
   t.equal(c.metricsPort, 8080);
@@ -31,11 +32,15 @@ t.test('values from the environment; an empty value means the default', async (t
     GATEWAY_NAME: 'gw',
     GATEWAY_NAMESPACE: 'gw-system',
     GATEWAY_DEFAULT_MCP_TIMEOUT: '1m30s',
+    GATEWAY_DEFAULT_MEMORYSTORE_TIMEOUT: '2m',
+    DEFAULT_MEMORY_SERVICE_IMAGE: 'r/memory:1',
     REFERENCE_POLICY: 'Warn',
     WEBHOOK_PORT: '10443',
     LOG_LEVEL: 'debug',
   });
   t.equal(c.images.agent, 'r/agent:1');
+  t.equal(c.images.memoryService, 'r/memory:1');
+  t.equal(c.gateway.defaultTimeouts.memoryStore, '2m');
   t.equal(c.defaultModelName, 'smollm2:135m');
   t.same([c.gateway.enabled, c.gateway.name, c.gateway.namespace, c.gateway.defaultTimeouts.mcpServer], [true, 'gw', 'gw-system', '1m30s']);
   t.equal(c.referencePolicy, 'Warn');

@@ -19,12 +19,15 @@ const EXPECTED: Record<string, { path: string; resource: string }> = {
   'magent.kaos.tools': { path: '/mutate-kaos-tools-v1alpha1-agent', resource: 'agents' },
   'mmodelapi.kaos.tools': { path: '/mutate-kaos-tools-v1alpha1-modelapi', resource: 'modelapis' },
   'mmcpserver.kaos.tools': { path: '/mutate-kaos-tools-v1alpha1-mcpserver', resource: 'mcpservers' },
+  'mmemorystore.kaos.tools': { path: '/mutate-kaos-tools-v1alpha1-memorystore', resource: 'memorystores' },
   'vagent.kaos.tools': { path: '/validate-kaos-tools-v1alpha1-agent', resource: 'agents' },
   'vmodelapi.kaos.tools': { path: '/validate-kaos-tools-v1alpha1-modelapi', resource: 'modelapis' },
   'vmcpserver.kaos.tools': { path: '/validate-kaos-tools-v1alpha1-mcpserver', resource: 'mcpservers' },
+  'vmemorystore.kaos.tools': { path: '/validate-kaos-tools-v1alpha1-memorystore', resource: 'memorystores' },
   'vagent-delete.kaos.tools': { path: '/validate-kaos-tools-v1alpha1-agent', resource: 'agents' },
   'vmodelapi-delete.kaos.tools': { path: '/validate-kaos-tools-v1alpha1-modelapi', resource: 'modelapis' },
   'vmcpserver-delete.kaos.tools': { path: '/validate-kaos-tools-v1alpha1-mcpserver', resource: 'mcpservers' },
+  'vmemorystore-delete.kaos.tools': { path: '/validate-kaos-tools-v1alpha1-memorystore', resource: 'memorystores' },
 };
 
 /** The matchConditions each type must carry, as the API server will evaluate them. */
@@ -49,14 +52,16 @@ t.test('service-based configurations', async (t) => {
   t.equal(validating.kind, 'ValidatingWebhookConfiguration');
   t.equal(validating.metadata.name, CONFIGURATION_NAMES.validating);
 
-  t.same(mutating.webhooks.map((w) => w.name), ['magent.kaos.tools', 'mmodelapi.kaos.tools', 'mmcpserver.kaos.tools']);
+  t.same(mutating.webhooks.map((w) => w.name), ['magent.kaos.tools', 'mmodelapi.kaos.tools', 'mmcpserver.kaos.tools', 'mmemorystore.kaos.tools']);
   t.same(validating.webhooks.map((w) => w.name), [
     'vagent.kaos.tools',
     'vmodelapi.kaos.tools',
     'vmcpserver.kaos.tools',
+    'vmemorystore.kaos.tools',
     'vagent-delete.kaos.tools',
     'vmodelapi-delete.kaos.tools',
     'vmcpserver-delete.kaos.tools',
+    'vmemorystore-delete.kaos.tools',
   ]);
 
   const all = [...mutating.webhooks, ...validating.webhooks];
@@ -85,15 +90,16 @@ t.test('service-based configurations', async (t) => {
     t.equal(w.reinvocationPolicy, 'Never');
   }
   for (const w of validating.webhooks) t.match(pathOf(w), /^\/validate-/);
-  const [agent, modelapi, mcp, agentDelete, modelapiDelete, mcpDelete] = validating.webhooks;
-  for (const w of [agent, modelapi, mcp]) {
+  const [agent, modelapi, mcp, store, agentDelete, modelapiDelete, mcpDelete, storeDelete] = validating.webhooks;
+  for (const w of [agent, modelapi, mcp, store]) {
     t.equal(w?.failurePolicy, 'Fail');
     t.same(w?.rules[0]?.operations, ['CREATE', 'UPDATE']);
   }
   t.same(modelapiDelete?.rules[0], { apiGroups: ['kaos.tools'], apiVersions: ['v1alpha1'], operations: ['DELETE'], resources: ['modelapis'], scope: 'Namespaced' });
   t.same(mcpDelete?.rules[0]?.resources, ['mcpservers']);
   t.same(agentDelete?.rules[0]?.resources, ['agents'], 'an Agent others list as a peer');
-  for (const w of [agentDelete, modelapiDelete, mcpDelete]) {
+  t.same(storeDelete?.rules[0]?.resources, ['memorystores'], 'a MemoryStore Agents bind to');
+  for (const w of [agentDelete, modelapiDelete, mcpDelete, storeDelete]) {
     t.equal(w?.failurePolicy, 'Ignore', 'deleting never depends on the operator');
     t.same(w?.rules[0]?.operations, ['DELETE']);
   }
@@ -129,7 +135,7 @@ t.test('url-based configurations for a server outside the cluster', async (t) =>
   const [mutating, validating] = renderWebhookConfigurations({ url: 'https://127.0.0.1:40123/', caBundle: PEM });
   for (const w of [...mutating.webhooks, ...validating.webhooks]) {
     t.notOk('service' in w.clientConfig);
-    t.match(w.clientConfig.url, /^https:\/\/127\.0\.0\.1:40123\/(mutate|validate)-kaos-tools-v1alpha1-(agent|modelapi|mcpserver)$/);
+    t.match(w.clientConfig.url, /^https:\/\/127\.0\.0\.1:40123\/(mutate|validate)-kaos-tools-v1alpha1-(agent|modelapi|mcpserver|memorystore)$/);
   }
   t.equal(mutating.webhooks[0]?.clientConfig.url, 'https://127.0.0.1:40123/mutate-kaos-tools-v1alpha1-agent');
 });

@@ -1,25 +1,32 @@
 // The mutating webhook's decision, as a pure function (docs/api.md, "Defaulting"): derived values
-// (container image, an Agent's MODEL_NAME and toolCallMode) first, then the schema's constant defaults. Idempotent:
-// running it on its own output changes nothing. Never touches status.
+// (container image, an Agent's MODEL_NAME, toolCallMode and memory defaults, a MemoryStore's
+// replicas) first, then the schema's constant defaults. Idempotent: running it on its own output
+// changes nothing. Never touches status.
 import type { Config } from '../../config.ts';
 import { readDefaulted, writeDefaulted } from './defaulted-annotation.ts';
 import {
   defaultImage,
   deriveToolCallMode,
   imageField,
+  memoryTypeField,
+  memoryTypeFor,
   modelNameEntry,
   modelNameField,
   modelNameFor,
   MODEL_NAME_ENV,
+  ORIGINAL_MEMORY_DEFAULTS,
+  replicasField,
+  replicasFor,
   TOOL_CALL_MODE_FIELD,
   type DerivedField,
 } from './derived-defaults.ts';
 import { goQuote } from '../go-format.ts';
-import { asArray, asRecord, cloneJson, isRecord, isSet, jsonEqual, type JsonRecord } from '../json.ts';
+import { asArray, asRecord, cloneJson, getIn, isRecord, isSet, jsonEqual, type JsonRecord } from '../json.ts';
 import type { KaosKind } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 import { applySchemaDefaults } from './schema-defaults.ts';
 import { SPEC_SCHEMAS } from '../schema/index.ts';
+import { memoryShapeOf } from '../shapes.ts';
 import { clampWarning } from '../warnings.ts';
 
 export interface DefaultingContext {
@@ -135,11 +142,45 @@ export function defaultObject(kind: KaosKind, object: KubeObject, ctx: Defaultin
   }
 
   if (kind === 'Agent' && deriveToolCallMode(spec, recorded.has(TOOL_CALL_MODE_FIELD))) ours.add(TOOL_CALL_MODE_FIELD);
+  if (kind === 'Agent') {
+    for (const path of defaultMemory(spec, history)) ours.add(path);
+  }
+  if (kind === 'MemoryStore') {
+    const replicas = replicasFor(spec);
+    if (decide(replicasField, spec, history(replicasField), { fill: replicas, refresh: replicas }).ours) ours.add(replicasField.path);
+  }
 
   writeDefaulted(out, ours);
   // After the derived values, so that a config block created for MODEL_NAME gets its defaults too.
   applySchemaDefaults(SPEC_SCHEMAS[kind], spec);
   return { object: out, defaulted: [...ours].sort(), warnings };
+}
+
+/**
+ * An Agent's memory block (docs/api.md, "Agent remote memory"): its `type` follows its MemoryStore
+ * binding, and the original shape's defaults fill an original-shape block only. When a request
+ * binds the block to a MemoryStore, the defaults chosen for the original shape that it left as
+ * stored go (as a chosen MODEL_NAME goes with spec.model): a user's own value stays, and
+ * validation names the mix. Returns the fields that hold our value.
+ */
+function defaultMemory(spec: JsonRecord, history: (field: DerivedField) => FieldHistory): string[] {
+  const ours: string[] = [];
+  const type = memoryTypeFor(spec);
+  if (decide(memoryTypeField, spec, history(memoryTypeField), { fill: type, refresh: type }).ours) ours.push(memoryTypeField.path);
+  const original = memoryShapeOf(getIn(spec, 'config', 'memory')) === 'original';
+  for (const { field, value } of ORIGINAL_MEMORY_DEFAULTS) {
+    const h = history(field);
+    if (original) {
+      if (decide(field, spec, h, { fill: value, refresh: value }).ours) ours.push(field.path);
+      continue;
+    }
+    const current = field.read(spec);
+    if (!h.recorded || current === undefined) continue;
+    const untouched = h.oldSpec === undefined ? jsonEqual(current, value) : h.recordedBefore && jsonEqual(current, field.read(h.oldSpec));
+    if (untouched) field.remove(spec);
+    else ours.push(field.path);
+  }
+  return ours;
 }
 
 /** Drops the MODEL_NAME entry from spec.config.env, and the list when nothing else is left in it. */

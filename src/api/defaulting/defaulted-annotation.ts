@@ -3,9 +3,10 @@
 //
 // Format: the field paths, sorted, joined by "," without spaces, e.g.
 //   kaos.tools/defaulted: spec.config.env[MODEL_NAME],spec.container.image
-// Only derived values are listed (images, MODEL_NAME). Constant defaults (waitForDependencies,
-// reasoningLoopMaxSteps, ...) are not: they live in the CRD schema, kube-apiserver applies them
-// too, and nothing ever needs re-deriving them.
+// Only derived values are listed (images, MODEL_NAME, a memory block's type and the original
+// shape's memory defaults, which depend on the block's shape, a MemoryStore's replicas). Constant
+// defaults (waitForDependencies, reasoningLoopMaxSteps, ...) are not: they live in the CRD schema,
+// kube-apiserver applies them too, and nothing ever needs re-deriving them.
 import { DEFAULTED_ANNOTATION } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 

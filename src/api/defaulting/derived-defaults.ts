@@ -1,13 +1,15 @@
 // Values the webhook derives from other fields or from the operator's configuration (docs/api.md, "Defaulting"):
-// the container image of each kind, an Agent's MODEL_NAME, and the toolCallMode of a newer-shape Agent.
+// the container image of each kind, an Agent's MODEL_NAME, memory type and (newer shape) toolCallMode,
+// a MemoryStore's replicas.
 import type { Config, ImageDefaults } from '../../config.ts';
-import { AGENT_DEFAULTS } from '../defaults.ts';
+import { AGENT_DEFAULTS, MEMORY_STORE_DEFAULTS } from '../defaults.ts';
 import { asArray, asRecord, asString, getIn, isRecord, isSet, type JsonRecord } from '../json.ts';
 import type { KaosKind } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
-import { shapeOf } from '../shapes.ts';
+import { ORIGINAL_MEMORY_FIELDS, shapeOf } from '../shapes.ts';
 
 export const IMAGE_FIELD = 'spec.container.image';
+export const REPLICAS_FIELD = 'spec.replicas';
 export const MODEL_NAME_ENV = 'MODEL_NAME';
 export const MODEL_NAME_FIELD = `spec.config.env[${MODEL_NAME_ENV}]`;
 export const TOOL_CALL_MODE_FIELD = 'spec.config.toolCallMode';
@@ -37,6 +39,66 @@ export const imageField: DerivedField = {
     return true;
   },
 };
+
+/** A field of an Agent's memory block, written only into a block the spec already has, never one of its own making. */
+export interface MemoryField extends DerivedField {
+  /** Deletes the field (a default of the original shape, when the block turns remote). */
+  remove(spec: JsonRecord): void;
+}
+
+function memoryField(name: string): MemoryField {
+  const block = (spec: JsonRecord): JsonRecord | undefined => asRecord(getIn(spec, 'config', 'memory'));
+  return {
+    path: `spec.config.memory.${name}`,
+    read: (spec) => block(spec)?.[name],
+    write(spec, value) {
+      const memory = block(spec);
+      if (memory === undefined) return false;
+      memory[name] = value;
+      return true;
+    },
+    remove(spec) {
+      const memory = block(spec);
+      if (memory !== undefined) delete memory[name];
+    },
+  };
+}
+
+/** An Agent's memory type (docs/api.md, "Agent remote memory"). */
+export const memoryTypeField: MemoryField = memoryField('type');
+
+/**
+ * The original shape's memory defaults (contextLimit, maxSessions, maxSessionEvents), with their
+ * values: the webhook fills them into an original-shape block only, and records them, so that they
+ * go with the request that binds the block to a MemoryStore.
+ */
+export const ORIGINAL_MEMORY_DEFAULTS: readonly { field: MemoryField; value: number }[] = ORIGINAL_MEMORY_FIELDS.map((name) => ({
+  field: memoryField(name),
+  value: AGENT_DEFAULTS.memory[name],
+}));
+
+/** `remote` when the block names a MemoryStore, else `local`; nothing without a memory block. */
+export function memoryTypeFor(spec: unknown): string | undefined {
+  const memory = asRecord(getIn(spec, 'config', 'memory'));
+  if (memory === undefined) return undefined;
+  return isSet(memory.memoryStore) ? 'remote' : AGENT_DEFAULTS.memory.type;
+}
+
+/** A MemoryStore's replicas (docs/api.md, "MemoryStore"). */
+export const replicasField: DerivedField = {
+  path: REPLICAS_FIELD,
+  read: (spec) => spec.replicas,
+  write(spec, value) {
+    spec.replicas = value;
+    return true;
+  },
+};
+
+/** By storage mode; nothing for a mode the schema refuses. */
+export function replicasFor(spec: unknown): number | undefined {
+  const type = getIn(spec, 'storage', 'type');
+  return type === 'local' || type === 'external' ? MEMORY_STORE_DEFAULTS.replicas[type] : undefined;
+}
 
 const isModelNameEntry = (e: unknown): boolean => isRecord(e) && e.name === MODEL_NAME_ENV;
 
@@ -85,6 +147,8 @@ export function defaultImage(kind: KaosKind, spec: unknown, images: ImageDefault
       if (source !== 'fromPackage') return undefined;
       return type === 'python-runtime' ? images.mcpPython : type === 'node-runtime' ? images.mcpNode : undefined;
     }
+    case 'MemoryStore':
+      return images.memoryService;
   }
 }
 

@@ -1,7 +1,7 @@
 // Agent (docs/api.md, "Agent").
 import { Type, type Static } from '@sinclair/typebox';
 import { AGENT_DEFAULTS } from '../defaults.ts';
-import { AGENT_PHASES, MEMORY_TYPES, TOOL_CALL_MODES } from '../enums.ts';
+import { AGENT_PHASES, MEMORY_FAILURE_MODES, MEMORY_READ_SCOPES, MEMORY_TOOLS, MEMORY_TYPES, TOOL_CALL_MODES } from '../enums.ts';
 import { MAX_DESCRIPTION_LENGTH, MAX_INLINE_TEXT_LENGTH, MAX_MODEL_LENGTH, MAX_NAME_LENGTH, MAX_REFERENCES } from './limits.ts';
 import { ContainerOverride, EnvVarList, GatewayRoute, PodSpecFragment, Telemetry } from './common.ts';
 import { AGENT_HARNESS, NOT_SUPPORTED } from '../unsupported-features.ts';
@@ -10,19 +10,49 @@ import { StatusSchema } from './status.ts';
 
 const memory = AGENT_DEFAULTS.memory;
 
+/**
+ * Two shapes in one block (docs/api.md, "Agent remote memory"): the original one (`contextLimit`,
+ * `maxSessions`, `maxSessionEvents`: memory inside the agent) and KAOS's newest (`memoryStore`,
+ * `maxReadScope`, `clientParams`, `tools`, `failureMode`: memory in a MemoryStore). The original
+ * fields carry no CRD default: the API server would write them into every block, remote ones too,
+ * before the webhook could tell them from the user's; the webhook fills them per shape
+ * (defaulting/default-object.ts). `type` is derived from `memoryStore` the same way.
+ */
 export const AgentMemory = Type.Object(
   {
-    enabled: Type.Optional(Type.Boolean({ default: memory.enabled, description: 'Whether the agent keeps session memory.' })),
-    type: Type.Optional(StringEnum(MEMORY_TYPES, { default: memory.type, description: 'Memory backend.' })),
+    enabled: Type.Optional(Type.Boolean({ default: memory.enabled, description: 'Whether the agent keeps memory.' })),
+    type: Type.Optional(
+      StringEnum(MEMORY_TYPES, { description: 'local (in the agent) or remote (a MemoryStore); unset: remote with memoryStore, else local.' }),
+    ),
     contextLimit: Type.Optional(
-      Int32({ minimum: 1, maximum: 100, default: memory.contextLimit, description: 'Past events included in the model context.' }),
+      Int32({ minimum: 1, maximum: 100, description: `Past events included in the model context (original shape; default ${memory.contextLimit}).` }),
     ),
-    maxSessions: Type.Optional(Int32({ minimum: 1, maximum: 100000, default: memory.maxSessions, description: 'Sessions kept.' })),
+    maxSessions: Type.Optional(Int32({ minimum: 1, maximum: 100000, description: `Sessions kept (original shape; default ${memory.maxSessions}).` })),
     maxSessionEvents: Type.Optional(
-      Int32({ minimum: 1, maximum: 10000, default: memory.maxSessionEvents, description: 'Events kept per session.' }),
+      Int32({ minimum: 1, maximum: 10000, description: `Events kept per session (original shape; default ${memory.maxSessionEvents}).` }),
     ),
+    memoryStore: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of a MemoryStore in the same namespace.' })),
+    maxReadScope: Type.Optional(
+      StringEnum(MEMORY_READ_SCOPES, { description: "The widest scope the agent reads; at most its MemoryStore's maxReadScope." }),
+    ),
+    clientParams: Type.Optional(
+      Type.Object(
+        {
+          tokenBudget: Type.Optional(Int32({ minimum: 0, description: 'Tokens of memory the agent puts in its context (MEMORY_SHORT_TERM_TOKEN_BUDGET).' })),
+          rollingSummary: Type.Optional(Type.Boolean({ description: 'Keep a rolling summary of the session (MEMORY_ROLLING_SUMMARY).' })),
+        },
+        { description: "The agent's side of remote memory." },
+      ),
+    ),
+    tools: Type.Optional(StringEnum(MEMORY_TOOLS, { description: 'The memory tools the model gets; needs memoryStore.' })),
+    failureMode: Type.Optional(
+      StringEnum(MEMORY_FAILURE_MODES, { description: "What a failed memory write does; unset: the MemoryStore's defaultFailureMode." }),
+    ),
+    scope: Type.Optional(AnyValue({ description: "KAOS's first read-scope field: refused, use maxReadScope." })),
+    defaultReadScope: Type.Optional(AnyValue({ description: "KAOS's second read-scope form: refused, use maxReadScope." })),
+    readScopes: Type.Optional(AnyValue({ description: "KAOS's second read-scope form: refused, use maxReadScope." })),
   },
-  { description: 'Conversation memory of the agent.' },
+  { description: 'Memory of the agent: in its own process, or in a MemoryStore.' },
 );
 
 /** Autonomous execution (newer shape): a non-blank goal makes the agent loop on its own from start-up. */
@@ -133,7 +163,7 @@ export const AgentSpec = Type.Object({
   waitForDependencies: Type.Optional(
     Type.Boolean({
       default: AGENT_DEFAULTS.waitForDependencies,
-      description: 'Wait for the ModelAPI and MCPServers to be ready before creating the Deployment.',
+      description: 'Wait for the ModelAPI, MCPServers and MemoryStore to be ready before creating the Deployment.',
     }),
   ),
   gatewayRoute: Type.Optional(GatewayRoute),
@@ -145,6 +175,6 @@ export const AgentSpec = Type.Object({
 export type AgentSpec = Static<typeof AgentSpec>;
 
 export const AgentStatus = StatusSchema(AGENT_PHASES, {
-  linkedResources: Type.Optional(StringMap({ description: 'Objects this Agent uses, e.g. {modelapi: <name>}.' })),
+  linkedResources: Type.Optional(StringMap({ description: 'Objects this Agent uses: {modelapi: <name>}, and memorystore: <name> when bound.' })),
 });
 export type AgentStatus = Static<typeof AgentStatus>;

@@ -1,4 +1,4 @@
-// Pieces shared by the three kinds (docs/api.md, "Common behaviour" and "Shared types").
+// Pieces shared by the four kinds (docs/api.md, "Common behaviour" and "Shared types").
 import { Type, type Static } from '@sinclair/typebox';
 import {
   MAX_ARG_LENGTH,

@@ -1,4 +1,4 @@
-// Builds the three CustomResourceDefinitions from the schemas (pure; crds/generate.ts writes them).
+// Builds the four CustomResourceDefinitions from the schemas (pure; crds/generate.ts writes them).
 import type { TSchema } from '@sinclair/typebox';
 import { Document, Scalar, visit } from 'yaml';
 import { GROUP, KIND_NAMES, KINDS, VERSION, type KaosKind } from '../kinds.ts';
@@ -40,6 +40,10 @@ const SPEC_COLUMNS: Readonly<Record<KaosKind, readonly PrinterColumn[]>> = {
   ],
   ModelAPI: [{ name: 'Mode', type: 'string', jsonPath: '.spec.mode' }],
   MCPServer: [{ name: 'Type', type: 'string', jsonPath: '.spec.type' }],
+  MemoryStore: [
+    { name: 'Engine', type: 'string', jsonPath: '.spec.engine' },
+    { name: 'Storage', type: 'string', jsonPath: '.spec.storage.type' },
+  ],
 };
 
 /** Columns of the newer shapes (docs/api.md, "Newer KAOS shapes"), beside the original ones, which stay. */

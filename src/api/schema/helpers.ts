@@ -49,3 +49,10 @@ export function Int32(options: IntegerOptions = {}): TInteger {
 export function Int64(options: IntegerOptions = {}): TInteger {
   return Type.Integer({ ...options, format: 'int64' });
 }
+
+/**
+ * resource.Quantity as a string (e.g. `5Gi`), with the pattern Kubernetes' own CRDs carry for it,
+ * so the API server refuses a malformed size before any webhook runs.
+ */
+export const QUANTITY_PATTERN =
+  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';

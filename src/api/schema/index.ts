@@ -1,10 +1,11 @@
-// The single source of truth of kaos.tools/v1alpha1: the object schemas of the three kinds, from
+// The single source of truth of kaos.tools/v1alpha1: the object schemas of the four kinds, from
 // which the CRDs are generated, the webhooks default and validate, and the TypeScript types come.
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import type { KaosKind } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 import { AgentSpec, AgentStatus } from './agent.ts';
 import { MCPServerSpec, MCPServerStatus } from './mcpserver.ts';
+import { MemoryStoreSpec, MemoryStoreStatus } from './memorystore.ts';
 import { ModelAPISpec, ModelAPIStatus } from './modelapi.ts';
 
 export type ObjectMeta = NonNullable<KubeObject['metadata']>;
@@ -35,33 +36,39 @@ function ResourceSchema<S extends TSchema, T extends TSchema>(spec: S, status: T
 export const AgentSchema = ResourceSchema(AgentSpec, AgentStatus);
 export const ModelAPISchema = ResourceSchema(ModelAPISpec, ModelAPIStatus);
 export const MCPServerSchema = ResourceSchema(MCPServerSpec, MCPServerStatus);
+export const MemoryStoreSchema = ResourceSchema(MemoryStoreSpec, MemoryStoreStatus);
 
 export type Agent = Static<typeof AgentSchema>;
 export type ModelAPI = Static<typeof ModelAPISchema>;
 export type MCPServer = Static<typeof MCPServerSchema>;
-/** An object of one of the three kinds that conforms to its schema. */
-export type KaosObject = Agent | ModelAPI | MCPServer;
+export type MemoryStore = Static<typeof MemoryStoreSchema>;
+/** An object of one of the four kinds that conforms to its schema. */
+export type KaosObject = Agent | ModelAPI | MCPServer | MemoryStore;
 
 export interface KaosObjects {
   Agent: Agent;
   ModelAPI: ModelAPI;
   MCPServer: MCPServer;
+  MemoryStore: MemoryStore;
 }
 
 export const OBJECT_SCHEMAS: Readonly<Record<KaosKind, TObject>> = {
   Agent: AgentSchema,
   ModelAPI: ModelAPISchema,
   MCPServer: MCPServerSchema,
+  MemoryStore: MemoryStoreSchema,
 };
 
 export const SPEC_SCHEMAS: Readonly<Record<KaosKind, TObject>> = {
   Agent: AgentSpec,
   ModelAPI: ModelAPISpec,
   MCPServer: MCPServerSpec,
+  MemoryStore: MemoryStoreSpec,
 };
 
 export * from './agent.ts';
 export * from './common.ts';
 export * from './mcpserver.ts';
+export * from './memorystore.ts';
 export * from './modelapi.ts';
 export * from './status.ts';

@@ -29,6 +29,8 @@ export const MAX_MODELS = 256;
 export const MAX_PROVIDER_LENGTH = 253;
 /** `proxyConfig.apiKey.value`: an API key written inline (better kept in a Secret). */
 export const MAX_API_KEY_LENGTH = 64 * 1024;
+/** Quantities (`storage.local.persistentVolume.size`). */
+export const MAX_QUANTITY_LENGTH = 64;
 /** Durations (`gatewayRoute.timeout`). */
 export const MAX_DURATION_LENGTH = 64;
 /** `config.description`. */

@@ -1,4 +1,4 @@
-// The status of all three kinds (docs/api.md, "Status and conditions"): KAOS' phase/ready/endpoint/message plus kstatus conditions.
+// The status of all four kinds (docs/api.md, "Status and conditions"): KAOS' phase/ready/endpoint/message plus kstatus conditions.
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
 import { CONDITION_STATUSES } from '../enums.ts';
 import { Int32, Int64, MapList, StringEnum } from './helpers.ts';

@@ -76,6 +76,7 @@ export const TELEMETRY_PATH: Readonly<Record<KaosKind, readonly string[]>> = {
   Agent: ['config', 'telemetry'],
   ModelAPI: ['telemetry'],
   MCPServer: ['telemetry'],
+  MemoryStore: ['telemetry'],
 };
 
 /**

@@ -1,6 +1,8 @@
 // Which reference policy judges an object (docs/api.md, "Reference policy"): the object's annotation, else its
 // namespace's label, else the operator's configuration — the most specific wins.
 import { notSupported, type FieldError } from '../field-error.ts';
+import { clampWarning } from '../warnings.ts';
+import type { ValidationResult } from './validation-types.ts';
 import { goQuote } from '../go-format.ts';
 import { REFERENCE_POLICIES, REFERENCE_POLICY_KEY, type ReferencePolicy } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
@@ -34,4 +36,14 @@ export function resolveReferencePolicy(
     warnings.push(`namespace label ${REFERENCE_POLICY_KEY}=${goQuote(label)} is not Enforce or Warn; using ${operatorDefault}`);
   }
   return { policy: operatorDefault, errors, warnings };
+}
+
+/**
+ * A reference that does not hold — a missing object, a model its ModelAPI does not serve, a read
+ * scope above its MemoryStore's — judged under the policy: a denial under Enforce, a warning under
+ * Warn (for pipelines that apply out of order).
+ */
+export function judgeReference(policy: ReferencePolicy, error: FieldError, result: ValidationResult): void {
+  if (policy === 'Enforce') result.errors.push(error);
+  else result.warnings.push(clampWarning(`${error.errorString()} (allowed: reference policy Warn)`));
 }

@@ -29,7 +29,7 @@ export function createAjv(): Ajv {
 
 let specValidators: Readonly<Record<KaosKind, ValidateFunction>> | undefined;
 
-/** The compiled validator of a kind's spec; the first call compiles all three. */
+/** The compiled validator of a kind's spec; the first call compiles all four. */
 export function specValidator(kind: KaosKind): ValidateFunction {
   if (specValidators === undefined) {
     const ajv = createAjv();

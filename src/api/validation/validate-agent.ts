@@ -6,19 +6,13 @@ import { referencedNames } from '../agent-references.ts';
 import { child, duplicate, index, invalid, invalidOmitValue, notFound, required, type FieldError } from '../field-error.ts';
 import { goQuote } from '../go-format.ts';
 import { asArray, asRecord, getIn, type JsonRecord } from '../json.ts';
-import type { ReferencePolicy } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 import { validateDNS1123Subdomain } from '../name-validation.ts';
 import { modelServedError } from './new-shapes.ts';
-import type { AgentReferences, ValidationResult } from './validation-types.ts';
+import { validateAgentMemory } from './agent-memory.ts';
+import { judgeReference } from './reference-policy.ts';
+import type { AgentValidationContext, ValidationResult } from './validation-types.ts';
 import { clampWarning } from '../warnings.ts';
-
-export interface AgentValidationContext {
-  /** The stored object on UPDATE: only references it did not already hold are checked. */
-  oldObject?: KubeObject;
-  references?: AgentReferences;
-  policy: ReferencePolicy;
-}
 
 const isReady = (object: KubeObject): boolean => getIn(object.status, 'ready') === true;
 
@@ -29,14 +23,11 @@ export function validateAgent(object: KubeObject, ctx: AgentValidationContext): 
   const spec: JsonRecord = asRecord(object.spec) ?? {};
   const previous = referencedNames(ctx.oldObject?.spec);
   const noWait = spec.waitForDependencies === false;
-  const errors: FieldError[] = [];
-  const warnings: string[] = [];
+  const result: ValidationResult = { errors: [], warnings: [] };
+  const { errors, warnings } = result;
 
   /** A missing ModelAPI or MCPServer: a denial under Enforce, a warning under Warn. */
-  const missing = (error: FieldError): void => {
-    if (ctx.policy === 'Enforce') errors.push(error);
-    else warnings.push(clampWarning(`${error.errorString()} (allowed: reference policy Warn)`));
-  };
+  const missing = (error: FieldError): void => judgeReference(ctx.policy, error, result);
 
   /** Checks a dependency that is new in this request and has a valid name. */
   const dependency = (
@@ -100,7 +91,8 @@ export function validateAgent(object: KubeObject, ctx: AgentValidationContext): 
   });
 
   errors.push(...blankGoalErrors(spec));
-  return { errors, warnings };
+  const memory = validateAgentMemory(spec, ctx);
+  return { errors: [...errors, ...memory.errors], warnings: [...warnings, ...memory.warnings] };
 }
 
 /**

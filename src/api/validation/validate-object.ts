@@ -11,8 +11,12 @@ import { checkSchema } from './schema-validation.ts';
 import { validateAgent } from './validate-agent.ts';
 import { validateMCPServer } from './validate-mcpserver.ts';
 import { validateModelAPI } from './validate-modelapi.ts';
+import { validateMemoryStore } from './validate-memorystore.ts';
 import type { AgentReferences, ValidationResult } from './validation-types.ts';
-import { stillReferencedWarning } from '../warnings.ts';
+import { clampWarning, namingWarning, stillReferencedWarning } from '../warnings.ts';
+import { goQuote } from '../go-format.ts';
+import { strandedByCeiling } from '../memory-rules.ts';
+import { getIn } from '../json.ts';
 import { servedPatterns, strandedAgents } from '../model-patterns.ts';
 import { mixedShapeErrors } from '../shapes.ts';
 import { unsupportedFeatureErrors } from '../unsupported-features.ts';
@@ -27,6 +31,13 @@ export interface ValidationContext {
   referencePolicy: ReferencePolicy;
   /** Agents: the objects they reference, looked up by the caller. */
   references?: AgentReferences;
+  /** MemoryStores: the ModelAPIs their model bindings name, looked up by the caller (unchecked: not looked up, with why). */
+  memoryStoreReferences?: { modelAPIs: ReadonlyMap<string, KubeObject | undefined>; unchecked?: ReadonlyMap<string, string> };
+  /**
+   * MemoryStore UPDATE: the Agents bound to it that name their own maxReadScope, from the cache;
+   * those a lowered ceiling strands are warned about. Absent: not judged.
+   */
+  memoryStoreDependents?: readonly { name: string; maxReadScope: string }[];
   /** The operator's DEFAULT_TELEMETRY_ENDPOINT ('' or absent: none). */
   defaultTelemetryEndpoint?: string;
   /**
@@ -58,7 +69,6 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
   ];
   switch (kind) {
     case 'Agent': {
-      // The policy only means something for Agents, the one kind with references to judge.
       const policy = resolveReferencePolicy(object, ctx.namespaceLabels, ctx.referencePolicy);
       const own = validateAgent(clipped, { oldObject: ctx.oldObject, references: ctx.references, policy: policy.policy });
       return {
@@ -81,13 +91,44 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
       const own = validateMCPServer(clipped, ctx.mcpRuntimes === undefined ? {} : { runtimes: ctx.mcpRuntimes });
       return { errors: [...schemaErrors, ...ownErrors([...shapeErrors, ...own.errors])], warnings: [...own.warnings, ...shapeWarnings] };
     }
+    case 'MemoryStore': {
+      const policy = resolveReferencePolicy(object, ctx.namespaceLabels, ctx.referencePolicy);
+      const references = ctx.memoryStoreReferences;
+      const own = validateMemoryStore(clipped, {
+        ...(ctx.oldObject === undefined ? {} : { oldObject: ctx.oldObject }),
+        policy: policy.policy,
+        ...(references === undefined ? {} : { modelAPIs: references.modelAPIs, ...(references.unchecked === undefined ? {} : { unchecked: references.unchecked }) }),
+      });
+      const stranded =
+        ctx.oldObject === undefined || ctx.memoryStoreDependents === undefined
+          ? []
+          : strandedByCeiling(ctx.oldObject.spec, clipped.spec, ctx.memoryStoreDependents);
+      return {
+        errors: [...policy.errors, ...schemaErrors, ...ownErrors([...shapeErrors, ...own.errors])],
+        warnings: [...policy.warnings, ...own.warnings, ...shapeWarnings, ...strandedCeilingWarning(object.metadata?.name ?? '', clipped.spec, stranded)],
+      };
+    }
   }
+}
+
+/** `MemoryStore "s" maxReadScope "session" is below the maxReadScope of Agents: a1, a2` (names sorted). */
+function strandedCeilingWarning(store: string, spec: unknown, agents: readonly string[]): string[] {
+  if (agents.length === 0) return [];
+  const ceiling = getIn(spec, 'maxReadScope');
+  const scope = typeof ceiling === 'string' ? ceiling : 'agent';
+  return [namingWarning(`MemoryStore ${goQuote(store)} maxReadScope ${goQuote(scope)} is below the maxReadScope of Agents: `, agents)];
 }
 
 /**
  * Warnings for deleting an object that Agents still use (docs/api.md, "Warnings"): deletion is never refused,
- * only flagged. `referencingAgents` are the Agents' names, sorted.
+ * only flagged. `referencingAgents` are the Agents' names, sorted. A MemoryStore in local mode
+ * takes its memories with it (its PersistentVolumeClaim goes too): said beside the names.
  */
-export function deletionWarnings(kind: KaosKind, name: string, referencingAgents: readonly string[]): string[] {
-  return referencingAgents.length === 0 ? [] : [stillReferencedWarning(kind, name, referencingAgents)];
+export function deletionWarnings(kind: KaosKind, name: string, referencingAgents: readonly string[], old?: KubeObject): string[] {
+  if (referencingAgents.length === 0) return [];
+  const warnings = [stillReferencedWarning(kind, name, referencingAgents)];
+  if (kind === 'MemoryStore' && getIn(old?.spec, 'storage', 'type') === 'local') {
+    warnings.push(clampWarning(`MemoryStore ${goQuote(name)}: its PersistentVolumeClaim, and the memories on it, are deleted with it`));
+  }
+  return warnings;
 }

@@ -1,5 +1,6 @@
 // Shapes shared by the per-kind validators.
 import type { FieldError } from '../field-error.ts';
+import type { ReferencePolicy } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 
 /**
@@ -12,6 +13,8 @@ export interface AgentReferences {
   mcpServers: ReadonlyMap<string, KubeObject | undefined>;
   /** Peer Agents: whether each exists. */
   agents: ReadonlyMap<string, boolean>;
+  /** The MemoryStore `config.memory.memoryStore` names (absent: not looked up). */
+  memoryStores?: ReadonlyMap<string, KubeObject | undefined>;
   /**
    * Dependencies that were not looked up because the request's lookup budget ran out
    * (lookup-budget.ts), each with the reason as a field-error detail. Unknown is not known to
@@ -20,7 +23,15 @@ export interface AgentReferences {
   unchecked?: {
     modelAPIs: ReadonlyMap<string, string>;
     mcpServers: ReadonlyMap<string, string>;
+    memoryStores?: ReadonlyMap<string, string>;
   };
+}
+
+export interface AgentValidationContext {
+  /** The stored object on UPDATE: only references it did not already hold are checked. */
+  oldObject?: KubeObject;
+  references?: AgentReferences;
+  policy: ReferencePolicy;
 }
 
 export interface ValidationResult {

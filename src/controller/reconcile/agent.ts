@@ -19,33 +19,46 @@
 // status changes no pod spec, and an Agent of a bulk apply reaches its final pod template with
 // one Deployment write (one rollout), not one without its peers and another once they report.
 //
+// MemoryStore (docs/api.md, "Agent remote memory"): awaited only at first creation; a running Agent
+// is never blocked by it, and the MemoryDegraded condition says when it serves without it.
+//
 // Peers (agentNetwork.access) never block: a missing peer, or one that is not exposed
 // (`agentNetwork.expose: false`: it has no Service), is left out and wired in when it appears or
 // is exposed (its creation and its spec changes wake this Agent: triggers.ts).
-import { asArray, asRecord, asString } from '../../api/json.ts';
+import { asArray, asRecord, asString, getIn } from '../../api/json.ts';
+import { ceilingExceeded, storeCeiling } from '../../api/memory-rules.ts';
 import { isModelServed, servedPatterns } from '../../api/model-patterns.ts';
+import { memoryShapeOf } from '../../api/shapes.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { agentExposed, endpointFor, renderAgent, workloadName, type AgentDeps } from '../../render/index.ts';
 import {
+  invalidMemoryReadScope,
   mcpServerNotReady,
   mcpServerUnresolved,
-  mirrorDeployment,
+  memoryDegraded,
+  memoryStoreNotFound,
+  memoryStoreNotReady,
   modelAPINotReady,
   modelAPIUnresolved,
   modelNotSupported,
   notFoundReason,
-  type Outcome,
+  type ExtraCondition,
   type Verdict,
 } from '../status.ts';
-import { converge, ownedChild } from './children.ts';
+import { converge, existingChildren, ownedChild } from './children.ts';
 import type { KindReconciler, ReconcileReads } from './context.ts';
-import { reconciler, regarding, settleStatus, type Run } from './frame.ts';
+import { reconciler, recordDependencyEvent, regarding, settleStatus, type Run } from './frame.ts';
 
 /** Either everything an Agent's render needs, or why it cannot be rendered yet. */
 export type AgentResolution = { deps: AgentDeps } | { verdict: Verdict };
 
-/** Pure over the cache: docs/api.md's resolution ("Agent reconcile") of an Agent's ModelAPI, MCPServers and peers. */
-export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec: unknown): AgentResolution {
+/**
+ * Pure over the cache: docs/api.md's resolution ("Agent reconcile") of an Agent's ModelAPI,
+ * MCPServers, MemoryStore and peers. `firstCreation`: the Agent has no Deployment yet, so with
+ * waitForDependencies it waits for its MemoryStore too; a running Agent never does (docs/api.md,
+ * "Agent remote memory": it serves with short-term memory only, and MemoryDegraded says so).
+ */
+export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec: unknown, firstCreation = true): AgentResolution {
   const s = asRecord(spec) ?? {};
   const wait = s.waitForDependencies !== false;
 
@@ -69,6 +82,20 @@ export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec:
     mcpServers.push({ name, endpoint: endpointFor('MCPServer', name, namespace) });
   }
 
+  // The MemoryStore: its endpoint follows from its name, so its readiness changes no pod spec.
+  let memoryStore: AgentDeps['memoryStore'];
+  const storeName = boundStore(spec);
+  if (storeName !== undefined) {
+    const store = reads.kaos('MemoryStore', namespace, storeName);
+    if (store !== undefined) {
+      const exceeded = ceilingExceeded(getIn(spec, 'config', 'memory', 'maxReadScope'), storeName, store.spec);
+      if (exceeded !== undefined) return { verdict: invalidMemoryReadScope(exceeded) };
+      memoryStore = { endpoint: endpointFor('MemoryStore', storeName, namespace), maxReadScope: storeCeiling(store.spec) };
+    }
+    if (wait && firstCreation && store === undefined) return { verdict: memoryStoreNotFound(storeName) };
+    if (wait && firstCreation && store !== undefined && !isReady(store)) return { verdict: memoryStoreNotReady(storeName) };
+  }
+
   const peers: { name: string; endpoint: string }[] = [];
   for (const name of strings(asRecord(s.agentNetwork)?.access)) {
     const peer = reads.kaos('Agent', namespace, name);
@@ -88,53 +115,71 @@ export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec:
       },
       mcpServers,
       peers,
+      ...(memoryStore === undefined ? {} : { memoryStore }),
     },
   };
 }
 
+/** The MemoryStore the Agent's memory binds to, if any. */
+function boundStore(spec: unknown): string | undefined {
+  const store = asString(getIn(spec, 'config', 'memory', 'memoryStore'));
+  return store === undefined || store === '' ? undefined : store;
+}
+
+/**
+ * The MemoryDegraded condition of an Agent whose memory block is in KAOS's newest form (docs/api.md,
+ * "Agent remote memory"); none otherwise, so Agents without remote memory keep the status they had.
+ */
+export function memoryCondition(reads: ReconcileReads, namespace: string, spec: unknown): ExtraCondition[] {
+  const memory = getIn(spec, 'config', 'memory');
+  if (memory === undefined || memoryShapeOf(memory) !== 'new') return [];
+  const store = boundStore(spec);
+  if (store === undefined) return [memoryDegraded(undefined, undefined)];
+  const object = reads.kaos('MemoryStore', namespace, store);
+  return [memoryDegraded(store, object === undefined ? 'missing' : isReady(object) ? undefined : 'not-ready')];
+}
+
 export const reconcileAgent: KindReconciler = reconciler('Agent', async (run) => {
   const { ctx, key } = run;
-  const linkedResources = { modelapi: asString(asRecord(run.parent.spec)?.modelAPI) ?? '' };
-  const resolution = resolveAgentDeps(ctx.reads, key.namespace, run.parent.spec);
+  const store = boundStore(run.parent.spec);
+  const linkedResources = { modelapi: asString(asRecord(run.parent.spec)?.modelAPI) ?? '', ...(store === undefined ? {} : { memorystore: store }) };
+  const extraConditions = memoryCondition(ctx.reads, key.namespace, run.parent.spec);
+  const firstCreation = ownedChild(run, 'Deployment', workloadName('Agent', key.name)) === undefined;
+  if (!firstCreation) recordMemoryEvent(run, extraConditions);
+  const resolution = resolveAgentDeps(ctx.reads, key.namespace, run.parent.spec, firstCreation);
   if ('verdict' in resolution) {
     recordDependencyEvent(run, resolution.verdict);
-    await settleStatus(run, { ...resolution.verdict, ...existingChildren(run), linkedResources });
+    const endpoint = endpointFor('Agent', key.name, key.namespace);
+    await settleStatus(run, { ...resolution.verdict, ...existingChildren(run, endpoint), linkedResources, extraConditions });
     // Failed (missing dependency): back off and look again; its creation also wakes us at once.
     // Waiting: the dependency's status change wakes us, nothing to poll.
-    // A model not served (terminal) waits for a change of the Agent or its ModelAPI instead.
+    // A model not served or a scope above the ceiling (terminal) waits for a change of the Agent
+    // or of what it names instead.
     return resolution.verdict.phase === 'Failed' && resolution.verdict.terminal !== true ? { requeue: true } : undefined;
   }
   const rendered = renderAgent(run.parent, resolution.deps, ctx.config);
   // Pending needs no requeue: the Deployment's status change wakes the Agent (child trigger).
-  await converge(run, rendered, { linkedResources });
+  await converge(run, rendered, { linkedResources, extraConditions });
   return undefined;
 });
 
 /**
- * One Event when the Agent starts waiting on a dependency, or on another one (so `kubectl describe
- * agent` says why it waits): only when the status' message changes, never for a retry of the
- * same wait. Missing is a Warning (the user may have to act); not ready is Normal (it will pass).
+ * One Event when a running Agent's remote memory degrades (Warning: it serves with short-term
+ * memory only) or recovers (Normal), on a change of MemoryDegraded's status, never for the same
+ * state again. While the Agent is first created its wait is the dependency Event's to tell.
  */
-function recordDependencyEvent(run: Run, verdict: Verdict): void {
-  if (asString(asRecord(run.parent.status)?.message) === verdict.message) return;
+function recordMemoryEvent(run: Run, conditions: readonly ExtraCondition[]): void {
+  const now = conditions.find((c) => c.type === 'MemoryDegraded');
+  if (now === undefined) return;
+  const previous = (asArray(asRecord(run.parent.status)?.conditions) ?? []).map(asRecord).find((c) => c?.type === 'MemoryDegraded');
+  if (previous === undefined || previous.status === now.status) return;
   run.ctx.events.record({
     regarding: regarding(run),
-    type: verdict.phase === 'Failed' ? 'Warning' : 'Normal',
-    reason: verdict.reason,
+    type: now.status === 'True' ? 'Warning' : 'Normal',
+    reason: now.status === 'True' ? 'MemoryDegraded' : 'MemoryRecovered',
     action: 'ResolveDependencies',
-    note: verdict.message,
+    note: now.status === 'True' ? `${now.message}: serving with short-term memory only` : now.message,
   });
-}
-
-/** What the status says of children an earlier reconcile made, while dependencies hold it back. */
-function existingChildren(run: Run): Pick<Outcome, 'deployment' | 'endpoint'> {
-  const name = workloadName('Agent', run.key.name);
-  const deployment = ownedChild(run, 'Deployment', name);
-  const service = ownedChild(run, 'Service', name);
-  return {
-    ...(deployment === undefined ? {} : { deployment: mirrorDeployment(deployment) }),
-    ...(service === undefined ? {} : { endpoint: endpointFor('Agent', run.key.name, run.key.namespace) }),
-  };
 }
 
 function isReady(object: KubeObject): boolean {

@@ -3,8 +3,8 @@
 // Each write becomes a Normal Event on the parent and an entry of the reconcile's log line.
 import { KIND_TABLE, possibleChildren, type ChildKind } from '../../cluster/kind-table.ts';
 import { controllerUid, type ObjectLike } from '../../kube/apply.ts';
-import { childrenOf, type Child, type Rendered } from '../../render/index.ts';
-import { deploymentProgress } from '../status.ts';
+import { childrenOf, workloadName, type Child, type Rendered } from '../../render/index.ts';
+import { deploymentProgress, mirrorDeployment, type ExtraCondition, type Outcome } from '../status.ts';
 import { deleteEarlierChildren, regarding, settleStatus, type Run } from './frame.ts';
 
 /**
@@ -12,7 +12,11 @@ import { deleteEarlierChildren, regarding, settleStatus, type Run } from './fram
  * the Deployment's progress (Pending / Ready) with render's endpoint (none when there is no
  * Service, which clears a previous one) plus `extra` (an Agent's linkedResources).
  */
-export async function converge(run: Run, rendered: Rendered, extra: { linkedResources?: Record<string, string> } = {}): Promise<void> {
+export async function converge(
+  run: Run,
+  rendered: Rendered,
+  extra: { linkedResources?: Record<string, string>; extraConditions?: readonly ExtraCondition[] } = {},
+): Promise<void> {
   const deployment = await applyChildren(run, desiredChildren(rendered, run.ctx.reads.httpRoutesServed()));
   await settleStatus(run, {
     ...deploymentProgress(deployment ?? {}),
@@ -37,13 +41,14 @@ export function desiredChildren(rendered: Rendered, httpRoutesServed: boolean): 
  */
 export async function applyChildren(run: Run, desired: readonly Child[]): Promise<ObjectLike | undefined> {
   const { ctx, key, signal } = run;
+  const applyReplicas = KIND_TABLE.kinds[run.kind].replicas === 'spec';
   let deployment: ObjectLike | undefined;
   const written: Record<'Created' | 'Updated', string[]> = { Created: [], Updated: [] };
   try {
     for (const child of desired) {
       const name = child.metadata.name;
       const live = ctx.reads.child(child.kind, key.namespace, name);
-      const result = await ctx.writes.ensureChild(child, live, signal);
+      const result = await ctx.writes.ensureChild(child, live, signal, { applyReplicas });
       if (child.kind === 'Deployment') deployment = result.object;
       if (result.action === 'unchanged') continue;
       run.changes.push(`${result.action} ${child.kind}/${name}`);
@@ -85,6 +90,20 @@ export function ownedChildren(run: Pick<Run, 'ctx' | 'kind' | 'key' | 'uid'>): O
     if (child !== undefined && controllerUid(child) === run.uid) out.push(child);
   }
   return out;
+}
+
+/**
+ * What the status says of children an earlier reconcile made, while dependencies hold the parent
+ * back: the owned Deployment's mirror, and `endpoint` while the owned Service exists.
+ */
+export function existingChildren(run: Pick<Run, 'ctx' | 'kind' | 'key' | 'uid'>, endpoint: string): Pick<Outcome, 'deployment' | 'endpoint'> {
+  const name = workloadName(run.kind, run.key.name);
+  const deployment = ownedChild(run, 'Deployment', name);
+  const service = ownedChild(run, 'Service', name);
+  return {
+    ...(deployment === undefined ? {} : { deployment: mirrorDeployment(deployment) }),
+    ...(service === undefined ? {} : { endpoint }),
+  };
 }
 
 /** A cached child of `kind` at `name` controlled by this parent, if any. */

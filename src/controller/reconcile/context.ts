@@ -47,8 +47,11 @@ export interface ReconcileReads {
 
 /** Writes, each one request to the API server (or none when nothing would change). */
 export interface ReconcileWrites {
-  /** Server-side apply of `desired` unless `live` already holds every applied field (kube/apply.ts). */
-  ensureChild(desired: Child, live: ObjectLike | undefined, signal: AbortSignal): Promise<EnsureResult<ObjectLike>>;
+  /**
+   * Server-side apply of `desired` unless `live` already holds every applied field (kube/apply.ts);
+   * `applyReplicas`: a Deployment's replicas is the parent's to apply (the kind table's `replicas: 'spec'`).
+   */
+  ensureChild(desired: Child, live: ObjectLike | undefined, signal: AbortSignal, options?: { applyReplicas?: boolean }): Promise<EnsureResult<ObjectLike>>;
   /** Deletes the children of `existing` controlled by `ownerUid` that `desired` lacks (uid precondition). */
   pruneChildren(existing: readonly ObjectLike[], ownerUid: string, desired: readonly Child[], signal: AbortSignal): Promise<PruneResult<ObjectLike>>;
   /**
@@ -75,6 +78,7 @@ export const LEGACY_FINALIZERS: Readonly<Record<KaosKind, string>> = {
   Agent: 'kaos.tools/agent-finalizer',
   ModelAPI: 'kaos.tools/modelapi-finalizer',
   MCPServer: 'kaos.tools/mcpserver-finalizer',
+  MemoryStore: 'kaos.tools/memorystore-finalizer',
 };
 
 /** One reconcile of one object of a kind: what the WorkQueue runs for a key of that kind. */

@@ -11,7 +11,8 @@ import { isConflict } from '../../kube/errors.ts';
 import type { EventRegarding } from '../../kube/events.ts';
 import { errorFields } from '../../logger.ts';
 import type { ReconcileResult } from '../queue.ts';
-import { nextStatus, statusChanged, type Outcome } from '../status.ts';
+import { nextStatus, statusChanged, type Outcome, type Verdict } from '../status.ts';
+import { asRecord, asString } from '../../api/json.ts';
 import type { ObjectRef } from '../../cluster/object-ref.ts';
 import { LEGACY_FINALIZERS, type KindReconciler, type ReconcileContext } from './context.ts';
 
@@ -140,6 +141,22 @@ export async function settleStatus(run: Run, outcome: Outcome): Promise<void> {
   if (!statusChanged(prev, next)) return;
   await run.ctx.writes.writeStatus(run.kind, run.parent, next, run.signal);
   run.changes.push('status');
+}
+
+/**
+ * One Event when the object starts waiting on a dependency, or on another one (so `kubectl describe`
+ * says why it waits): only when the status' message changes, never for a retry of the same wait.
+ * Missing is a Warning for an Agent (Failed: the user may have to act), Normal otherwise (it will pass).
+ */
+export function recordDependencyEvent(run: Run, verdict: Verdict): void {
+  if (asString(asRecord(run.parent.status)?.message) === verdict.message) return;
+  run.ctx.events.record({
+    regarding: regarding(run),
+    type: verdict.phase === 'Failed' ? 'Warning' : 'Normal',
+    reason: verdict.reason,
+    action: 'ResolveDependencies',
+    note: verdict.message,
+  });
 }
 
 function logChanges(run: Run, started: number, error?: Record<string, unknown>): void {

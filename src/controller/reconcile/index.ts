@@ -4,9 +4,11 @@ import { reconcileAgent } from './agent.ts';
 import type { KindReconciler } from './context.ts';
 import { reconcileMCPServer } from './mcpserver.ts';
 import { reconcileModelAPI } from './modelapi.ts';
+import { reconcileMemoryStore } from './memorystore.ts';
 
 export const RECONCILERS: Readonly<Record<KaosKind, KindReconciler>> = {
   Agent: reconcileAgent,
   ModelAPI: reconcileModelAPI,
   MCPServer: reconcileMCPServer,
+  MemoryStore: reconcileMemoryStore,
 };

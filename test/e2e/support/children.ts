@@ -5,6 +5,7 @@
 import type { LocalStack } from '../../../scripts/local-stack.ts';
 import type { KubectlResult } from '../../cluster/control-plane.ts';
 import { eventually } from '../../support/poll.ts';
+import type { KaosKind } from '../../../src/api/kinds.ts';
 
 /** How the waits below poll: a deadline against hanging, retrying reads that fail meanwhile. */
 const WAIT = { timeoutMs: 30_000, intervalMs: 250, retryErrors: true } as const;
@@ -27,7 +28,7 @@ export function createNamespace(stack: LocalStack, ns: string): Promise<string> 
   return kubectlOk(stack, ['create', 'namespace', ns]);
 }
 
-export const kaos = (kind: 'Agent' | 'ModelAPI' | 'MCPServer', name: string, spec: Json): Json => ({
+export const kaos = (kind: KaosKind, name: string, spec: Json): Json => ({
   apiVersion: 'kaos.tools/v1alpha1',
   kind,
   metadata: { name },
@@ -106,8 +107,8 @@ export function childIdentity(o: Json): Json {
 }
 
 /** What every child's metadata must be (docs/api.md, "Common behaviour"): the two labels plus managed-by; one controller ownerReference. */
-export function expectedIdentity(kind: 'Agent' | 'ModelAPI' | 'MCPServer', parent: Json, childName: string): Json {
-  const app = { Agent: 'agent', ModelAPI: 'modelapi', MCPServer: 'mcpserver' }[kind];
+export function expectedIdentity(kind: KaosKind, parent: Json, childName: string): Json {
+  const app = { Agent: 'agent', ModelAPI: 'modelapi', MCPServer: 'mcpserver', MemoryStore: 'memorystore' }[kind];
   return {
     name: childName,
     labels: { app, [app]: String(at(parent, 'metadata', 'name')), 'app.kubernetes.io/managed-by': 'kaos-operator' },

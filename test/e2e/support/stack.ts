@@ -13,6 +13,7 @@ export const IMAGES = {
   mcpNode: 'e2e.local/node:22-slim',
   litellm: 'e2e.local/litellm:e2e',
   ollama: 'e2e.local/ollama:e2e',
+  memoryService: 'e2e.local/kaos-memory-service:e2e',
 } as const;
 export const DEFAULT_MODEL = 'e2e-default-model:1b';
 export const OPERATOR_ENV: Readonly<Record<string, string>> = {
@@ -22,6 +23,7 @@ export const OPERATOR_ENV: Readonly<Record<string, string>> = {
   DEFAULT_MCP_NODE_IMAGE: IMAGES.mcpNode,
   DEFAULT_LITELLM_IMAGE: IMAGES.litellm,
   DEFAULT_OLLAMA_IMAGE: IMAGES.ollama,
+  DEFAULT_MEMORY_SERVICE_IMAGE: IMAGES.memoryService,
   DEFAULT_MODEL_NAME: DEFAULT_MODEL,
 };
 

@@ -24,9 +24,11 @@ t.test('one webhook per (type, kind), at the kubebuilder paths', async (t) => {
       '/mutate-kaos-tools-v1alpha1-agent',
       '/mutate-kaos-tools-v1alpha1-modelapi',
       '/mutate-kaos-tools-v1alpha1-mcpserver',
+      '/mutate-kaos-tools-v1alpha1-memorystore',
       '/validate-kaos-tools-v1alpha1-agent',
       '/validate-kaos-tools-v1alpha1-modelapi',
       '/validate-kaos-tools-v1alpha1-mcpserver',
+      '/validate-kaos-tools-v1alpha1-memorystore',
     ],
   );
 });

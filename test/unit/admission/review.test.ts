@@ -1,4 +1,5 @@
 import t from 'tap';
+import { KINDS } from '../../../src/api/kinds.ts';
 import {
   decodeReview,
   encodeDecision,
@@ -78,7 +79,7 @@ t.test('decodeReview denies with the uid once it is known', async (t) => {
 });
 
 t.test('decodeReview accepts well-formed requests', async (t) => {
-  for (const kind of ['Agent', 'ModelAPI', 'MCPServer'] as const) {
+  for (const kind of KINDS) {
     const request = admissionRequest(kind, sampleObject(kind));
     t.same(decodeReview(envelope(request), kind), { ok: true, request }, kind);
   }

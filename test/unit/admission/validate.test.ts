@@ -3,7 +3,7 @@ import { createValidatingHandler, type PodSpecCheck } from '../../../src/admissi
 import { invalid, type FieldError } from '../../../src/api/field-error.ts';
 import { REFERENCE_POLICY_KEY, type KaosKind } from '../../../src/api/kinds.ts';
 import { MemoryLookup } from '../../support/memory-lookup.ts';
-import { agent, CONFIG, echoMCP, hosted, mcpServer, modelAPI, NS } from '../api/objects.ts';
+import { agent, chatAPI, CONFIG, echoMCP, hosted, localStoreSpec, mcpServer, memoryStore, modelAPI, NS, store } from '../api/objects.ts';
 import { admissionRequest } from '../../support/admission-request.ts';
 
 
@@ -120,6 +120,27 @@ t.test('DELETE only warns, naming the Agents still using the object', async (t) 
     warnings: ['MCPServer "echo" is still referenced by Agents: a2'],
   });
   t.same(await mcps(admissionRequest('MCPServer', undefined, { operation: 'DELETE', name: 'tools' })), { allowed: true });
+});
+
+t.test("a MemoryStore's ModelAPIs and an Agent's MemoryStore are looked up; DELETE of a bound store warns", async (t) => {
+  const lookup = world().add(chatAPI(), store('shared', { maxReadScope: 'session' }));
+  const stores = createValidatingHandler('MemoryStore', { lookup, config: CONFIG });
+  t.same(await stores(admissionRequest('MemoryStore', memoryStore('s', localStoreSpec()))), { allowed: true });
+  t.same([...lookup.calls].sort(), ['get ModelAPI ns/chat', 'namespace ns'], 'the one ModelAPI both roles name, once; the namespace for the policy');
+  const missing = await stores(admissionRequest('MemoryStore', memoryStore('s', localStoreSpec({ models: { summarization: { modelAPI: 'gone', model: 'x' }, embedding: { modelAPI: 'chat', model: 'openai/e' } } }))));
+  t.equal(missing.status?.message, 'MemoryStore.kaos.tools "s" is invalid: spec.models.summarization.modelAPI: Not found: "gone"');
+
+  lookup.calls.length = 0;
+  const agents = createValidatingHandler('Agent', { lookup, config: CONFIG });
+  const above = await agents(admissionRequest('Agent', agent('a', { modelAPI: 'm', model: 'llama3:8b', config: { memory: { memoryStore: 'shared', maxReadScope: 'agent' } } })));
+  t.equal(above.status?.message, 'Agent.kaos.tools "a" is invalid: spec.config.memory.maxReadScope: Invalid value: config.memory.maxReadScope "agent" exceeds MemoryStore "shared" maxReadScope "session"');
+  t.ok(lookup.calls.includes('get MemoryStore ns/shared'));
+
+  lookup.add(agent('b', { modelAPI: 'm', model: 'llama3:8b', config: { memory: { memoryStore: 'shared' } } }));
+  t.same(await stores(admissionRequest('MemoryStore', undefined, { operation: 'DELETE', name: 'shared', oldObject: store('shared') })), {
+    allowed: true,
+    warnings: ['MemoryStore "shared" is still bound by Agents: b', 'MemoryStore "shared": its PersistentVolumeClaim, and the memories on it, are deleted with it'],
+  });
 });
 
 t.test('podSpecCheck: called only for a schema-valid spec with podSpec; its errors are appended', async (t) => {

@@ -16,7 +16,7 @@ t.test('the committed CRDs are exactly what the schemas generate (run npm run ge
 });
 
 t.test('names, scope, version, subresource and printer columns', async (t) => {
-  const [agent, modelAPI, mcp] = buildCrds();
+  const [agent, modelAPI, mcp, store] = buildCrds();
   t.match(agent, {
     metadata: { name: 'agents.kaos.tools' },
     spec: {
@@ -27,6 +27,7 @@ t.test('names, scope, version, subresource and printer columns', async (t) => {
   });
   t.same(modelAPI?.spec.names.shortNames, ['api', 'apis']);
   t.same(mcp?.spec.names.shortNames, ['mcp', 'mcps']);
+  t.match(store, { metadata: { name: 'memorystores.kaos.tools' }, spec: { names: { kind: 'MemoryStore', plural: 'memorystores', singular: 'memorystore', shortNames: ['memstore', 'memstores'] } } });
   for (const crd of buildCrds()) {
     t.equal(crd.spec.versions.length, 1);
     t.match(crd.spec.versions[0], { name: 'v1alpha1', served: true, storage: true, subresources: { status: {} } });
@@ -40,6 +41,7 @@ t.test('names, scope, version, subresource and printer columns', async (t) => {
   t.same(columns(0), [['ModelAPI', 'string', '.spec.modelAPI'], ['Model', 'string', '.spec.model'], ...common]);
   t.same(columns(1), [['Mode', 'string', '.spec.mode'], ...common]);
   t.same(columns(2), [['Type', 'string', '.spec.type'], ['Runtime', 'string', '.spec.runtime'], ...common]);
+  t.same(columns(3), [['Engine', 'string', '.spec.engine'], ['Storage', 'string', '.spec.storage.type'], ...common]);
 });
 
 /** Every schema node with the path to it, walking properties, items and additionalProperties. */
@@ -92,7 +94,7 @@ t.test('every EnvVar list is a map list keyed by name, podSpec and opaque types 
       }
     }
   }
-  t.equal(envLists, 7, 'Agent: config, container; ModelAPI: proxyConfig, hostedConfig, container; MCPServer: config, container');
+  t.equal(envLists, 8, 'Agent: config, container; ModelAPI: proxyConfig, hostedConfig, container; MCPServer: config, container; MemoryStore: container');
 });
 
 t.test('the status default is valid against the status schema, as kube-apiserver requires', async (t) => {

@@ -34,7 +34,12 @@ t.test('defaults inside present objects only: config, memory, agentNetwork', asy
     reasoningLoopMaxSteps: 5,
   });
   t.same(spec(object).agentNetwork, { access: [], expose: true });
-  t.same(AGENT_DEFAULTS.memory, { enabled: true, type: 'local', contextLimit: 6, maxSessions: 1000, maxSessionEvents: 500 });
+  t.match(AGENT_DEFAULTS.memory, { enabled: true, type: 'local', contextLimit: 6, maxSessions: 1000, maxSessionEvents: 500 });
+  t.equal(
+    annotation(object),
+    'spec.config.env[MODEL_NAME],spec.config.memory.contextLimit,spec.config.memory.maxSessionEvents,spec.config.memory.maxSessions,spec.config.memory.type,spec.container.image',
+    "the memory block's type and the original shape's defaults depend on its shape: recorded",
+  );
 
   const given = run('Agent', agent('a1', {
     modelAPI: 'm',

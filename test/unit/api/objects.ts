@@ -21,6 +21,18 @@ export function object(kind: KaosKind, name: string, spec: unknown, extra: Parti
 export const agent = (name: string, spec: unknown, extra?: Partial<KubeObject>): KubeObject => object('Agent', name, spec, extra);
 export const modelAPI = (name: string, spec: unknown, extra?: Partial<KubeObject>): KubeObject => object('ModelAPI', name, spec, extra);
 export const mcpServer = (name: string, spec: unknown, extra?: Partial<KubeObject>): KubeObject => object('MCPServer', name, spec, extra);
+export const memoryStore = (name: string, spec: unknown, extra?: Partial<KubeObject>): KubeObject => object('MemoryStore', name, spec, extra);
+
+/** A local-mode MemoryStore's spec whose two models `chat` (a Proxy serving `openai/*`) serves. */
+export const localStoreSpec = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  storage: { type: 'local' },
+  models: { summarization: { modelAPI: 'chat', model: 'openai/gpt-4o-mini' }, embedding: { modelAPI: 'chat', model: 'openai/text-embedding-3-small' } },
+  ...extra,
+});
+export const chatAPI = (ready = true): KubeObject =>
+  modelAPI('chat', { mode: 'Proxy', proxyConfig: { models: ['openai/*'], apiBase: 'http://litellm.example:4000' } }, { status: { ready } });
+export const store = (name: string, extra: Record<string, unknown> = {}, ready = true): KubeObject =>
+  memoryStore(name, localStoreSpec(extra), { status: { ready } });
 
 export const hosted = (name: string, model = 'llama3:8b', ready = true): KubeObject =>
   modelAPI(name, { mode: 'Hosted', hostedConfig: { model } }, { status: { ready } });
@@ -43,5 +55,6 @@ export function referencesIn(objects: readonly KubeObject[], spec: unknown): Age
     modelAPIs: new Map(names.modelAPIs.map((n) => [n, find('ModelAPI', n)])),
     mcpServers: new Map(names.mcpServers.map((n) => [n, find('MCPServer', n)])),
     agents: new Map(names.agents.map((n) => [n, find('Agent', n) !== undefined])),
+    memoryStores: new Map(names.memoryStores.map((n) => [n, find('MemoryStore', n)])),
   };
 }

@@ -52,7 +52,7 @@ t.test('enums', async (t) => {
     'spec.type: Unsupported value: "go-runtime": supported values: "node-runtime", "python-runtime"',
   ]);
   t.same(texts('Agent', { modelAPI: 'm', config: { memory: { type: 'redis' } } }), [
-    'spec.config.memory.type: Unsupported value: "redis": supported values: "local"',
+    'spec.config.memory.type: Unsupported value: "redis": supported values: "local", "remote"',
   ]);
 });
 

@@ -219,3 +219,19 @@ t.test('the structural podSpec check refuses what the cluster would not decode',
   const good = { ...agent, spec: { modelAPI: 'm1', podSpec: { containers: [{ name: 'agent', resources: { limits: { cpu: 1, memory: '1Gi' } } }], nodeSelector: { pool: 'gpu' } } } };
   t.equal((await lintInProcess(['lint', '-'], yamlStream([modelAPI, good]))).code, 0);
 });
+
+t.test('MemoryStores and the Agents bound to them: the KAOS 2026 fixture is clean, its faults named', async (t) => {
+  const fixture = new URL('../../fixtures/kaos-2026/memory-agents.yaml', import.meta.url);
+  const clean = await lintInProcess(['lint', fixture.pathname]);
+  t.equal(clean.code, 0, clean.stdout + clean.stderr);
+  t.equal(clean.stdout, '4 kaos.tools objects in 1 file (2 other objects ignored): 0 errors, 0 warnings\n');
+  const faulty = (await readFile(fixture, 'utf8')).replace('model: text-embedding-3-small', 'model: text-embedding-9').replace('memoryStore: support-memory\n      maxReadScope: session', 'memoryStore: elsewhere\n      maxReadScope: session');
+  const file = join(dir, 'memory-faulty.yaml');
+  await writeFile(file, faulty);
+  const out = await lintInProcess(['lint', file]);
+  t.equal(out.code, 1);
+  t.match(out.stdout, /MemoryStore\/kaos-memory\/support-memory: error: spec\.models\.embedding\.model: Not found: "text-embedding-9": not supported by ModelAPI "support-modelapi"/);
+  t.match(out.stdout, /Agent\/kaos-memory\/session-assistant: error: spec\.config\.memory\.memoryStore: Not found: "elsewhere"/);
+  const defaulted = await lintInProcess(['default', fixture.pathname]);
+  t.match(defaulted.stdout, /kaos\.tools\/defaulted: spec\.container\.image,spec\.replicas\n/, "default prints the store with the webhook's choices");
+});

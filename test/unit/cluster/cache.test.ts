@@ -21,7 +21,7 @@ function obj(kind: string, name: string, namespace: string, spec: unknown = {}):
 
 async function setup(t: { teardown(fn: () => unknown): void }, prepare: (fake: FakeApiServer) => void = () => {}): Promise<{ fake: FakeApiServer; cache: KaosCache }> {
   const fake = await new FakeApiServer().listen();
-  for (const type of [AGENT, MODEL_API, MCP_SERVER, NAMESPACE, DEPLOYMENT]) fake.serve(type);
+  for (const type of [...Object.values(KAOS_TYPES), NAMESPACE, DEPLOYMENT]) fake.serve(type);
   prepare(fake);
   const client = new KubeClient({ server: fake.url });
   const cache = new KaosCache({ client, reflector: { backoff: { initialMs: 10, maxMs: 50 } } });

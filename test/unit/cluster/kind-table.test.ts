@@ -21,15 +21,15 @@ import { Reflector } from '../../../src/kube/reflector.ts';
 import { ReflectorGroup } from '../../../src/kube/reflector-group.ts';
 import type { RegisterOptions } from '../../../src/cluster/cache.ts';
 
-const PDB: ResourceType = { group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', namespaced: true };
+const NETPOL: ResourceType = { group: 'networking.k8s.io', version: 'v1', kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true };
 
-/** KIND_TABLE plus one child kind (Agents own a PodDisruptionBudget) and one dependency (a ConfigMap an MCPServer names). */
-const extended: KindTable<ChildKind | 'PodDisruptionBudget', DependencyTypeKind | 'ConfigMap'> = {
-  owned: { ...KIND_TABLE.owned, PodDisruptionBudget: { type: PDB } },
+/** KIND_TABLE plus one child kind (Agents own a NetworkPolicy) and one dependency (a ConfigMap an MCPServer names). */
+const extended: KindTable<ChildKind | 'NetworkPolicy', DependencyTypeKind | 'ConfigMap'> = {
+  owned: { ...KIND_TABLE.owned, NetworkPolicy: { type: NETPOL } },
   dependencyTypes: { ...KIND_TABLE.dependencyTypes, ConfigMap: { type: CONFIG_MAP } },
   kinds: {
     ...KIND_TABLE.kinds,
-    Agent: { ...KIND_TABLE.kinds.Agent, children: [...KIND_TABLE.kinds.Agent.children, { kind: 'PodDisruptionBudget', name: (agent) => `agent-${agent}` }] },
+    Agent: { ...KIND_TABLE.kinds.Agent, children: [...KIND_TABLE.kinds.Agent.children, { kind: 'NetworkPolicy', name: (agent) => `agent-${agent}` }] },
     MCPServer: {
       ...KIND_TABLE.kinds.MCPServer,
       dependsOn: {
@@ -68,13 +68,36 @@ t.test('the table as shipped: the children and dependencies the reconcilers had'
     { kind: 'Service', name: 'mcpserver-x' },
     { kind: 'HTTPRoute', name: 'mcp-x' },
   ]);
-  t.same(Object.keys(childTypes(KIND_TABLE)), ['Deployment', 'Service', 'ConfigMap', 'HTTPRoute']);
-  const agent: KubeObject = { metadata: { name: 'a', namespace: 'ns' }, spec: { modelAPI: 'm', mcpServers: ['x'], agentNetwork: { access: ['b'] } } };
+  t.same(possibleChildren('MemoryStore', 's', KIND_TABLE), [
+    { kind: 'PersistentVolumeClaim', name: 'memorystore-s-data' },
+    { kind: 'Deployment', name: 'memorystore-s' },
+    { kind: 'Service', name: 'memorystore-s' },
+    { kind: 'HTTPRoute', name: 'memorystore-s' },
+    { kind: 'PodDisruptionBudget', name: 'memorystore-s' },
+  ]);
+  t.same(Object.keys(childTypes(KIND_TABLE)), ['Deployment', 'Service', 'ConfigMap', 'HTTPRoute', 'PersistentVolumeClaim', 'PodDisruptionBudget']);
+  const agent: KubeObject = {
+    metadata: { name: 'a', namespace: 'ns' },
+    spec: { modelAPI: 'm', mcpServers: ['x'], agentNetwork: { access: ['b'] }, config: { memory: { memoryStore: 'shared' } } },
+  };
   t.same(dependenciesOf('Agent', agent, KIND_TABLE), [
     { role: 'modelAPI', kind: 'ModelAPI', name: 'm' },
     { role: 'mcpServers', kind: 'MCPServer', name: 'x' },
     { role: 'peers', kind: 'Agent', name: 'b' },
+    { role: 'memoryStore', kind: 'MemoryStore', name: 'shared' },
   ]);
+  const store = (storage: unknown): KubeObject => ({
+    metadata: { name: 's', namespace: 'ns' },
+    spec: { storage, models: { summarization: { modelAPI: 'chat', model: 'gpt' }, embedding: { modelAPI: 'embed', model: 'e' } } },
+  });
+  t.same(dependenciesOf('MemoryStore', store({ type: 'external', external: { connectionSecretRef: { name: 'dsn', key: 'url' } } }), KIND_TABLE), [
+    { role: 'summarizationModelAPI', kind: 'ModelAPI', name: 'chat' },
+    { role: 'embeddingModelAPI', kind: 'ModelAPI', name: 'embed' },
+    { role: 'connectionSecret', kind: 'Secret', name: 'dsn' },
+  ]);
+  t.same(dependencyNames('MemoryStore', 'connectionSecret', store({ type: 'local', external: { connectionSecretRef: { name: 'dsn', key: 'url' } } })), [], 'only in external mode');
+  t.equal(KIND_TABLE.kinds.MemoryStore.replicas, 'spec', "a MemoryStore's replicas is its spec's");
+  t.equal(KIND_TABLE.kinds.Agent.replicas, undefined, 'the others: set at creation only');
   const proxy = (configYaml: unknown): KubeObject => ({ metadata: { name: 'm', namespace: 'ns' }, spec: { mode: 'Proxy', proxyConfig: { configYaml } } });
   t.same(dependencyNames('ModelAPI', 'configSecret', proxy({ fromSecretKeyRef: { name: 's', key: 'k' } })), ['s']);
   t.same(dependencyNames('ModelAPI', 'configSecret', proxy({ fromString: 'x', fromSecretKeyRef: { name: 's', key: 'k' } })), [], 'only the source render uses');
@@ -110,21 +133,21 @@ t.test('the shipped table watches every ConfigMap twice: owned ones by label, an
 t.test('a child kind added to the table: reflector, apply type, prune list and RBAC follow', async (t) => {
   const cache = recordingCache();
   const watches = registerControllerWatches(cache, { httpRoutes: false }, extended);
-  const pdb = cache.registered.find((r) => r.type === PDB);
-  t.ok(pdb, 'a reflector of PodDisruptionBudgets');
-  t.equal(pdb?.options.labelSelector, 'app.kubernetes.io/managed-by=kaos-operator', 'selected by the managed-by label, as every owned type');
-  t.type(pdb?.options.transform, 'function', 'stored slim (kube/slim.ts), as every owned type');
-  t.ok(watches.children.PodDisruptionBudget, 'among the controller\'s children');
+  const netpol = cache.registered.find((r) => r.type === NETPOL);
+  t.ok(netpol, 'a reflector of NetworkPolicies');
+  t.equal(netpol?.options.labelSelector, 'app.kubernetes.io/managed-by=kaos-operator', 'selected by the managed-by label, as every owned type');
+  t.type(netpol?.options.transform, 'function', 'stored slim (kube/slim.ts), as every owned type');
+  t.ok(watches.children.NetworkPolicy, 'among the controller\'s children');
   t.notOk(watches.children.HTTPRoute, 'a type that needs the Gateway API stays unwatched without it');
 
-  t.equal(childTypes(extended).PodDisruptionBudget, PDB, 'server-side apply addresses it');
-  t.same(possibleChildren('Agent', 'a', extended).at(-1), { kind: 'PodDisruptionBudget', name: 'agent-a' }, 'prune looks at its name');
-  t.notOk(possibleChildren('ModelAPI', 'm', extended).some((c) => c.kind === 'PodDisruptionBudget'), 'only under the kind that owns it');
+  t.equal(childTypes(extended).NetworkPolicy, NETPOL, 'server-side apply addresses it');
+  t.same(possibleChildren('Agent', 'a', extended).at(-1), { kind: 'NetworkPolicy', name: 'agent-a' }, 'prune looks at its name');
+  t.notOk(possibleChildren('ModelAPI', 'm', extended).some((c) => c.kind === 'NetworkPolicy'), 'only under the kind that owns it');
 
   const rules = operatorRules(extended);
-  for (const verb of ['create', 'list', 'watch', 'patch', 'delete']) t.ok(grants(rules, 'policy', 'poddisruptionbudgets', verb), `RBAC: ${verb}`);
-  t.notOk(grants(rules, 'policy', 'poddisruptionbudgets', 'get'), 'RBAC: never get');
-  t.notOk(grants(operatorRules(), 'policy', 'poddisruptionbudgets', 'list'), 'not in the shipped table');
+  for (const verb of ['create', 'list', 'watch', 'patch', 'delete']) t.ok(grants(rules, 'networking.k8s.io', 'networkpolicies', verb), `RBAC: ${verb}`);
+  t.notOk(grants(rules, 'networking.k8s.io', 'networkpolicies', 'get'), 'RBAC: never get');
+  t.notOk(grants(operatorRules(), 'networking.k8s.io', 'networkpolicies', 'list'), 'not in the shipped table');
 });
 
 t.test('a dependency added to the table: a metadata-only reflector, list+watch, and its changes wake the dependents', async (t) => {

@@ -5,6 +5,7 @@ import {
   failed,
   mcpServerNotReady,
   mcpServerUnresolved,
+  memoryDegraded,
   mirrorDeployment,
   modelAPINotReady,
   modelAPIUnresolved,
@@ -186,6 +187,23 @@ t.test('conditions of other types are kept', async (t) => {
   const prev = { conditions: [{ type: 'example.com/Audited', status: 'True', reason: 'Done', message: '', lastTransitionTime: '2025-01-01T00:00:00Z' }] };
   const next = nextStatus(prev, 1, modelAPINotReady(), T0);
   t.same(next.conditions?.map((c) => c.type), ['Ready', 'Reconciling', 'Stalled', 'example.com/Audited']);
+});
+
+t.test("MemoryDegraded: the controller's own, written when stated, its time moving with its status, gone when not stated", async (t) => {
+  const audited = { type: 'example.com/Audited', status: 'True', reason: 'Done', message: '', lastTransitionTime: '2025-01-01T00:00:00Z' };
+  const s0 = nextStatus({ conditions: [audited] }, 1, { ...modelAPINotReady(), extraConditions: [memoryDegraded('shared', 'missing')] }, T0);
+  t.same(conditions(s0).MemoryDegraded, {
+    type: 'MemoryDegraded', status: 'True', observedGeneration: 1, lastTransitionTime: formatTime(T0), reason: 'MemoryStoreNotReady', message: 'MemoryStore shared not found',
+  });
+  t.same(s0.conditions?.map((c) => c.type), ['Ready', 'Reconciling', 'Stalled', 'MemoryDegraded', 'example.com/Audited'], "after kstatus's three, before others'");
+  const s1 = nextStatus(s0, 1, { ...modelAPINotReady(), extraConditions: [memoryDegraded('shared', 'not-ready')] }, T1);
+  t.equal(conditions(s1).MemoryDegraded?.lastTransitionTime, formatTime(T0), 'still True: time kept, message moved');
+  t.equal(conditions(s1).MemoryDegraded?.message, 'MemoryStore shared is not ready');
+  const s2 = nextStatus(s1, 1, { ...modelAPINotReady(), extraConditions: [memoryDegraded('shared', undefined)] }, T1 + 1000);
+  t.match(conditions(s2).MemoryDegraded, { status: 'False', reason: 'MemoryHealthy', message: 'MemoryStore shared is ready', lastTransitionTime: formatTime(T1 + 1000) });
+  t.match(memoryDegraded(undefined, undefined), { status: 'False', reason: 'MemoryHealthy', message: 'Memory is healthy' }, 'no store to depend on');
+  const s3 = nextStatus(s2, 2, modelAPINotReady(), T1 + 2000);
+  t.same(s3.conditions?.map((c) => c.type), ['Ready', 'Reconciling', 'Stalled', 'example.com/Audited'], 'not stated: removed; the foreign one stays');
 });
 
 t.test('a reason that the API server would refuse is a programming error', async (t) => {

@@ -18,7 +18,7 @@ t.test('keys: make and parse', async (t) => {
   t.same(parseKey('MCPServer/team-a/echo'), { kind: 'MCPServer', namespace: 'team-a', name: 'echo' });
   t.same(parseKey(makeKey('ModelAPI', 'n', 'm.1')), { kind: 'ModelAPI', namespace: 'n', name: 'm.1' });
   for (const bad of ['', 'Agent/ns', 'Agent/ns/a/b', 'Pod/ns/a', 'Agent//a', 'Agent/ns/', 'agent/ns/a']) {
-    t.throws(() => parseKey(bad), { message: `invalid queue key ${JSON.stringify(bad)}: expected "<Agent|ModelAPI|MCPServer>/<namespace>/<name>"` });
+    t.throws(() => parseKey(bad), { message: `invalid queue key ${JSON.stringify(bad)}: expected "<Agent|ModelAPI|MCPServer|MemoryStore>/<namespace>/<name>"` });
   }
 });
 
@@ -42,6 +42,22 @@ t.test('an MCPServer wakes the Agents listing it; an Agent wakes the Agents whos
   t.same(keysForKaosEvent('MCPServer', { type: 'add', object: obj('MCPServer', 'echo') }, refs), ['MCPServer/ns/echo', 'Agent/ns/coordinator']);
   t.same(keysForKaosEvent('Agent', { type: 'add', object: agent('worker', { modelAPI: 'm' }) }, refs), ['Agent/ns/worker', 'Agent/ns/coordinator', 'Agent/ns/other'], 'a new peer is wired in');
   t.same(keysForKaosEvent('Agent', { type: 'add', object: agent('coordinator', {}) }, refs), ['Agent/ns/coordinator', 'Agent/ns/other']);
+});
+
+t.test('a MemoryStore wakes exactly the Agents bound to it; a ModelAPI wakes the MemoryStores it serves', async (t) => {
+  const refs = index(
+    agent('bound', { modelAPI: 'm', config: { memory: { memoryStore: 'shared' } } }),
+    agent('other', { modelAPI: 'm', config: { memory: { memoryStore: 'private' } } }),
+    agent('local', { modelAPI: 'm', config: { memory: { contextLimit: 6 } } }),
+  );
+  const status = (ready: boolean): Partial<KubeObject> => ({ spec: {}, status: { ready } });
+  t.same(
+    keysForKaosEvent('MemoryStore', { type: 'update', old: obj('MemoryStore', 'shared', status(true)), object: obj('MemoryStore', 'shared', status(false)) }, refs),
+    ['MemoryStore/ns/shared', 'Agent/ns/bound'],
+    'its readiness (MemoryDegraded) and its spec (the ceiling) are what they read',
+  );
+  refs.upsert('MemoryStore', obj('MemoryStore', 'shared', { spec: { models: { summarization: { modelAPI: 'chat' }, embedding: { modelAPI: 'embed' } } } }));
+  t.same(keysForKaosEvent('ModelAPI', { type: 'add', object: obj('ModelAPI', 'embed') }, refs), ['ModelAPI/ns/embed', 'MemoryStore/ns/shared']);
 });
 
 t.test('the index is asked, never scanned, and only for the changed object', async (t) => {

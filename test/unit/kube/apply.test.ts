@@ -1,5 +1,6 @@
 import t from 'tap';
-import { applyIntent, parseQuantity, staleChildren, type ObjectLike } from '../../../src/kube/apply.ts';
+import { applyIntent, staleChildren, type ObjectLike } from '../../../src/kube/apply.ts';
+import { compareQuantities, parseQuantity } from '../../../src/kube/quantity.ts';
 import { FIELD_MANAGER, applyChild, childPath, ensureChild, holdsAppliedFields, pruneOwned } from '../../../src/cluster/child-apply.ts';
 import type { ApplyOptions, DeleteOptions } from '../../../src/kube/client.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
@@ -178,6 +179,14 @@ t.test('parseQuantity', async (t) => {
   t.equal(parseQuantity({}), undefined);
 });
 
+t.test('compareQuantities orders by value, whatever the spelling', async (t) => {
+  t.equal(compareQuantities('5Gi', '10Gi'), -1);
+  t.equal(compareQuantities('1Gi', '1024Mi'), 0);
+  t.equal(compareQuantities('1Gi', '1G'), 1, 'Gi is binary, G decimal');
+  t.equal(compareQuantities('1.5Gi', '1536Mi'), 0);
+  t.equal(compareQuantities('5Gi', 'five'), undefined);
+});
+
 t.test('holdsAppliedFields: quantities compare by value only where the API server canonicalizes them', async (t) => {
   const cm: ObjectLike = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns' }, data: { limits: '0.5', sizeLimit: '1' } };
   t.notOk(holdsAppliedFields({ ...cm, data: { limits: '500m', sizeLimit: '1' } }, cm), 'ConfigMap data is text');
@@ -194,6 +203,7 @@ t.test('applyIntent', async (t) => {
   t.same(intent.spec.template, (d.spec as Record<string, unknown>).template);
   const svc: ObjectLike = { kind: 'Service', spec: { replicas: 3 } };
   t.equal(applyIntent(svc, true), svc, 'other kinds as they are');
+  t.equal(applyIntent(d, true, true), d, 'applyReplicas: an owner that applies its own replicas keeps them in every apply');
 });
 
 t.test('childPath', async (t) => {

@@ -65,7 +65,7 @@ t.test("a Deployment's status keeps only what the controller's status reads", as
 
 t.test('the cache stores KAOS objects and Namespaces slim as they arrive', async (t) => {
   const fake = await new FakeApiServer().listen();
-  for (const type of [KAOS_TYPES.Agent, KAOS_TYPES.ModelAPI, KAOS_TYPES.MCPServer, NAMESPACE, DEPLOYMENT]) fake.serve(type);
+  for (const type of [...Object.values(KAOS_TYPES), NAMESPACE, DEPLOYMENT]) fake.serve(type);
   fake.put(KAOS_TYPES.Agent, agent());
   fake.put(NAMESPACE, { metadata: { name: 'ns', labels: { l: 'v' }, managedFields: [kubectl] } });
   const client = new KubeClient({ server: fake.url });

@@ -45,12 +45,16 @@ t.test('paths and default timeouts per kind', async (t) => {
   t.equal(routeTimeout(x, { timeout: '' }, gatewayConfig), '30s');
   const tuned = {
     ...gatewayConfig,
-    gateway: { ...gatewayConfig.gateway, defaultTimeouts: { agent: '10m', modelAPI: '5m', mcpServer: '1m' } },
+    gateway: { ...gatewayConfig.gateway, defaultTimeouts: { agent: '10m', modelAPI: '5m', mcpServer: '1m', memoryStore: '90s' } },
   };
   t.equal(routeTimeout(agent, undefined, tuned), '10m');
   t.equal(routeTimeout(m, undefined, tuned), '5m');
   t.equal(routeTimeout(x, undefined, tuned), '1m');
   t.equal(routeTimeout(x, { timeout: '45s' }, tuned), '45s', 'spec wins');
+  const store = parentIdentity('MemoryStore', { name: 's', namespace: 'n' });
+  t.equal(routePath(store), '/n/memorystore/s');
+  t.equal(routeTimeout(store, undefined, gatewayConfig), '60s', 'GATEWAY_DEFAULT_MEMORYSTORE_TIMEOUT');
+  t.equal(routeTimeout(store, undefined, tuned), '90s');
 });
 
 t.test('0s (and any zero spelling) means no timeouts block', async (t) => {
@@ -60,7 +64,7 @@ t.test('0s (and any zero spelling) means no timeouts block', async (t) => {
   }
   t.notOk(isZeroDuration('10s'));
   t.notOk(isZeroDuration('1m0s'));
-  const zeroDefault = { ...gatewayConfig, gateway: { ...gatewayConfig.gateway, defaultTimeouts: { agent: '0s', modelAPI: '0s', mcpServer: '0s' } } };
+  const zeroDefault = { ...gatewayConfig, gateway: { ...gatewayConfig.gateway, defaultTimeouts: { agent: '0s', modelAPI: '0s', mcpServer: '0s', memoryStore: '0s' } } };
   t.notOk('timeouts' in (renderHTTPRoute(agent, { name: 'agent-a1', port: 8000 }, undefined, zeroDefault)?.spec.rules[0] ?? {}));
   t.strictSame(renderHTTPRoute(agent, { name: 'agent-a1', port: 8000 }, { timeout: '1h30m' }, gatewayConfig)?.spec.rules[0]?.timeouts, {
     request: '1h30m',

@@ -5,6 +5,7 @@ import {
   configMapName,
   endpointFor,
   modelAPIPort,
+  persistentVolumeClaimName,
   routeName,
   workloadName,
 } from '../../../src/render/names.ts';
@@ -17,9 +18,12 @@ t.test('child names', async (t) => {
   t.equal(routeName('Agent', 'a1'), 'agent-a1');
   t.equal(routeName('ModelAPI', 'm1'), 'modelapi-m1');
   t.equal(routeName('MCPServer', 'x'), 'mcp-x');
+  t.equal(workloadName('MemoryStore', 's'), 'memorystore-s');
+  t.equal(routeName('MemoryStore', 's'), 'memorystore-s');
+  t.equal(persistentVolumeClaimName('s'), 'memorystore-s-data');
   t.equal(configMapName('m1'), 'litellm-config-m1');
-  t.same(CONTAINER_NAME, { Agent: 'agent', ModelAPI: 'model-api', MCPServer: 'mcp-server' });
-  t.same(APP_LABEL, { Agent: 'agent', ModelAPI: 'modelapi', MCPServer: 'mcpserver' });
+  t.same(CONTAINER_NAME, { Agent: 'agent', ModelAPI: 'model-api', MCPServer: 'mcp-server', MemoryStore: 'memory' });
+  t.same(APP_LABEL, { Agent: 'agent', ModelAPI: 'modelapi', MCPServer: 'mcpserver', MemoryStore: 'memorystore' });
 });
 
 t.test('endpoints', async (t) => {
@@ -27,6 +31,7 @@ t.test('endpoints', async (t) => {
   t.equal(endpointFor('MCPServer', 'simple-echo-mcp', 'kaos-simple'), 'http://mcpserver-simple-echo-mcp.kaos-simple.svc.cluster.local:8000');
   t.equal(endpointFor('ModelAPI', 'm', 'ns', 'Proxy'), 'http://modelapi-m.ns.svc.cluster.local:8000');
   t.equal(endpointFor('ModelAPI', 'm', 'ns', 'Hosted'), 'http://modelapi-m.ns.svc.cluster.local:11434');
+  t.equal(endpointFor('MemoryStore', 'shared', 'ns'), 'http://memorystore-shared.ns.svc.cluster.local:8080');
   t.equal(modelAPIPort('Hosted'), 11434);
   t.equal(modelAPIPort('Proxy'), 8000);
 });
@@ -35,6 +40,7 @@ t.test('labels: selector has exactly the two KAOS labels, metadata adds managed-
   t.strictSame(selectorLabels('Agent', 'a1'), { app: 'agent', agent: 'a1' });
   t.strictSame(selectorLabels('ModelAPI', 'm1'), { app: 'modelapi', modelapi: 'm1' });
   t.strictSame(selectorLabels('MCPServer', 'x'), { app: 'mcpserver', mcpserver: 'x' });
+  t.strictSame(selectorLabels('MemoryStore', 's'), { app: 'memorystore', memorystore: 's' });
   t.strictSame(childLabels('MCPServer', 'x'), {
     app: 'mcpserver',
     mcpserver: 'x',

@@ -1,0 +1,372 @@
+// End-to-end: MemoryStores and Agents bound to them (docs/api.md, "MemoryStore" and "Agent remote
+// memory"), against a real kube-apiserver, kube-controller-manager (its volume binder and host-path
+// provisioner bind the claims), kube-scheduler and kwok's nodes, with the operator started through
+// dist/main.js under its own ServiceAccount and an audit log of its requests. A KAOS-style manifest
+// applied unchanged reaches Ready with the children the contract describes (written out here,
+// never computed with the renderer); a store waits for its ModelAPI; an Agent waits for its store
+// at first creation, and a running one degrades and recovers without a rollout; every refusal of
+// the contract answers `kubectl apply` and `--dry-run=server` alike; a claim grows; two replicas in
+// external mode bring a PodDisruptionBudget and one takes it away; deleting a bound store warns;
+// and a converged cluster with MemoryStores gets no write from the operator.
+//
+// Run `npm run build` first: the operator process is dist/main.js.
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { OPERATOR_USER } from '../../src/cluster/rbac.ts';
+import { eventually } from '../support/poll.ts';
+import {
+  HARDENED,
+  POD_SECURITY,
+  applyObjects,
+  at,
+  childIdentity,
+  createNamespace,
+  deploymentShape,
+  expectedIdentity,
+  getObject,
+  httpGet,
+  kaos,
+  kubectlOk,
+  podSpecOf,
+  probe,
+  serviceShape,
+  servicePorts,
+  waitForGone,
+  waitForObject,
+  waitForPhase,
+  type Json,
+} from './support/children.ts';
+import { auditMark, auditSince, changedKeys, describeRequest, resourceVersions, sleep, writesBy } from './support/lifecycle.ts';
+import { IMAGES, OPERATOR_ENV, useStack } from './support/stack.ts';
+
+const s = useStack(t, OPERATOR_ENV, { users: [OPERATOR_USER] });
+const FIXTURE = fileURLToPath(new URL('../fixtures/kaos-2026/memory-agents.yaml', import.meta.url));
+const IDLE_SECONDS = Number(process.env.KAOS_E2E_IDLE_SECONDS ?? '60');
+const HASH = /^[0-9a-f]{16}$/;
+
+const svc = (prefix: string, name: string, ns: string, port: number): string => `http://${prefix}-${name}.${ns}.svc.cluster.local:${port}`;
+const containerOf = (deployment: Json): Json => ((podSpecOf(deployment).containers as Json[] | undefined) ?? [])[0] ?? {};
+const envLines = (deployment: Json): string[] =>
+  ((containerOf(deployment).env as Json[] | undefined) ?? []).map((e) => `${String(e.name)}=${e.value === undefined ? JSON.stringify(e.valueFrom) : String(e.value)}`);
+const conditionOf = (o: Json, type: string): Json | undefined => ((at(o, 'status', 'conditions') as Json[] | undefined) ?? []).find((c) => c.type === type);
+const applyJson = (ns: string, objects: readonly Json[], ...args: string[]) =>
+  s().plane.kubectl(['apply', '-n', ns, '-f', '-', ...args], { input: objects.map((o) => JSON.stringify(o)).join('\n---\n') });
+
+/** A Proxy ModelAPI that serves any model (its apiBase: the wildcard of docs/api.md, "Proxy mode"). */
+const anyModel = (name: string): Json => kaos('ModelAPI', name, { mode: 'Proxy', proxyConfig: { apiBase: 'http://litellm.example:4000' } });
+const models = (modelAPI: string): Json => ({ summarization: { modelAPI, model: 'gpt-4o-mini' }, embedding: { modelAPI, model: 'text-embedding-3-small' } });
+const localStore = (name: string, modelAPI: string, extra: Json = {}): Json => kaos('MemoryStore', name, { storage: { type: 'local' }, models: models(modelAPI), ...extra });
+const boundAgent = (name: string, modelAPI: string, memory: Json): Json => kaos('Agent', name, { modelAPI, model: 'gpt-4o-mini', config: { memory } });
+
+t.test('a KAOS-style manifest applies unchanged and converges to Ready with the children of the contract', async (t) => {
+  const res = await s().plane.kubectl(['apply', '-f', FIXTURE]);
+  t.equal(res.code, 0, `applied: ${res.stderr}`);
+  t.equal(res.stderr, '', 'no warning');
+  const ns = 'kaos-memory';
+  const store = await waitForPhase(s(), 'memorystore', ns, 'support-memory', 'Ready');
+  for (const agent of ['support-assistant', 'session-assistant']) await waitForPhase(s(), 'agent', ns, agent, 'Ready');
+
+  t.match(store.spec, { engine: 'mem0', replicas: 1, defaultFailureMode: 'soft', storage: { type: 'local', local: { provider: 'chroma', persistentVolume: { size: '1Gi' } } } });
+  t.equal(at(store, 'metadata', 'annotations', 'kaos.tools/defaulted'), 'spec.container.image,spec.replicas');
+  t.match(store.status, { phase: 'Ready', ready: true, endpoint: svc('memorystore', 'support-memory', ns, 8080), message: 'Deployment ready replicas: 1/1' });
+  const columns = await kubectlOk(s(), ['get', 'memstores', '-n', ns]);
+  t.match(columns, /^NAME\s+ENGINE\s+STORAGE\s+READY\s+PHASE\s+AGE\n/, 'the printer columns, through the short name');
+  t.match(columns, /\nsupport-memory\s+mem0\s+local\s+true\s+Ready\s/);
+  const explained = await kubectlOk(s(), ['explain', 'memorystore.spec.storage.type']);
+  t.match(explained, /KIND:\s+MemoryStore/);
+  t.match(explained, /local \(one pod with a PersistentVolume\) or external \(pgvector\)/, 'kubectl explain reads the CRD\'s descriptions');
+  t.match(await kubectlOk(s(), ['explain', 'agent.spec.config.memory.maxReadScope']), /at most its MemoryStore's maxReadScope/);
+
+  const claim = await waitForObject(s(), 'persistentvolumeclaim', ns, 'memorystore-support-memory-data', (c) => at(c, 'status', 'phase') === 'Bound');
+  t.strictSame(childIdentity(claim), expectedIdentity('MemoryStore', store, 'memorystore-support-memory-data'));
+  t.strictSame(at(claim, 'spec', 'accessModes'), ['ReadWriteOnce']);
+  t.strictSame(at(claim, 'spec', 'resources'), { requests: { storage: '1Gi' } });
+  t.equal(at(claim, 'spec', 'storageClassName'), 'standard', "the cluster's default StorageClass");
+
+  const deployment = await waitForObject(s(), 'deployment', ns, 'memorystore-support-memory');
+  t.strictSame(childIdentity(deployment), expectedIdentity('MemoryStore', store, 'memorystore-support-memory'));
+  t.strictSame(deploymentShape(deployment), {
+    replicas: 1,
+    selector: { matchLabels: { app: 'memorystore', memorystore: 'support-memory' } },
+    podLabels: { app: 'memorystore', memorystore: 'support-memory' },
+    podAnnotationKeys: ['kaos.tools/pod-spec-hash', 'kubectl.kubernetes.io/default-container'],
+  });
+  t.strictSame(at(deployment, 'spec', 'strategy'), { type: 'Recreate' }, 'one pod owns the ReadWriteOnce volume at a time');
+  t.match(at(deployment, 'spec', 'template', 'metadata', 'annotations', 'kaos.tools/pod-spec-hash'), HASH);
+  t.strictSame(podSpecOf(deployment), {
+    containers: [
+      {
+        name: 'memory',
+        image: IMAGES.memoryService,
+        imagePullPolicy: 'IfNotPresent',
+        ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }],
+        env: [
+          { name: 'KAOS_MEMORY_STORAGE_TYPE', value: 'local' },
+          { name: 'KAOS_MEMORY_LOCAL_PATH', value: '/data/memory' },
+          { name: 'KAOS_MEMORY_MODEL_BASE_URL', value: `${svc('modelapi', 'support-modelapi', ns, 8000)}/v1` },
+          { name: 'KAOS_MEMORY_SUMMARIZATION_MODEL', value: 'gpt-4o-mini' },
+          { name: 'KAOS_MEMORY_EMBEDDING_MODEL', value: 'text-embedding-3-small' },
+          { name: 'KAOS_MEMORY_TOKEN_BUDGET', value: '64' },
+          { name: 'KAOS_MEMORY_ROLLING_SUMMARY', value: 'true' },
+          { name: 'KAOS_MEMORY_DEFAULT_FAILURE_MODE', value: 'soft' },
+        ],
+        volumeMounts: [{ name: 'data', mountPath: '/data/memory' }],
+        livenessProbe: probe(httpGet('/healthz', 8080), 10, 15, 5, 3),
+        readinessProbe: probe(httpGet('/readyz', 8080), 5, 10, 5, 3),
+        resources: {},
+        securityContext: HARDENED,
+      },
+    ],
+    volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'memorystore-support-memory-data' } }],
+    securityContext: POD_SECURITY,
+  });
+  const service = await waitForObject(s(), 'service', ns, 'memorystore-support-memory');
+  t.strictSame(childIdentity(service), expectedIdentity('MemoryStore', store, 'memorystore-support-memory'));
+  t.strictSame(serviceShape(service), { type: 'ClusterIP', selector: { app: 'memorystore', memorystore: 'support-memory' }, ports: servicePorts(8080) });
+  t.equal(await getObject(s(), 'poddisruptionbudget', ns, 'memorystore-support-memory'), undefined, 'one replica: no PodDisruptionBudget');
+
+  const support = await waitForObject(s(), 'agent', ns, 'support-assistant');
+  t.match(support.status, { linkedResources: { modelapi: 'support-modelapi', memorystore: 'support-memory' } });
+  t.match(conditionOf(support, 'MemoryDegraded'), { status: 'False', reason: 'MemoryHealthy', message: 'MemoryStore support-memory is ready' });
+  const supportEnv = envLines(await waitForObject(s(), 'deployment', ns, 'agent-support-assistant'));
+  t.same(supportEnv.slice(supportEnv.indexOf('AGENTIC_LOOP_MAX_STEPS=5')), [
+    'AGENTIC_LOOP_MAX_STEPS=5',
+    'TOOL_CALL_MODE=auto',
+    'MEMORY_ENABLED=true',
+    'MEMORY_TYPE=remote',
+    `MEMORY_STORE_ENDPOINT=${svc('memorystore', 'support-memory', ns, 8080)}`,
+    'MEMORY_MAX_READ_SCOPE=agent',
+    'MEMORY_TOOLS=read',
+    'MEMORY_SHORT_TERM_TOKEN_BUDGET=64',
+    'MEMORY_ROLLING_SUMMARY=true',
+    `AGENT_IDENTITY=kaos://agent/${ns}/support-assistant`,
+    'LOG_LEVEL=INFO',
+  ], 'the MEMORY_* block after TOOL_CALL_MODE, AGENT_IDENTITY last of it');
+  const session = await waitForObject(s(), 'agent', ns, 'session-assistant');
+  t.equal(at(session, 'spec', 'config', 'memory', 'type'), 'remote', 'the derived type, recorded');
+  t.match(String(at(session, 'metadata', 'annotations', 'kaos.tools/defaulted')), /spec\.config\.memory\.type/);
+  const sessionEnv = envLines(await waitForObject(s(), 'deployment', ns, 'agent-session-assistant'));
+  t.same(sessionEnv.filter((l) => l.startsWith('MEMORY_')), [
+    'MEMORY_ENABLED=true',
+    'MEMORY_TYPE=remote',
+    `MEMORY_STORE_ENDPOINT=${svc('memorystore', 'support-memory', ns, 8080)}`,
+    'MEMORY_MAX_READ_SCOPE=session',
+    'MEMORY_FAILURE_MODE=strict',
+  ]);
+});
+
+t.test('a store waits for its ModelAPI (Pending, nothing created), then reaches Ready', async (t) => {
+  const ns = 'memory-waits';
+  await createNamespace(s(), ns);
+  await applyObjects(s(), ns, [localStore('notes', 'later')].map((o) => ({ ...o, metadata: { ...(o.metadata as Json), annotations: { 'kaos.tools/reference-policy': 'Warn' } } })));
+  const waiting = await waitForObject(s(), 'memorystore', ns, 'notes', (o) => at(o, 'status', 'message') === 'summarization ModelAPI "later" not found');
+  t.match(waiting.status, { phase: 'Pending', ready: false });
+  t.equal(await getObject(s(), 'deployment', ns, 'memorystore-notes'), undefined, 'no Deployment meanwhile');
+  t.equal(await getObject(s(), 'persistentvolumeclaim', ns, 'memorystore-notes-data'), undefined, 'no claim meanwhile');
+  await applyObjects(s(), ns, [anyModel('later')]);
+  await waitForPhase(s(), 'memorystore', ns, 'notes', 'Ready');
+  t.ok(await getObject(s(), 'persistentvolumeclaim', ns, 'memorystore-notes-data'));
+});
+
+t.test('an Agent created before its store waits; a running one degrades and recovers without a rollout', async (t) => {
+  const ns = 'memory-degrade';
+  await createNamespace(s(), ns);
+  await applyObjects(s(), ns, [anyModel('chat'), anyModel('mem')]);
+  await waitForPhase(s(), 'modelapi', ns, 'chat', 'Ready');
+  const early = { ...boundAgent('early', 'chat', { memoryStore: 'shared' }), metadata: { name: 'early', annotations: { 'kaos.tools/reference-policy': 'Warn' } } };
+  const res = await applyJson(ns, [early]);
+  t.equal(res.code, 0, res.stderr);
+  t.match(res.stderr, /^Warning: spec\.config\.memory\.memoryStore: Not found: "shared" \(allowed: reference policy Warn\)/, 'a missing store is a reference error, here under Warn');
+  const waiting = await waitForObject(s(), 'agent', ns, 'early', (o) => at(o, 'status', 'message') === 'MemoryStore shared not found');
+  t.equal(at(waiting, 'status', 'phase'), 'Waiting');
+  t.equal(await getObject(s(), 'deployment', ns, 'agent-early'), undefined);
+
+  await applyObjects(s(), ns, [localStore('shared', 'mem')]);
+  await waitForPhase(s(), 'memorystore', ns, 'shared', 'Ready');
+  const running = await waitForPhase(s(), 'agent', ns, 'early', 'Ready');
+  t.match(conditionOf(running, 'MemoryDegraded'), { status: 'False', reason: 'MemoryHealthy' });
+  const before = await waitForObject(s(), 'deployment', ns, 'agent-early');
+
+  // The store's ModelAPI goes: the store turns Pending, the Agent keeps serving, degraded.
+  await kubectlOk(s(), ['delete', 'modelapi', 'mem', '-n', ns]);
+  await waitForObject(s(), 'memorystore', ns, 'shared', (o) => at(o, 'status', 'phase') === 'Pending');
+  const degraded = await waitForObject(s(), 'agent', ns, 'early', (o) => conditionOf(o, 'MemoryDegraded')?.status === 'True');
+  t.match(conditionOf(degraded, 'MemoryDegraded'), { reason: 'MemoryStoreNotReady', message: 'MemoryStore shared is not ready' });
+  t.match(degraded.status, { phase: 'Ready' }, 'still serving');
+  await applyObjects(s(), ns, [anyModel('mem')]);
+  const recovered = await waitForObject(s(), 'agent', ns, 'early', (o) => conditionOf(o, 'MemoryDegraded')?.status === 'False');
+  t.match(conditionOf(recovered, 'MemoryDegraded'), { reason: 'MemoryHealthy', message: 'MemoryStore shared is ready' });
+  const after = await waitForObject(s(), 'deployment', ns, 'agent-early');
+  t.equal(at(after, 'metadata', 'generation'), at(before, 'metadata', 'generation'), 'the Agent\'s Deployment never changed: no rollout of its own');
+  const events = await kubectlOk(s(), ['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=early', '-o', 'jsonpath={range .items[*]}{.reason}{"\\n"}{end}']);
+  t.match(events, /MemoryDegraded/);
+  t.match(events, /MemoryRecovered/);
+});
+
+/** Each refusal of docs/api.md, "MemoryStore" and "Agent remote memory": the object, and what kubectl prints. */
+const REFUSALS: readonly { what: string; object: Json; stderr: string }[] = [
+  {
+    what: 'external mode without its block',
+    object: kaos('MemoryStore', 'ext', { storage: { type: 'external' }, models: models('chat') }),
+    stderr: 'The MemoryStore "ext" is invalid: spec.storage.external: Required value: storage.external is required when storage.type is external',
+  },
+  {
+    what: 'two replicas in local mode',
+    object: localStore('two', 'chat', { replicas: 2 }),
+    stderr: 'The MemoryStore "two" is invalid: spec.replicas: Invalid value: 2: replicas must be 1 in local storage mode',
+  },
+  {
+    what: 'compaction marks that cannot work',
+    object: localStore('marks', 'chat', { shortTerm: { tokenBudget: 64 }, mediumTerm: { compactionTrigger: 32, compactionTarget: 48 } }),
+    stderr: 'The MemoryStore "marks" is invalid: spec.mediumTerm: Invalid value: short-term compaction marks must satisfy 0 < compactionTarget < compactionTrigger <= tokenBudget (0 or absent marks derive from the token budget)',
+  },
+  {
+    what: 'the user read scope on a store',
+    object: localStore('users', 'chat', { maxReadScope: 'user' }),
+    stderr: 'The MemoryStore "users" is invalid: spec.maxReadScope: Forbidden: "user" needs a user identity provider, which kaos-operator does not have',
+  },
+  {
+    what: 'a ModelAPI that does not exist, a model the ModelAPI does not serve',
+    object: kaos('MemoryStore', 'refs', { storage: { type: 'local' }, models: { summarization: { modelAPI: 'nope', model: 'x' }, embedding: { modelAPI: 'hosted', model: 'text-embedding-3-small' } } }),
+    stderr: 'The MemoryStore "refs" is invalid: \n* spec.models.summarization.modelAPI: Not found: "nope"\n* spec.models.embedding.model: Not found: "text-embedding-3-small": not supported by ModelAPI "hosted" (supported: [smollm2:135m])',
+  },
+  {
+    what: "type 'remote' without a store",
+    object: boundAgent('a1', 'chat', { type: 'remote' }),
+    stderr: "The Agent \"a1\" is invalid: spec.config.memory.memoryStore: Required value: type 'remote' requires memoryStore to be set",
+  },
+  {
+    what: "type 'local' with a store",
+    object: boundAgent('a2', 'chat', { type: 'local', memoryStore: 'narrow' }),
+    stderr: "The Agent \"a2\" is invalid: spec.config.memory.memoryStore: Forbidden: type 'local' must not set memoryStore",
+  },
+  {
+    what: 'tools without a store',
+    object: boundAgent('a3', 'chat', { tools: 'all' }),
+    stderr: 'The Agent "a3" is invalid: spec.config.memory.memoryStore: Required value: tools requires memoryStore to be set',
+  },
+  {
+    what: "KAOS's earlier read-scope forms",
+    object: boundAgent('a4', 'chat', { memoryStore: 'narrow', scope: 'session', readScopes: ['session'] }),
+    stderr: 'The Agent "a4" is invalid: \n* spec.config.memory.scope: Forbidden: an earlier KAOS form of the read scope: use spec.config.memory.maxReadScope\n* spec.config.memory.readScopes: Forbidden: an earlier KAOS form of the read scope: use spec.config.memory.maxReadScope',
+  },
+  {
+    what: 'a store that does not exist',
+    object: boundAgent('a5', 'chat', { memoryStore: 'nope' }),
+    stderr: 'The Agent "a5" is invalid: spec.config.memory.memoryStore: Not found: "nope"',
+  },
+  {
+    what: "a read scope above the store's ceiling",
+    object: boundAgent('a6', 'chat', { memoryStore: 'narrow', maxReadScope: 'agent' }),
+    stderr: 'The Agent "a6" is invalid: spec.config.memory.maxReadScope: Invalid value: config.memory.maxReadScope "agent" exceeds MemoryStore "narrow" maxReadScope "session"',
+  },
+  {
+    what: 'the user read scope on an Agent',
+    object: boundAgent('a7', 'chat', { memoryStore: 'narrow', maxReadScope: 'user' }),
+    stderr: 'The Agent "a7" is invalid: spec.config.memory.maxReadScope: Forbidden: "user" needs a user identity provider, which kaos-operator does not have',
+  },
+  {
+    what: 'the original memory fields beside a store',
+    object: boundAgent('a8', 'chat', { memoryStore: 'narrow', contextLimit: 6 }),
+    stderr: 'The Agent "a8" is invalid: spec.config.memory.memoryStore: Forbidden: may not be set together with spec.config.memory.contextLimit',
+  },
+];
+
+t.test('every refusal of the contract answers kubectl apply and --dry-run=server alike', async (t) => {
+  const ns = 'memory-refusals';
+  await createNamespace(s(), ns);
+  await applyObjects(s(), ns, [anyModel('chat'), kaos('ModelAPI', 'hosted', { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' } }), localStore('narrow', 'chat', { maxReadScope: 'session' })]);
+  for (const { what, object, stderr } of REFUSALS) {
+    for (const args of [['--dry-run=server'], []]) {
+      t.strictSame(await applyJson(ns, [object], ...args), { code: 1, stdout: '', stderr: `${stderr}\n` }, `${what} ${args.join(' ')}`);
+    }
+  }
+});
+
+t.test('a claim grows when the store asks for more, and is refused when it asks for less', async (t) => {
+  const ns = 'memory-grow';
+  await createNamespace(s(), ns);
+  const sized = (size: string): Json => localStore('grow', 'chat', { storage: { type: 'local', local: { persistentVolume: { size } } } });
+  await applyObjects(s(), ns, [anyModel('chat'), sized('1Gi')]);
+  await waitForPhase(s(), 'memorystore', ns, 'grow', 'Ready');
+  await waitForObject(s(), 'persistentvolumeclaim', ns, 'memorystore-grow-data', (c) => at(c, 'status', 'phase') === 'Bound');
+  await applyObjects(s(), ns, [sized('2Gi')]);
+  const grown = await waitForObject(s(), 'persistentvolumeclaim', ns, 'memorystore-grow-data', (c) => at(c, 'spec', 'resources', 'requests', 'storage') === '2Gi');
+  t.equal(at(grown, 'status', 'phase'), 'Bound', 'the same claim, still bound');
+  for (const args of [['--dry-run=server'], []]) {
+    t.strictSame(await applyJson(ns, [sized('1Gi')], ...args), {
+      code: 1,
+      stdout: '',
+      stderr: 'The MemoryStore "grow" is invalid: spec.storage.local.persistentVolume.size: Forbidden: a PersistentVolumeClaim cannot shrink\n',
+    }, `shrinking refused ${args.join(' ')}`);
+  }
+});
+
+t.test('external mode: two replicas bring a PodDisruptionBudget, one takes it away; the DSN only by reference', async (t) => {
+  const ns = 'memory-external';
+  await createNamespace(s(), ns);
+  const external = (replicas?: number): Json =>
+    kaos('MemoryStore', 'pg', { storage: { type: 'external', external: { connectionSecretRef: { name: 'pg', key: 'dsn' } } }, models: models('chat'), ...(replicas === undefined ? {} : { replicas }) });
+  await kubectlOk(s(), ['create', 'secret', 'generic', 'pg', '-n', ns, '--from-literal=dsn=postgresql://memory@pg.example:5432/memory']);
+  await applyObjects(s(), ns, [anyModel('chat'), external()]);
+  const store = await waitForPhase(s(), 'memorystore', ns, 'pg', 'Ready');
+  t.equal(at(store, 'spec', 'replicas'), 2, "external mode's default");
+  const pdb = await waitForObject(s(), 'poddisruptionbudget', ns, 'memorystore-pg');
+  t.strictSame(childIdentity(pdb), expectedIdentity('MemoryStore', store, 'memorystore-pg'));
+  t.strictSame(at(pdb, 'spec'), { minAvailable: 1, selector: { matchLabels: { app: 'memorystore', memorystore: 'pg' } } });
+  const deployment = await waitForObject(s(), 'deployment', ns, 'memorystore-pg');
+  t.equal(at(deployment, 'spec', 'replicas'), 2);
+  t.strictSame((containerOf(deployment).env as Json[]).slice(0, 3), [
+    { name: 'KAOS_MEMORY_STORAGE_TYPE', value: 'external' },
+    { name: 'KAOS_MEMORY_EXTERNAL_DSN', valueFrom: { secretKeyRef: { name: 'pg', key: 'dsn' } } },
+    { name: 'KAOS_MEMORY_EXTERNAL_DIMS', value: '1536' },
+  ]);
+  t.equal(await getObject(s(), 'persistentvolumeclaim', ns, 'memorystore-pg-data'), undefined, 'no claim in external mode');
+
+  await applyObjects(s(), ns, [external(1)]);
+  await waitForGone(s(), 'poddisruptionbudget', ns, 'memorystore-pg');
+  await waitForObject(s(), 'deployment', ns, 'memorystore-pg', (d) => at(d, 'spec', 'replicas') === 1);
+  await waitForPhase(s(), 'memorystore', ns, 'pg', 'Ready');
+});
+
+t.test('deleting a store that Agents still bind warns, naming them', async (t) => {
+  const ns = 'memory-delete';
+  await createNamespace(s(), ns);
+  await applyObjects(s(), ns, [anyModel('chat'), localStore('shared', 'chat')]);
+  await waitForPhase(s(), 'memorystore', ns, 'shared', 'Ready');
+  await applyObjects(s(), ns, [boundAgent('b', 'chat', { memoryStore: 'shared' }), boundAgent('a', 'chat', { memoryStore: 'shared' })]);
+  const res = await s().plane.kubectl(['delete', 'memorystore', 'shared', '-n', ns]);
+  t.equal(res.code, 0);
+  t.equal(res.stdout, `memorystore.kaos.tools "shared" deleted from ${ns} namespace\n`);
+  t.equal(res.stderr, [
+    'Warning: MemoryStore "shared" is still bound by Agents: a, b',
+    'Warning: MemoryStore "shared": its PersistentVolumeClaim, and the memories on it, are deleted with it',
+    '',
+  ].join('\n'));
+  await waitForGone(s(), 'deployment', ns, 'memorystore-shared');
+});
+
+t.test('idle means idle with MemoryStores: no write from the operator for a whole window', async (t) => {
+  const auditLog = s().plane.logs.audit;
+  if (auditLog === undefined) throw new Error('the control plane was started without its audit log');
+  const namespaces = ['kaos-memory', 'memory-waits', 'memory-degrade', 'memory-grow', 'memory-external'];
+  // Settled first: every object of the tests above Ready, nothing left in flight.
+  await eventually('every MemoryStore and Agent Ready', async () => {
+    for (const ns of namespaces) {
+      for (const resource of ['memorystores', 'agents']) {
+        const list = JSON.parse(await kubectlOk(s(), ['get', resource, '-n', ns, '-o', 'json'])) as { items: Json[] };
+        if (list.items.some((o) => at(o, 'status', 'phase') !== 'Ready')) return undefined;
+      }
+    }
+    return true;
+  }, { timeoutMs: 60_000, intervalMs: 500, retryErrors: true });
+  await sleep(3000);
+  const before = await resourceVersions(s().client, namespaces);
+  t.ok([...before.keys()].some((k) => k.startsWith('PersistentVolumeClaim/')), 'claims are part of the snapshot');
+  const mark = auditMark(auditLog);
+  t.comment(`idle window: ${IDLE_SECONDS} s`);
+  await sleep(IDLE_SECONDS * 1000);
+  const writes = writesBy(auditSince(auditLog, mark), OPERATOR_USER).filter((e) => e.objectRef?.resource !== 'leases');
+  t.same(writes.map(describeRequest), [], 'no write request from the operator');
+  t.same(changedKeys(before, await resourceVersions(s().client, namespaces)), [], 'no resourceVersion changed');
+});
