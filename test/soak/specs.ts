@@ -45,7 +45,7 @@ export interface SpecGenerator {
 const MODELS = ['smollm2:135m', 'gpt-4o-mini', 'ollama/llama3'] as const;
 
 /** Keys of the dependency objects, the ones specs select. */
-export const KEYS = { config: 'config.yaml', apiKey: 'api-key', tools: 'tools.py' } as const;
+export const KEYS = { config: 'config.yaml', apiKey: 'api-key', tools: 'tools.py', dsn: 'dsn' } as const;
 
 const env = (rng: Random): Json[] => [{ name: 'SOAK_SETTING', value: `v${rng.int(4)}` }];
 
@@ -69,7 +69,22 @@ function defined(spec: Json): Json {
 
 const record = (value: unknown): Json => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {});
 
+function getPath(value: unknown, ...keys: string[]): unknown {
+  return keys.reduce<unknown>((at, key) => record(at)[key], value);
+}
+
 // ---- Agent ------------------------------------------------------------------------------------
+
+/** An Agent's memory: the original form, or (the newer form) bound to a MemoryStore. */
+function memory(ctx: SpecContext): Json {
+  const { rng } = ctx;
+  if (rng.chance(0.6)) return { enabled: rng.chance(0.7), contextLimit: 1 + rng.int(10) };
+  return defined({
+    memoryStore: ctx.name('MemoryStore'),
+    maxReadScope: rng.chance(0.5) ? rng.pick(['session', 'agent']) : undefined,
+    tools: rng.chance(0.3) ? rng.pick(['all', 'read', 'write']) : undefined,
+  });
+}
 
 function agent(ctx: SpecContext): Json {
   const { rng } = ctx;
@@ -85,7 +100,7 @@ function agent(ctx: SpecContext): Json {
       description: `soak agent ${rng.int(100)}`,
       instructions: rng.chance(0.5) ? 'Answer briefly.' : undefined,
       reasoningLoopMaxSteps: rng.chance(0.5) ? 1 + rng.int(10) : undefined,
-      memory: rng.chance(0.3) ? { enabled: rng.chance(0.7), contextLimit: 1 + rng.int(10) } : undefined,
+      memory: rng.chance(0.3) ? memory(ctx) : undefined,
       env: newShape ? undefined : env(rng),
       telemetry: newShape && rng.chance(0.5) ? { enabled: rng.chance(0.5) } : undefined,
     }),
@@ -107,6 +122,7 @@ const AGENT: SpecGenerator = {
     (ctx, s) => { s.modelAPI = ctx.name('ModelAPI'); },
     (_, s) => { s.waitForDependencies = s.waitForDependencies === false; },
     (ctx, s) => { s.container = { ...record(s.container), env: containerEnv(ctx.rng) }; },
+    (ctx, s) => { s.config = { ...record(s.config), memory: memory(ctx) }; },
   ],
 };
 
@@ -198,10 +214,61 @@ const MCP_SERVER: SpecGenerator = {
   ],
 };
 
+// ---- MemoryStore ------------------------------------------------------------------------------
+
+/** The size of a local store's claim, in Gi (the default 5 when unset). */
+const claimGi = (spec: Json): number => Number(/^(\d+)Gi$/.exec(String(getPath(spec, 'storage', 'local', 'persistentVolume', 'size') ?? '5Gi'))?.[1] ?? 5);
+
+function memoryStore(ctx: SpecContext): Json {
+  const { rng } = ctx;
+  const external = rng.chance(0.35);
+  const binding = (): Json => ({ modelAPI: ctx.name('ModelAPI'), model: rng.pick(MODELS) });
+  return defined({
+    storage: external
+      ? { type: 'external', external: { connectionSecretRef: { name: ctx.name('Secret'), key: KEYS.dsn }, ...(rng.chance(0.3) ? { embeddingDims: 768 } : {}) } }
+      : { type: 'local', ...(rng.chance(0.5) ? { local: { persistentVolume: { size: `${1 + rng.int(5)}Gi` } } } : {}) },
+    // Two replicas in local mode is a documented denial (one pod owns the volume): rarely.
+    replicas: external ? (rng.chance(0.5) ? 2 + rng.int(2) : undefined) : (rng.chance(0.03) ? 2 : undefined),
+    models: { summarization: binding(), embedding: binding() },
+    shortTerm: rng.chance(0.3) ? { tokenBudget: 1024 * (2 + rng.int(4)) } : undefined,
+    longTerm: rng.chance(0.3) ? { enabled: rng.chance(0.7), defaultTopK: 1 + rng.int(10) } : undefined,
+    maxReadScope: rng.chance(0.5) ? rng.pick(['session', 'agent']) : undefined,
+    defaultFailureMode: rng.chance(0.3) ? rng.pick(['soft', 'strict']) : undefined,
+    container: { env: containerEnv(rng) },
+    podSpec: podSpec(rng, 'memory'),
+  });
+}
+
+const MEMORY_STORE: SpecGenerator = {
+  pool: 3,
+  create: memoryStore,
+  tweaks: [
+    (ctx, s) => { s.container = { ...record(s.container), env: containerEnv(ctx.rng) }; },
+    (ctx, s) => { s.maxReadScope = ctx.rng.pick(['session', 'agent']); },
+    // A local store's claim grows (it may never shrink); an external store scales.
+    (ctx, s) => {
+      const storage = record(s.storage);
+      if (storage.type === 'external') {
+        s.replicas = 1 + ctx.rng.int(3);
+      } else {
+        const local = record(storage.local);
+        s.storage = { ...storage, local: { ...local, persistentVolume: { ...record(local.persistentVolume), size: `${claimGi(s) + 1}Gi` } } };
+      }
+    },
+    // Local to external and back: the claim goes, or comes (a warning, not a denial).
+    (ctx, s) => {
+      const fresh = memoryStore(ctx);
+      s.storage = fresh.storage;
+      s.replicas = fresh.replicas;
+    },
+  ],
+};
+
 export const SPEC_GENERATORS: Readonly<Record<KaosKind, SpecGenerator>> = {
   Agent: AGENT,
   ModelAPI: MODEL_API,
   MCPServer: MCP_SERVER,
+  MemoryStore: MEMORY_STORE,
 };
 
 /**
