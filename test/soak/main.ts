@@ -37,6 +37,7 @@ const result = await runSoak({
   quietMs: positive('quiet-seconds', values['quiet-seconds']) * 1000,
   log,
 });
-process.stdout.write(`${result.report}\n`);
 log(`soak: done in ${((Date.now() - started) / 60_000).toFixed(1)} min`);
-process.exitCode = result.violations.length > 0 ? 1 : 0;
+// Exit once the report is out: after a long run Node's exit could wait for ever on a socket that
+// a fault left behind (seen as a busy loop in its handle cleanup), and the run is over.
+process.stdout.write(`${result.report}\n`, () => process.exit(result.violations.length > 0 ? 1 : 0));

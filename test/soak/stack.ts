@@ -84,6 +84,7 @@ export async function startSoakStack(log: Log): Promise<SoakStack> {
     // Neither proxy may keep the control plane from being stopped.
     await bounded('the API server proxy', apiProxy.close(), log);
     await bounded('the webhook Service', webhooks.close(), log);
+    installation.client.close();
     await installation.stop();
   };
   try {
