@@ -9,13 +9,13 @@ import { asRecord, getIn, isSet, jsonEqual } from '../api/json.ts';
 import { MEMORY_MODEL_ROLES } from '../api/enums.ts';
 import type { KaosKind } from '../api/kinds.ts';
 import { isKubeObject, requireKubeObject } from '../api/kube-object.ts';
-import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
+import type { KubeObject, ObjectLookup, Referrer } from '../api/lookup.ts';
 import { LookupBudget, LookupNotMade } from '../api/lookup-budget.ts';
 import { boundedWarnings } from '../api/validation/answer-limits.ts';
 import { MAX_REFERENCES } from '../api/schema/limits.ts';
 import type { KaosObject } from '../api/schema/index.ts';
 import { conformsToSchema, specValidator } from '../api/validation/schema-validation.ts';
-import { deletionWarnings, validateObject } from '../api/validation/validate-object.ts';
+import { deletionWarnings, validateObject, type ModelBinding } from '../api/validation/validate-object.ts';
 import type { AgentReferences } from '../api/validation/validation-types.ts';
 import type { AdmissionDecision, AdmissionHandler } from './types.ts';
 
@@ -65,14 +65,17 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
     // This request's live reads on cache misses: a few, within a deadline, shared by its lookups only.
     const budget = new LookupBudget();
     const name = object.metadata?.name ?? req.name ?? '';
-    const [references, storeReferences, namespaceLabels, podSpecErrors, modelAPIDependents, memoryStoreDependents] = await Promise.all([
+    const [references, storeReferences, namespaceLabels, podSpecErrors] = await Promise.all([
       isAgent ? resolveReferences(deps.lookup, namespace, namesToResolve(object.spec, oldObject?.spec), budget) : undefined,
       isStore ? resolveModelAPIs(deps.lookup, namespace, storeModelAPIsToResolve(object.spec, oldObject?.spec), budget) : undefined,
       isAgent || isStore ? namespaceLabelsWithin(deps.lookup, namespace, budget) : undefined,
       checkPodSpec ? podSpecCheck(kind, object) : [],
-      kind === 'ModelAPI' && oldObject !== undefined && specChanged ? modelAPIDependentsInCache(deps.lookup, namespace, name) : undefined,
-      isStore && oldObject !== undefined && specChanged ? memoryStoreDependentsInCache(deps.lookup, namespace, name) : undefined,
     ]);
+    // Who a change of this object can strand, and what each asks of it: from the cache only (a
+    // warning is never worth a live read).
+    const judgeStranding = oldObject !== undefined && specChanged;
+    const modelAPIDependents = kind === 'ModelAPI' && judgeStranding ? modelBindings(deps.lookup.referencedBy(kind, namespace, name)) : undefined;
+    const memoryStoreDependents = isStore && judgeStranding ? readScopeBindings(deps.lookup.referencedBy(kind, namespace, name)) : undefined;
 
     const result = validateObject(kind, object, {
       oldObject,
@@ -219,42 +222,15 @@ async function resolveModelAPIs(
   return { modelAPIs: new Map(references.modelAPIs), unchecked: new Map(references.unchecked?.modelAPIs) };
 }
 
-/**
- * The Agents that reference an object (a ModelAPI, a MemoryStore) with the value `read` takes from
- * their spec (their model, their own maxReadScope), from the cache only (a warning is never worth a
- * live read): the reference index names them, and an Agent the cache does not hold, or one without
- * that value, is left out rather than read.
- */
-async function dependentsInCache<F extends string>(
-  lookup: ObjectLookup,
-  kind: 'ModelAPI' | 'MemoryStore',
-  namespace: string,
-  name: string,
-  field: F,
-  read: (spec: unknown) => unknown,
-): Promise<Array<{ name: string } & Record<F, string>>> {
-  const cacheOnly = new LookupBudget({ maxLiveLookups: 0 });
-  const agents = await Promise.all(
-    lookup.referencedBy(kind, namespace, name).map(async (agent) => {
-      try {
-        const value = read((await lookup.get('Agent', namespace, agent, cacheOnly))?.spec);
-        return typeof value === 'string' && value !== '' ? [{ name: agent, [field]: value } as { name: string } & Record<F, string>] : [];
-      } catch (err) {
-        if (err instanceof LookupNotMade) return [];
-        throw err;
-      }
-    }),
-  );
-  return agents.flat();
+/** The objects that ask a ModelAPI for a model (an Agent, a MemoryStore's role), with that model. */
+function modelBindings(referrers: readonly Referrer[]): ModelBinding[] {
+  return referrers.flatMap(({ kind, name, asks }) => (asks === undefined ? [] : [{ kind, name, model: asks }]));
 }
 
-/** The Agents of a ModelAPI that name a model: those a change of its models strands are warned about. */
-const modelAPIDependentsInCache = (lookup: ObjectLookup, namespace: string, name: string) =>
-  dependentsInCache(lookup, 'ModelAPI', namespace, name, 'model', (spec) => getIn(spec, 'model'));
-
-/** The Agents of a MemoryStore that name their own maxReadScope: those a lowered ceiling strands are warned about. */
-const memoryStoreDependentsInCache = (lookup: ObjectLookup, namespace: string, name: string) =>
-  dependentsInCache(lookup, 'MemoryStore', namespace, name, 'maxReadScope', (spec) => getIn(spec, 'config', 'memory', 'maxReadScope'));
+/** The Agents bound to a MemoryStore that name their own maxReadScope, with it. */
+function readScopeBindings(referrers: readonly Referrer[]): { name: string; maxReadScope: string }[] {
+  return referrers.flatMap(({ kind, name, asks }) => (kind === 'Agent' && asks !== undefined ? [{ name, maxReadScope: asks }] : []));
+}
 
 /** The namespace's labels; unknown (so the operator's policy applies) when its read would pass the deadline. */
 async function namespaceLabelsWithin(lookup: ObjectLookup, namespace: string, budget: LookupBudget): Promise<Record<string, string> | undefined> {

@@ -8,9 +8,9 @@
 //   kind is named in the API server's error and each can be tuned on its own.
 // * CREATE and UPDATE of the main resource only: the /status subresource is the controller's
 //   and is neither defaulted nor validated (docs/api.md, "Defaulting": the webhook never touches status).
-// * DELETE of modelapis and mcpservers goes to the validating path through separate entries
-//   with failurePolicy Ignore: they only warn ("still used by Agents"), so deleting must never
-//   depend on the operator being up.
+// * DELETE of every kind goes to the validating path through separate entries with
+//   failurePolicy Ignore: they only warn (`ModelAPI "m" is still referenced by Agents: ...`, and by
+//   MemoryStores), so deleting must never depend on the operator being up.
 // * No namespaceSelector: the rules match only kaos.tools resources, so there is no bootstrap
 //   deadlock to avoid (kube-system's own objects are never sent here), and exempting a namespace
 //   would only let invalid KAOS objects into it. Callers may still pass one.

@@ -5,6 +5,16 @@ import type { RegistryState } from './mcp-runtimes.ts';
 
 export type { KubeObject };
 
+/** An object that names another in one of its roles (a kind table dependency), with what it asks of it there. */
+export interface Referrer {
+  readonly kind: KaosKind;
+  readonly name: string;
+  /** The role, as the kind table names it: `modelAPI`, `peers`, `summarizationModelAPI`, … */
+  readonly role: string;
+  /** What it asks of the object in that role (the model it asks a ModelAPI for, its read scope of a MemoryStore); absent: nothing. */
+  readonly asks?: string;
+}
+
 /**
  * How admission (and later the controller) sees existing objects. Implementations answer from
  * an in-memory cache; a cache miss may fall back to one live read before reporting "absent",
@@ -18,12 +28,13 @@ export interface ObjectLookup {
   get(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<KubeObject | undefined>;
   exists(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<boolean>;
   /**
-   * Names of the Agents in `namespace` that reference the named object: through `spec.modelAPI`
-   * (ModelAPI), `spec.mcpServers` (MCPServer), `spec.agentNetwork.access` (Agent) or
-   * `spec.config.memory.memoryStore` (MemoryStore). Sorted.
-   * Answered from the cache only (used for warnings, never for denials).
+   * The objects in `namespace` that name the given object, as the kind table's dependencies state
+   * it (cluster/kind-table.ts): Agents through `spec.modelAPI`, `spec.mcpServers`,
+   * `spec.agentNetwork.access` or `spec.config.memory.memoryStore`, MemoryStores through
+   * `spec.models.*.modelAPI`. One entry per role, sorted by kind, then name, then role in table
+   * order. Answered from the cache only (used for warnings, never for denials).
    */
-  referencedBy(kind: KaosKind, namespace: string, name: string): string[];
+  referencedBy(kind: KaosKind, namespace: string, name: string): Referrer[];
   /** The namespace's labels, or undefined when the namespace is unknown. */
   /** Its live read on a miss is not counted against `budget` (one per request) but keeps to its deadline. */
   namespaceLabels(namespace: string, budget?: LookupBudget): Promise<Record<string, string> | undefined>;

@@ -1,6 +1,7 @@
 // Which models a ModelAPI serves, and whether an Agent's `spec.model` is one of them (docs/api.md,
-// "Newer KAOS shapes"). Shared by the validating webhook (a reference error at apply time), the stranding warning
-// on a ModelAPI update, and the controller (KAOS's message in the Agent's status). Pure.
+// "Newer KAOS shapes"), and so whether a MemoryStore's models are. Shared by the validating webhook (a
+// reference error at apply time), the stranding warning on a ModelAPI update, and the controller
+// (KAOS's message in the Agent's or the store's status). Pure.
 import { goQuote } from './go-format.ts';
 import { asArray, asRecord, asString, getIn } from './json.ts';
 import { liteLLMModelNames } from './validation/litellm-config.ts';
@@ -57,19 +58,16 @@ export function notServedMessage(model: string, modelAPI: string, patterns: read
 }
 
 /**
- * The Agents (name and `spec.model`) that a change of a ModelAPI's patterns strands: served
- * before (or before unknown), not served now. Sorted by name. Nothing when the patterns did not
- * change or the new ones are unknown.
+ * The bindings a change of a ModelAPI's patterns strands: the model each asks for (an Agent's
+ * `spec.model`, a MemoryStore's `models.<role>.model`) served before (or before unknown), not
+ * served now. In their order. Nothing when the patterns did not change or the new ones are unknown.
  */
-export function strandedAgents(
+export function strandedBindings<B extends { readonly model: string }>(
   before: readonly string[] | undefined,
   after: readonly string[] | undefined,
-  agents: readonly { name: string; model: string }[],
-): string[] {
+  bindings: readonly B[],
+): B[] {
   if (after === undefined) return [];
   if (before !== undefined && before.length === after.length && before.every((p, i) => p === after[i])) return [];
-  return agents
-    .filter((a) => (before === undefined || isModelServed(before, a.model)) && !isModelServed(after, a.model))
-    .map((a) => a.name)
-    .sort();
+  return bindings.filter((b) => (before === undefined || isModelServed(before, b.model)) && !isModelServed(after, b.model));
 }

@@ -10,6 +10,7 @@
 // keeps aliases as references to one value (never expanded: no "billion laughs") and caps the
 // keys merge keys (`<<`) may copy. Its problems name a line and column, never the text, which
 // may hold API keys.
+import { channel } from 'node:diagnostics_channel';
 import { CORE_SCHEMA, loadAll, mergeTag, YAMLException } from 'js-yaml';
 import { longerThan } from './bounded-text.ts';
 import { errorMessage } from '../error-message.ts';
@@ -22,6 +23,13 @@ export const MAX_YAML_MERGE_KEYS = 10_000;
 // YAML 1.2's core schema, as the `yaml` package read it, plus YAML 1.1's merge keys, which
 // LiteLLM's loader (PyYAML) resolves; unknown tags (`!!python/object`) are errors.
 const SCHEMA = CORE_SCHEMA.withTags(mergeTag);
+
+/**
+ * Told of every parse (the text's length): how a test or a profiler counts what the memo of
+ * recent configs saves. Publishing costs nothing while no one subscribes.
+ */
+export const YAML_PARSE_CHANNEL = 'kaos-operator:untrusted-yaml:parse';
+const parses = channel(YAML_PARSE_CHANNEL);
 
 /** One document's value, or why it cannot be read: too long (not parsed), not YAML, or several documents. */
 export type YamlRead =
@@ -37,6 +45,7 @@ export type YamlRead =
 export function readUntrustedYaml(text: string, maxLength: number): YamlRead {
   if (longerThan(text, maxLength)) return { ok: false, problem: 'too-long' };
   let documents: unknown[];
+  if (parses.hasSubscribers) parses.publish({ length: text.length });
   try {
     documents = loadAll(text, { schema: SCHEMA, maxDepth: MAX_YAML_DEPTH, maxTotalMergeKeys: MAX_YAML_MERGE_KEYS });
   } catch (err) {

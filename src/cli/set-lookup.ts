@@ -2,14 +2,16 @@
 // KAOS objects and Namespaces of the set, over a snapshot of the cluster's (with --cluster). An
 // object of the set hides the cluster's copy, since applying the set replaces it. Nothing here
 // reads live, so no lookup ever claims from a request's budget.
-import { referencedNames } from '../api/agent-references.ts';
 import { isKaosKind, type KaosKind } from '../api/kinds.ts';
-import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
+import type { KubeObject, ObjectLookup, Referrer } from '../api/lookup.ts';
+import { DependencyIndex } from '../cluster/dependency-index.ts';
 import { refKey } from '../cluster/object-ref.ts';
 import type { RegistryState } from '../api/mcp-runtimes.ts';
 
 export class SetLookup implements ObjectLookup {
   readonly #objects = new Map<string, KubeObject>();
+  /** Who names what among the objects: the kind table's relation, as the operator's cache keeps it. */
+  readonly #dependencies = new DependencyIndex();
   readonly #namespaces = new Map<string, Record<string, string>>();
   /** The MCP runtime registry, when one is known (cli/runtimes.ts); absent: runtimes are not judged. */
   mcpRuntimes?: () => RegistryState;
@@ -22,7 +24,11 @@ export class SetLookup implements ObjectLookup {
   /** Adds KAOS objects (each with its namespace filled in); a later one replaces an earlier one. */
   addObjects(objects: Iterable<KubeObject>): this {
     // Only KAOS kinds can be looked up (ObjectLookup.get takes a KaosKind): anything else is not kept.
-    for (const o of objects) if (isKaosKind(o.kind)) this.#objects.set(refKey(o.kind, o.metadata?.namespace ?? '', o.metadata?.name ?? ''), o);
+    for (const o of objects) {
+      if (!isKaosKind(o.kind)) continue;
+      this.#objects.set(refKey(o.kind, o.metadata?.namespace ?? '', o.metadata?.name ?? ''), o);
+      this.#dependencies.upsert(o.kind, o);
+    }
     return this;
   }
 
@@ -40,15 +46,8 @@ export class SetLookup implements ObjectLookup {
     return this.#objects.has(refKey(kind, namespace, name));
   }
 
-  referencedBy(kind: KaosKind, namespace: string, name: string): string[] {
-    const names: string[] = [];
-    for (const o of this.#objects.values()) {
-      if (o.kind !== 'Agent' || o.metadata?.namespace !== namespace) continue;
-      const refs = referencedNames(o.spec);
-      const named = { ModelAPI: refs.modelAPIs, MCPServer: refs.mcpServers, MemoryStore: refs.memoryStores, Agent: refs.agents }[kind];
-      if (named.includes(name)) names.push(o.metadata.name ?? '');
-    }
-    return names.sort();
+  referencedBy(kind: KaosKind, namespace: string, name: string): Referrer[] {
+    return this.#dependencies.referencedBy(kind, namespace, name, (k, ns, n) => this.#objects.get(refKey(k, ns, n)));
   }
 
   async namespaceLabels(namespace: string): Promise<Record<string, string> | undefined> {

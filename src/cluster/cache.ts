@@ -4,7 +4,7 @@
 // every namespaced type gets one reflector per namespace; Namespaces are always watched whole
 // (admission reads any namespace's labels).
 import { KINDS, type KaosKind } from '../api/kinds.ts';
-import type { KubeObject, ObjectLookup } from '../api/lookup.ts';
+import type { KubeObject, ObjectLookup, Referrer } from '../api/lookup.ts';
 import type { Agent, KaosObjects, MCPServer, MemoryStore, ModelAPI } from '../api/schema/index.ts';
 import type { RegistryState } from '../api/mcp-runtimes.ts';
 import { LookupNotMade, type LookupBudget } from '../api/lookup-budget.ts';
@@ -203,8 +203,8 @@ export class KaosCache implements ObjectLookup {
     this.#mcpRuntimes = read;
   }
 
-  referencedBy(kind: KaosKind, namespace: string, name: string): string[] {
-    return this.dependencies.referencedBy(kind, namespace, name);
+  referencedBy(kind: KaosKind, namespace: string, name: string): Referrer[] {
+    return this.dependencies.referencedBy(kind, namespace, name, (k, ns, n) => this.cached(k, ns, n));
   }
 
   async namespaceLabels(namespace: string, budget?: LookupBudget): Promise<Record<string, string> | undefined> {

@@ -2,11 +2,16 @@
 // Agents of an Agent, the config Secret of a ModelAPI or MCPServer — as the kind table states it
 // (kind-table.ts). Maintained incrementally from cache events (upsert/remove per object), so a
 // query never scans. Answers the controller's triggers (a dependency's change wakes its
-// dependents) and admission's "which Agents reference this object" (referencedBy).
+// dependents) and admission's "which objects name this one, and what do they ask of it"
+// (referencedBy: the deletion and stranding warnings).
 import type { KaosKind } from '../api/kinds.ts';
+import type { Referrer } from '../api/lookup.ts';
 import type { KubeObject } from '../kube/meta.ts';
-import { KIND_TABLE, dependenciesOf, type KindTable } from './kind-table.ts';
+import { KIND_TABLE, bindingsTo, dependenciesOf, type KindTable } from './kind-table.ts';
 import { parseRefKey, refOf, refKey } from './object-ref.ts';
+
+/** An object of the cache by its identity; undefined when the cache does not hold it. */
+export type ReadObject = (kind: KaosKind, namespace: string, name: string) => KubeObject | undefined;
 
 export class DependencyIndex {
   readonly #table: KindTable;
@@ -49,12 +54,20 @@ export class DependencyIndex {
     return keys === undefined ? [] : [...keys].sort();
   }
 
-  /** Sorted names of the Agents in `namespace` that reference the named KAOS object (ObjectLookup). */
-  referencedBy(kind: KaosKind, namespace: string, name: string): string[] {
-    return this.dependents(kind, namespace, name)
-      .map(parseRefKey)
-      .filter((ref) => ref.kind === 'Agent')
-      .map((ref) => ref.name);
+  /**
+   * The objects that name the KAOS object `kind`/`namespace`/`name`, one entry per role with what
+   * it asks of it there (kind-table.ts, bindingsTo), sorted by kind, then name. `read` gives a
+   * dependent as the cache holds it now (what the index was built from); one it no longer holds
+   * is left out.
+   */
+  referencedBy(kind: KaosKind, namespace: string, name: string, read: ReadObject): Referrer[] {
+    const target = { kind, namespace, name };
+    return this.dependents(kind, namespace, name).flatMap((key) => {
+      const ref = parseRefKey(key);
+      const object = read(ref.kind, ref.namespace, ref.name);
+      if (object === undefined) return [];
+      return bindingsTo(ref.kind, object, target, this.#table).map((binding) => ({ kind: ref.kind, name: ref.name, ...binding }));
+    });
   }
 
   /** Number of distinct objects depended on (for tests and metrics). */

@@ -13,9 +13,11 @@
 //   the one answer to "which Secret or ConfigMap does this object read" (dependencyNames).
 import { slimDeployment } from '../kube/slim.ts';
 import { referencedNames } from '../api/agent-references.ts';
-import { asRecord } from '../kube/json.ts';
+import { asRecord, getIn } from '../kube/json.ts';
+import type { MemoryModelRole } from '../api/enums.ts';
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../kube/meta.ts';
+import type { ObjectRef } from './object-ref.ts';
 import type { MCPServerSpec, MemoryStoreSpec, ModelAPISpec } from '../api/schema/index.ts';
 import {
   CONFIG_MAP,
@@ -80,6 +82,13 @@ export interface DependencyEntry<D extends string = string> {
    * or a NamespacedName elsewhere. Reads any object (a malformed spec gives nothing).
    */
   readonly names: (object: KubeObject) => readonly (string | NamespacedName)[];
+  /**
+   * What the parent asks of the objects it names in this role, when a change of them can leave it
+   * unserved: the model it asks a ModelAPI for, the read scope it asks of a MemoryStore. Admission
+   * warns when a change of such an object strands its parents (docs/api.md, "Warnings"). Absent,
+   * or undefined for an object that asks nothing: nothing to strand.
+   */
+  readonly asks?: (object: KubeObject) => string | undefined;
 }
 
 export interface KindEntry<C extends string = string, D extends string = string> {
@@ -197,9 +206,18 @@ function memoryStoreConnectionSecret(object: KubeObject): string[] {
   return one(spec.storage.external?.connectionSecretRef?.name);
 }
 
-/** The ModelAPI of one of a MemoryStore's model roles. */
-const memoryStoreModelAPI = (role: 'summarization' | 'embedding') => (object: KubeObject): string[] =>
-  one((asRecord(object.spec) as MemoryStoreSpec | undefined)?.models?.[role]?.modelAPI);
+/** A non-empty string, else undefined. */
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+/** The binding `{ modelAPI, model }` of one of a MemoryStore's model roles. */
+const memoryStoreBinding = (role: MemoryModelRole, object: KubeObject) => (asRecord(object.spec) as MemoryStoreSpec | undefined)?.models?.[role];
+
+/** A MemoryStore's dependency on the ModelAPI of one model role, asking it for that role's model. */
+const memoryStoreModelAPI = (role: MemoryModelRole): DependencyEntry<DependencyTypeKind> => ({
+  kind: 'ModelAPI',
+  names: (object) => one(memoryStoreBinding(role, object)?.modelAPI),
+  asks: (object) => text(memoryStoreBinding(role, object)?.model),
+});
 
 /** The Deployment, the Service (always, unless `serviceWhen` says when) and the HTTPRoute of a kind. */
 const workload = (kind: KaosKind, serviceWhen?: string): ChildEntry<ChildKind>[] => [
@@ -215,10 +233,14 @@ export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {
     Agent: {
       children: workload('Agent', 'agentNetwork.expose is not false'),
       dependsOn: {
-        modelAPI: { kind: 'ModelAPI', names: (o) => referencedNames(o.spec).modelAPIs },
+        modelAPI: { kind: 'ModelAPI', names: (o) => referencedNames(o.spec).modelAPIs, asks: (o) => text(getIn(o.spec, 'model')) },
         mcpServers: { kind: 'MCPServer', names: (o) => referencedNames(o.spec).mcpServers },
         peers: { kind: 'Agent', names: (o) => referencedNames(o.spec).agents },
-        memoryStore: { kind: 'MemoryStore', names: (o) => referencedNames(o.spec).memoryStores },
+        memoryStore: {
+          kind: 'MemoryStore',
+          names: (o) => referencedNames(o.spec).memoryStores,
+          asks: (o) => text(getIn(o.spec, 'config', 'memory', 'maxReadScope')),
+        },
       },
     },
     ModelAPI: {
@@ -242,8 +264,8 @@ export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {
         { kind: 'PodDisruptionBudget', name: (parent) => workloadName('MemoryStore', parent), when: 'replicas 2 or more' },
       ],
       dependsOn: {
-        summarizationModelAPI: { kind: 'ModelAPI', names: memoryStoreModelAPI('summarization') },
-        embeddingModelAPI: { kind: 'ModelAPI', names: memoryStoreModelAPI('embedding') },
+        summarizationModelAPI: memoryStoreModelAPI('summarization'),
+        embeddingModelAPI: memoryStoreModelAPI('embedding'),
         connectionSecret: { kind: 'Secret', names: memoryStoreConnectionSecret },
       },
       replicas: 'spec',
@@ -278,6 +300,31 @@ export function dependenciesOf<D extends string>(kind: KaosKind, object: KubeObj
     for (const target of entry.names(object)) {
       out.push(typeof target === 'string' ? { role, kind: entry.kind, name: target } : { role, kind: entry.kind, ...target });
     }
+  }
+  return out;
+}
+
+/** One role in which an object names another, with what it asks of it there (DependencyEntry.asks). */
+export interface Binding {
+  readonly role: string;
+  readonly asks?: string;
+}
+
+/**
+ * Pure: the roles in which `object` (of `kind`) names the KAOS object `target`, in table order,
+ * each with what it asks of it: a MemoryStore naming one ModelAPI for both its models has two.
+ */
+export function bindingsTo(kind: KaosKind, object: KubeObject, target: ObjectRef, table: KindTable = KIND_TABLE): Binding[] {
+  const namespace = object.metadata?.namespace ?? '';
+  const out: Binding[] = [];
+  for (const [role, entry] of Object.entries(table.kinds[kind].dependsOn)) {
+    if (entry.kind !== target.kind) continue;
+    const named = entry.names(object).some((t) =>
+      typeof t === 'string' ? namespace === target.namespace && t === target.name : t.namespace === target.namespace && t.name === target.name,
+    );
+    if (!named) continue;
+    const asks = entry.asks?.(object);
+    out.push(asks === undefined ? { role } : { role, asks });
   }
   return out;
 }

@@ -14,13 +14,8 @@
 // once (JSON.parse, half of the pipeline and the same in both trees, then stops diluting the ratio).
 //
 // Env: BENCH_ROUNDS (default 15), BENCH_ITERATIONS per round and request (default 400), BENCH_PART.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ROOT, loadFrom, treeAt } from './tree-at.ts';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BASE = process.argv[2] ?? 'HEAD~1';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 400);
@@ -30,7 +25,7 @@ type Run = () => Promise<void>;
 
 /** Loads one tree's modules and returns, per (type, kind), a function that runs the pipeline once. */
 async function pipelines(root: string): Promise<Map<string, Run>> {
-  const load = (path: string): Promise<Record<string, unknown>> => import(pathToFileURL(join(root, path)).href) as Promise<Record<string, unknown>>;
+  const load = (path: string): Promise<Record<string, unknown>> => loadFrom(root, path);
   // The two trees' modules are the same modules at two commits: typed by this checkout's.
   const review = (await load('src/admission/review.ts')) as unknown as typeof import('../../src/admission/review.ts');
   const mutate = (await load('src/admission/mutate.ts')) as unknown as typeof import('../../src/admission/mutate.ts');
@@ -89,13 +84,10 @@ const median = (values: number[]): number => {
 };
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'kaos-ab-'));
+  const tree = treeAt(BASE);
+  const { sha } = tree;
   try {
-    const sha = execFileSync('git', ['rev-parse', '--short', BASE], { cwd: ROOT, encoding: 'utf8' }).trim();
-    execFileSync('sh', ['-c', `git archive ${sha} src test | tar -x -C ${dir}`], { cwd: ROOT });
-    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-    symlinkSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
-    const base = await pipelines(dir);
+    const base = await pipelines(tree.dir);
     const head = await pipelines(ROOT);
     const times = new Map<string, { base: number[]; head: number[] }>();
     for (let round = 0; round < ROUNDS; round++) {
@@ -126,7 +118,7 @@ async function main(): Promise<void> {
     }
     console.log(`  ${'all six'.padEnd(18)} ${sumBase.toFixed(1).padStart(7)} → ${sumHead.toFixed(1).padStart(7)}   ×${(sumHead / sumBase).toFixed(2)}`);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    tree.remove();
   }
 }
 

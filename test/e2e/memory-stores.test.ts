@@ -6,12 +6,14 @@
 // never computed with the renderer); a store waits for its ModelAPI; an Agent waits for its store
 // at first creation, and a running one degrades and recovers without a rollout; every refusal of
 // the contract answers `kubectl apply` and `--dry-run=server` alike; a claim grows; two replicas in
-// external mode bring a PodDisruptionBudget and one takes it away; deleting a bound store warns;
-// and a converged cluster with MemoryStores gets no write from the operator.
+// external mode bring a PodDisruptionBudget and one takes it away; a ModelAPI that drops a store's
+// model, and then its deletion, warn naming the store beside the Agents, and the store reports it;
+// deleting a bound store warns; and a converged cluster with MemoryStores gets no write from the
+// operator.
 //
 // Run `npm run build` first: the operator process is dist/main.js.
 import { fileURLToPath } from 'node:url';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { OPERATOR_USER } from '../../src/cluster/rbac.ts';
 import { eventually } from '../support/poll.ts';
 import {
@@ -51,6 +53,15 @@ const envLines = (deployment: Json): string[] =>
 const conditionOf = (o: Json, type: string): Json | undefined => ((at(o, 'status', 'conditions') as Json[] | undefined) ?? []).find((c) => c.type === type);
 const applyJson = (ns: string, objects: readonly Json[], ...args: string[]) =>
   s().plane.kubectl(['apply', '-n', ns, '-f', '-', ...args], { input: objects.map((o) => JSON.stringify(o)).join('\n---\n') });
+
+/** `kubectl delete` of one object: deleted, with exactly these warnings as kubectl prints them. */
+async function deletedWarning(t: Test, resource: string, ns: string, name: string, warnings: readonly string[]): Promise<void> {
+  t.strictSame(await s().plane.kubectl(['delete', resource, name, '-n', ns]), {
+    code: 0,
+    stdout: `${resource}.kaos.tools "${name}" deleted from ${ns} namespace\n`,
+    stderr: warnings.map((w) => `Warning: ${w}\n`).join(''),
+  });
+}
 
 /** A Proxy ModelAPI that serves any model (its apiBase: the wildcard of docs/api.md, "Proxy mode"). */
 const anyModel = (name: string): Json => kaos('ModelAPI', name, { mode: 'Proxy', proxyConfig: { apiBase: 'http://litellm.example:4000' } });
@@ -329,20 +340,60 @@ t.test('external mode: two replicas bring a PodDisruptionBudget, one takes it aw
   await waitForPhase(s(), 'memorystore', ns, 'pg', 'Ready');
 });
 
+t.test('a ModelAPI that stops serving a store\'s models, then is deleted, warns naming the store beside its Agents; the store reports it', async (t) => {
+  const ns = 'memory-stranded';
+  await createNamespace(s(), ns);
+  const serving = (...served: string[]): Json => kaos('ModelAPI', 'chat', { mode: 'Proxy', proxyConfig: { models: served, apiBase: 'http://litellm.example:4000' } });
+  await applyObjects(s(), ns, [serving('gpt-4o-mini', 'text-embedding-3-small'), localStore('notes', 'chat'), kaos('Agent', 'helper', { modelAPI: 'chat', model: 'gpt-4o-mini' })]);
+  await waitForPhase(s(), 'memorystore', ns, 'notes', 'Ready');
+  // The webhook names what the operator's cache holds: the Agent is there once it has a status.
+  await waitForObject(s(), 'agent', ns, 'helper', (o) => at(o, 'status', 'phase') !== undefined);
+
+  const dropped = await applyJson(ns, [serving('gpt-4o-mini')]);
+  t.equal(dropped.code, 0);
+  t.equal(dropped.stdout, 'modelapi.kaos.tools/chat configured\n');
+  t.equal(dropped.stderr, 'Warning: ModelAPI "chat" no longer serves a model of MemoryStores: notes\n', 'the store whose embedding model it dropped; not the Agent, whose model it still serves');
+  const failed = await waitForPhase(s(), 'memorystore', ns, 'notes', 'Failed');
+  t.equal(at(failed, 'status', 'message'), 'embedding model "text-embedding-3-small" not supported by ModelAPI "chat" (supported: [gpt-4o-mini])', "the Agent's wording, with the role");
+  t.match(conditionOf(failed, 'Stalled'), { status: 'True', reason: 'ModelNotSupported' }, 'only a change fixes it');
+  t.ok(await getObject(s(), 'deployment', ns, 'memorystore-notes'), 'its Deployment is left running');
+  const events = await eventually('the store\'s ModelNotSupported Event', async () => {
+    const listed = await kubectlOk(s(), ['get', 'events', '-n', ns, '--field-selector', 'involvedObject.kind=MemoryStore,reason=ModelNotSupported', '-o', 'jsonpath={range .items[*]}{.type} {.message}{"\\n"}{end}']);
+    return listed === '' ? undefined : listed;
+  }, { timeoutMs: 30_000, intervalMs: 500 });
+  t.equal(events, 'Warning embedding model "text-embedding-3-small" not supported by ModelAPI "chat" (supported: [gpt-4o-mini])\n');
+
+  const none = await applyJson(ns, [serving('claude')]);
+  t.equal(none.code, 0);
+  t.equal(none.stderr, [
+    'Warning: ModelAPI "chat" no longer serves the model of Agents: helper',
+    'Warning: ModelAPI "chat" no longer serves a model of MemoryStores: notes',
+    '',
+  ].join('\n'), 'both kinds, a warning each: the store again, for its summarization model');
+  await waitForObject(s(), 'memorystore', ns, 'notes', (o) => at(o, 'status', 'message') === 'summarization model "gpt-4o-mini" not supported by ModelAPI "chat" (supported: [claude])');
+
+  await deletedWarning(t, 'modelapi', ns, 'chat', [
+    'ModelAPI "chat" is still referenced by Agents: helper',
+    'ModelAPI "chat" is still referenced by MemoryStores: notes',
+  ]);
+  const waiting = await waitForObject(s(), 'memorystore', ns, 'notes', (o) => at(o, 'status', 'message') === 'summarization ModelAPI "chat" not found');
+  t.match(waiting.status, { phase: 'Pending', ready: false }, 'then it waits for its ModelAPI, as at creation');
+
+  // Nothing of this namespace is left to the idle window below.
+  await kubectlOk(s(), ['delete', 'agent,memorystore', '--all', '-n', ns]);
+  await waitForGone(s(), 'memorystore', ns, 'notes');
+});
+
 t.test('deleting a store that Agents still bind warns, naming them', async (t) => {
   const ns = 'memory-delete';
   await createNamespace(s(), ns);
   await applyObjects(s(), ns, [anyModel('chat'), localStore('shared', 'chat')]);
   await waitForPhase(s(), 'memorystore', ns, 'shared', 'Ready');
   await applyObjects(s(), ns, [boundAgent('b', 'chat', { memoryStore: 'shared' }), boundAgent('a', 'chat', { memoryStore: 'shared' })]);
-  const res = await s().plane.kubectl(['delete', 'memorystore', 'shared', '-n', ns]);
-  t.equal(res.code, 0);
-  t.equal(res.stdout, `memorystore.kaos.tools "shared" deleted from ${ns} namespace\n`);
-  t.equal(res.stderr, [
-    'Warning: MemoryStore "shared" is still bound by Agents: a, b',
-    'Warning: MemoryStore "shared": its PersistentVolumeClaim, and the memories on it, are deleted with it',
-    '',
-  ].join('\n'));
+  await deletedWarning(t, 'memorystore', ns, 'shared', [
+    'MemoryStore "shared" is still bound by Agents: a, b',
+    'MemoryStore "shared": its PersistentVolumeClaim, and the memories on it, are deleted with it',
+  ]);
   await waitForGone(s(), 'deployment', ns, 'memorystore-shared');
 });
 

@@ -1,10 +1,10 @@
 // An in-memory ObjectLookup for tests: objects and namespaces are added and removed by hand.
 // Stored objects are frozen, so code that mutates what a lookup returns fails loudly, and every
 // call yields to the event loop once and is counted, so tests can see lookups overlap.
-import { getIn } from '../../src/api/json.ts';
 import { isKaosKind, type KaosKind } from '../../src/api/kinds.ts';
-import type { KubeObject, ObjectLookup } from '../../src/api/lookup.ts';
+import type { KubeObject, ObjectLookup, Referrer } from '../../src/api/lookup.ts';
 import type { LookupBudget } from '../../src/api/lookup-budget.ts';
+import { DependencyIndex } from '../../src/cluster/dependency-index.ts';
 
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object') {
@@ -16,16 +16,6 @@ function deepFreeze<T>(value: T): T {
 
 const keyOf = (kind: KaosKind, namespace: string, name: string): string => `${kind}/${namespace}/${name}`;
 
-const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
-
-/** What an Agent's spec says it references, per kind. */
-function agentReferences(agent: KubeObject, kind: KaosKind): string[] {
-  if (kind === 'ModelAPI') return strings([getIn(agent.spec, 'modelAPI')]);
-  if (kind === 'MCPServer') return strings(getIn(agent.spec, 'mcpServers'));
-  if (kind === 'MemoryStore') return strings([getIn(agent.spec, 'config', 'memory', 'memoryStore')]);
-  return strings(getIn(agent.spec, 'agentNetwork', 'access'));
-}
-
 export interface MemoryLookupOptions {
   /**
    * Behave like KaosCache on a miss: an absent object costs a live read, claimed from the
@@ -36,6 +26,8 @@ export interface MemoryLookupOptions {
 
 export class MemoryLookup implements ObjectLookup {
   readonly #objects = new Map<string, KubeObject>();
+  /** Who names what: the operator's own index of the kind table's relation, over these objects. */
+  readonly #dependencies = new DependencyIndex();
   readonly #liveOnMiss: boolean;
   /** Live reads made on misses (with liveOnMiss). */
   liveReads = 0;
@@ -59,12 +51,16 @@ export class MemoryLookup implements ObjectLookup {
       if (!isKaosKind(kind) || namespace === undefined || name === undefined) {
         throw new Error(`MemoryLookup.add: need a KAOS kind, namespace and name, got ${JSON.stringify(object)}`);
       }
-      this.#objects.set(keyOf(kind, namespace, name), deepFreeze(structuredClone(object)));
+      const stored = deepFreeze(structuredClone(object));
+      this.#objects.set(keyOf(kind, namespace, name), stored);
+      this.#dependencies.upsert(kind, stored);
     }
     return this;
   }
 
   remove(kind: KaosKind, namespace: string, name: string): this {
+    const object = this.#objects.get(keyOf(kind, namespace, name));
+    if (object !== undefined) this.#dependencies.remove(kind, object);
     this.#objects.delete(keyOf(kind, namespace, name));
     return this;
   }
@@ -96,13 +92,8 @@ export class MemoryLookup implements ObjectLookup {
     this.liveReads++;
   }
 
-  referencedBy(kind: KaosKind, namespace: string, name: string): string[] {
-    const names: string[] = [];
-    for (const object of this.#objects.values()) {
-      if (object.kind !== 'Agent' || object.metadata?.namespace !== namespace) continue;
-      if (agentReferences(object, kind).includes(name)) names.push(object.metadata.name ?? '');
-    }
-    return names.sort();
+  referencedBy(kind: KaosKind, namespace: string, name: string): Referrer[] {
+    return this.#dependencies.referencedBy(kind, namespace, name, (k, ns, n) => this.#objects.get(keyOf(k, ns, n)));
   }
 
   async namespaceLabels(namespace: string, _budget?: LookupBudget): Promise<Record<string, string> | undefined> {

@@ -1,13 +1,13 @@
 // The validating webhook's rules for the newer KAOS shapes (docs/api.md, "Newer KAOS shapes"), each a pure
 // function the per-kind validators call: the API key's one source, a configYaml covered by
-// `models`, the model an Agent asks for served by its ModelAPI, Agents stranded by a change of a
-// ModelAPI's models, and telemetry that has nowhere to send to.
+// `models`, the model an Agent asks for served by its ModelAPI, the Agents and MemoryStores
+// stranded by a change of a ModelAPI's models, and telemetry that has nowhere to send to.
 import { forbidden, invalidOmitValue, notFound, required, type FieldError } from '../field-error.ts';
 import { goQuote } from '../go-format.ts';
 import { asArray, asRecord, asString, getIn, isSet, type JsonRecord } from '../json.ts';
 import type { KaosKind } from '../kinds.ts';
 import { goStringList, isModelServed, notServedDetail, servedPatterns } from '../model-patterns.ts';
-import { clampWarning, namingWarning } from '../warnings.ts';
+import { clampWarning, namingWarnings, plural, type NamedObject } from '../warnings.ts';
 import { liteLLMModelNames } from './litellm-config.ts';
 
 const API_KEY = 'spec.proxyConfig.apiKey';
@@ -65,10 +65,12 @@ export function modelServedError(agentSpec: unknown, modelAPI: { name: string; s
   return notFound('spec.model', model, notServedDetail(modelAPI.name, patterns));
 }
 
-/** `ModelAPI "m" no longer serves the model of Agents: a1, a2 and 3 more` (names sorted). */
-export function strandedWarning(modelAPI: string, agents: readonly string[]): string[] {
-  if (agents.length === 0) return [];
-  return [namingWarning(`ModelAPI ${goQuote(modelAPI)} no longer serves the model of Agents: `, agents)];
+/**
+ * `ModelAPI "m" no longer serves the model of Agents: a1, a2 and 3 more`, and `... a model of
+ * MemoryStores: s1` for the stores (two models each) it strands: one warning per kind, names sorted.
+ */
+export function strandedWarnings(modelAPI: string, stranded: readonly NamedObject[]): string[] {
+  return namingWarnings(stranded, (kind) => `ModelAPI ${goQuote(modelAPI)} no longer serves ${kind === 'Agent' ? 'the model' : 'a model'} of ${plural(kind)}: `);
 }
 
 /** Where each kind keeps its telemetry block. */

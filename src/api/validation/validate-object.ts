@@ -13,14 +13,21 @@ import { validateMCPServer } from './validate-mcpserver.ts';
 import { validateModelAPI } from './validate-modelapi.ts';
 import { validateMemoryStore } from './validate-memorystore.ts';
 import type { AgentReferences, ValidationResult } from './validation-types.ts';
-import { clampWarning, namingWarning, stillReferencedWarning } from '../warnings.ts';
+import { clampWarning, namingWarning, stillReferencedWarnings, type NamedObject } from '../warnings.ts';
 import { goQuote } from '../go-format.ts';
 import { strandedByCeiling } from '../memory-rules.ts';
 import { getIn } from '../json.ts';
-import { servedPatterns, strandedAgents } from '../model-patterns.ts';
+import { servedPatterns, strandedBindings } from '../model-patterns.ts';
 import { mixedShapeErrors } from '../shapes.ts';
 import { unsupportedFeatureErrors } from '../unsupported-features.ts';
-import { deprecationWarnings, strandedWarning, telemetryWarnings } from './new-shapes.ts';
+import { deprecationWarnings, strandedWarnings, telemetryWarnings } from './new-shapes.ts';
+
+/** An object that asks a ModelAPI for a model (the kind table's `asks` of a ModelAPI dependency). */
+export interface ModelBinding {
+  readonly kind: KaosKind;
+  readonly name: string;
+  readonly model: string;
+}
 
 export interface ValidationContext {
   /** The stored object on UPDATE; absent on CREATE. */
@@ -41,10 +48,11 @@ export interface ValidationContext {
   /** The operator's DEFAULT_TELEMETRY_ENDPOINT ('' or absent: none). */
   defaultTelemetryEndpoint?: string;
   /**
-   * ModelAPI UPDATE: the Agents that reference it and name a model (spec.model), from the cache;
-   * those the change of its models strands are warned about. Absent: not judged.
+   * ModelAPI UPDATE: the objects that bind it asking for a model — an Agent's `spec.model`, a
+   * MemoryStore's `models.<role>.model`, one entry per binding — from the cache; those the change
+   * of its models strands are warned about. Absent: not judged.
    */
-  modelAPIDependents?: readonly { name: string; model: string }[];
+  modelAPIDependents?: readonly ModelBinding[];
   /** DEPRECATION_WARNINGS: warn about original-shape fields the newer shapes replace. */
   deprecationWarnings?: boolean;
   /** MCPServers: the runtime registry as the cache holds it (docs/api.md, "Newer KAOS shapes"); absent: not checked. */
@@ -81,10 +89,10 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
       const stranded =
         ctx.oldObject === undefined || ctx.modelAPIDependents === undefined
           ? []
-          : strandedAgents(servedPatterns(ctx.oldObject.spec), servedPatterns(clipped.spec), ctx.modelAPIDependents);
+          : strandedBindings(servedPatterns(ctx.oldObject.spec), servedPatterns(clipped.spec), ctx.modelAPIDependents);
       return {
         errors: [...schemaErrors, ...ownErrors([...shapeErrors, ...own.errors])],
-        warnings: [...own.warnings, ...shapeWarnings, ...strandedWarning(object.metadata?.name ?? '', stranded)],
+        warnings: [...own.warnings, ...shapeWarnings, ...strandedWarnings(object.metadata?.name ?? '', stranded)],
       };
     }
     case 'MCPServer': {
@@ -116,17 +124,18 @@ function strandedCeilingWarning(store: string, spec: unknown, agents: readonly s
   if (agents.length === 0) return [];
   const ceiling = getIn(spec, 'maxReadScope');
   const scope = typeof ceiling === 'string' ? ceiling : 'agent';
-  return [namingWarning(`MemoryStore ${goQuote(store)} maxReadScope ${goQuote(scope)} is below the maxReadScope of Agents: `, agents)];
+  return [namingWarning(`MemoryStore ${goQuote(store)} maxReadScope ${goQuote(scope)} is below the maxReadScope of Agents: `, agents, 'Agent')];
 }
 
 /**
- * Warnings for deleting an object that Agents still use (docs/api.md, "Warnings"): deletion is never refused,
- * only flagged. `referencingAgents` are the Agents' names, sorted. A MemoryStore in local mode
- * takes its memories with it (its PersistentVolumeClaim goes too): said beside the names.
+ * Warnings for deleting an object that others still name (docs/api.md, "Warnings"): deletion is
+ * never refused, only flagged. `referrers` are the objects that name it (Agents, and for a ModelAPI
+ * the MemoryStores that bind it): one warning per kind. A MemoryStore in local mode takes its
+ * memories with it (its PersistentVolumeClaim goes too): said beside the names.
  */
-export function deletionWarnings(kind: KaosKind, name: string, referencingAgents: readonly string[], old?: KubeObject): string[] {
-  if (referencingAgents.length === 0) return [];
-  const warnings = [stillReferencedWarning(kind, name, referencingAgents)];
+export function deletionWarnings(kind: KaosKind, name: string, referrers: readonly NamedObject[], old?: KubeObject): string[] {
+  if (referrers.length === 0) return [];
+  const warnings = stillReferencedWarnings(kind, name, referrers);
   if (kind === 'MemoryStore' && getIn(old?.spec, 'storage', 'type') === 'local') {
     warnings.push(clampWarning(`MemoryStore ${goQuote(name)}: its PersistentVolumeClaim, and the memories on it, are deleted with it`));
   }

@@ -143,6 +143,44 @@ t.test("a MemoryStore's ModelAPIs and an Agent's MemoryStore are looked up; DELE
   });
 });
 
+t.test('DELETE of a ModelAPI names the MemoryStores that bind it too, a warning per kind', async (t) => {
+  const lookup = world().add(chatAPI(), store('notes'), store('facts'), agent('a1', { modelAPI: 'chat', model: 'openai/gpt-4o' }));
+  const modelAPIs = createValidatingHandler('ModelAPI', { lookup, config: CONFIG });
+  const del = (name: string) => modelAPIs(admissionRequest('ModelAPI', undefined, { operation: 'DELETE', name, oldObject: chatAPI() }));
+  t.same(await del('chat'), {
+    allowed: true,
+    warnings: ['ModelAPI "chat" is still referenced by Agents: a1', 'ModelAPI "chat" is still referenced by MemoryStores: facts, notes'],
+  }, 'each store named once, though it binds the ModelAPI for both its models');
+  lookup.remove('Agent', NS, 'a1');
+  t.same(await del('chat'), { allowed: true, warnings: ['ModelAPI "chat" is still referenced by MemoryStores: facts, notes'] }, 'stores alone');
+  lookup.remove('MemoryStore', NS, 'notes').remove('MemoryStore', NS, 'facts');
+  t.same(await del('chat'), { allowed: true }, 'nobody left: nothing to say');
+});
+
+t.test('a ModelAPI UPDATE that strands a MemoryStore\'s model names the store, beside the Agents, from the cache only', async (t) => {
+  const both = { summarization: { modelAPI: 'cloud', model: 'gpt-4o-mini' }, embedding: { modelAPI: 'cloud', model: 'text-embedding-3-small' } };
+  const lookup = new MemoryLookup({ liveOnMiss: true })
+    .setNamespace(NS)
+    .add(
+      agent('a1', { modelAPI: 'cloud', model: 'gpt-4o-mini' }),
+      memoryStore('notes', localStoreSpec({ models: both })),
+      memoryStore('split', localStoreSpec({ models: { summarization: { modelAPI: 'cloud', model: 'gpt-4o-mini' }, embedding: { modelAPI: 'embed', model: 'text-embedding-3-small' } } })),
+    );
+  const handler = createValidatingHandler('ModelAPI', { lookup, config: CONFIG });
+  const old = modelAPI('cloud', { mode: 'Proxy', proxyConfig: { models: ['gpt-4o-mini', 'text-embedding-3-small'] } });
+  const update = (models: string[]) => handler(admissionRequest('ModelAPI', modelAPI('cloud', { mode: 'Proxy', proxyConfig: { models } }), { operation: 'UPDATE', oldObject: old }));
+  t.same(await update(['gpt-4o-mini']), {
+    allowed: true,
+    warnings: ['ModelAPI "cloud" no longer serves a model of MemoryStores: notes'],
+  }, 'its embedding model gone: the store that asks for it (not the one whose embedding is elsewhere)');
+  t.same(await update(['claude']), {
+    allowed: true,
+    warnings: ['ModelAPI "cloud" no longer serves the model of Agents: a1', 'ModelAPI "cloud" no longer serves a model of MemoryStores: notes, split'],
+  }, 'both kinds: a warning each, each store once');
+  t.same(await update(['gpt-4o-mini', 'text-embedding-3-small', 'claude']), { allowed: true }, 'nothing stranded: nothing to say');
+  t.equal(lookup.liveReads, 0, 'no live read for a warning');
+});
+
 t.test('podSpecCheck: called only for a schema-valid spec with podSpec; its errors are appended', async (t) => {
   const seen: Array<[KaosKind, unknown]> = [];
   const podSpecCheck: PodSpecCheck = async (kind, object) => {

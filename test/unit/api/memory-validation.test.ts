@@ -139,12 +139,13 @@ t.test('a lowered ceiling that strands bound Agents is warned about, naming them
 });
 
 t.test('deleting a bound MemoryStore warns, naming its Agents and what goes with a local one', async (t) => {
-  t.same(deletionWarnings('MemoryStore', 'shared', ['a1', 'a2'], store('shared')), [
+  const agents = (...names: string[]) => names.map((name) => ({ kind: 'Agent' as const, name }));
+  t.same(deletionWarnings('MemoryStore', 'shared', agents('a1', 'a2'), store('shared')), [
     'MemoryStore "shared" is still bound by Agents: a1, a2',
     'MemoryStore "shared": its PersistentVolumeClaim, and the memories on it, are deleted with it',
   ]);
   const external = memoryStore('pg', localStoreSpec({ storage: { type: 'external', external: { connectionSecretRef: { name: 'pg', key: 'dsn' } } } }));
-  t.same(deletionWarnings('MemoryStore', 'pg', ['a1'], external), ['MemoryStore "pg" is still bound by Agents: a1']);
+  t.same(deletionWarnings('MemoryStore', 'pg', agents('a1'), external), ['MemoryStore "pg" is still bound by Agents: a1']);
   t.same(deletionWarnings('MemoryStore', 'shared', [], store('shared')), [], 'nothing bound: nothing to say');
 });
 

@@ -10,7 +10,7 @@ import {
   notServedMessage,
   patternMatches,
   servedPatterns,
-  strandedAgents,
+  strandedBindings,
 } from '../../../src/api/model-patterns.ts';
 import { mixedShapeErrors, shapeOf } from '../../../src/api/shapes.ts';
 import { apiKeyErrors, configYamlCoverageErrors, deprecationWarnings, telemetryWarnings } from '../../../src/api/validation/new-shapes.ts';
@@ -142,19 +142,33 @@ t.test('the model an Agent names must be served by its ModelAPI (a reference err
   t.same(check(agent('a', { modelAPI: 'local', model: 'other' }), world, { oldObject: stored }).errors.length, 1, 'a changed model is');
 });
 
-t.test('a ModelAPI update that strands Agents is warned about', async (t) => {
-  t.same(strandedAgents(['*'], ['gpt-4o'], [{ name: 'b', model: 'claude' }, { name: 'a', model: 'x' }, { name: 'c', model: 'gpt-4o' }]), ['a', 'b']);
-  t.same(strandedAgents(['gpt-4o'], ['gpt-4o'], [{ name: 'a', model: 'x' }]), [], 'patterns unchanged: nothing new');
-  t.same(strandedAgents(['a'], ['b'], [{ name: 'x', model: 'c' }]), [], 'not served before either: not stranded by this change');
-  t.same(strandedAgents(['a'], undefined, [{ name: 'x', model: 'a' }]), [], 'new patterns unknown: not judged');
+t.test('a ModelAPI update that strands Agents and MemoryStores is warned about', async (t) => {
+  const agentAsking = (name: string, model: string) => ({ kind: 'Agent' as const, name, model });
+  const names = (bindings: readonly { name: string }[]) => bindings.map((b) => b.name);
+  t.same(names(strandedBindings(['*'], ['gpt-4o'], [agentAsking('b', 'claude'), agentAsking('a', 'x'), agentAsking('c', 'gpt-4o')])), ['b', 'a'], 'in their order');
+  t.same(strandedBindings(['gpt-4o'], ['gpt-4o'], [agentAsking('a', 'x')]), [], 'patterns unchanged: nothing new');
+  t.same(strandedBindings(['a'], ['b'], [agentAsking('x', 'c')]), [], 'not served before either: not stranded by this change');
+  t.same(strandedBindings(['a'], undefined, [agentAsking('x', 'a')]), [], 'new patterns unknown: not judged');
   const before = proxy('m', { models: ['*'] });
   const after = proxy('m', { models: ['gpt-4o'] });
-  const dependents = Array.from({ length: 40 }, (_, i) => ({ name: `agent-with-a-long-name-${String(i).padStart(2, '0')}`, model: 'claude' }));
+  const dependents = Array.from({ length: 40 }, (_, i) => agentAsking(`agent-with-a-long-name-${String(i).padStart(2, '0')}`, 'claude'));
   const { errors, warnings } = check(after, [], { oldObject: before, modelAPIDependents: dependents });
   t.same(errors, []);
   t.equal(warnings.length, 1);
   t.match(warnings[0], /^ModelAPI "m" no longer serves the model of Agents: agent-with-a-long-name-00, .* and \d+ more$/, 'names a few, counts the rest');
   t.ok([...(warnings[0] ?? '')].length <= 120);
+
+  // A store asks for two models, each a binding of its own; it is named once, after the Agents.
+  const storeAsking = (name: string, model: string) => ({ kind: 'MemoryStore' as const, name, model });
+  const bindings = [agentAsking('a', 'gpt-4o'), agentAsking('b', 'claude'), storeAsking('notes', 'gpt-4o'), storeAsking('notes', 'text-embedding-3-small'), storeAsking('facts', 'claude'), storeAsking('facts', 'text-embedding-3-small')];
+  t.same(check(after, [], { oldObject: before, modelAPIDependents: bindings }).warnings, [
+    'ModelAPI "m" no longer serves the model of Agents: b',
+    'ModelAPI "m" no longer serves a model of MemoryStores: facts, notes',
+  ]);
+  t.same(check(proxy('m', { models: ['gpt-4o', 'claude'] }), [], { oldObject: before, modelAPIDependents: bindings }).warnings, [
+    'ModelAPI "m" no longer serves a model of MemoryStores: facts, notes',
+  ], 'only the embedding model of each store stranded: the stores alone');
+  t.same(check(proxy('m', { models: ['*'], apiBase: 'http://x' }), [], { oldObject: before, modelAPIDependents: bindings }).warnings, [], 'still served: nothing');
 });
 
 t.test('telemetry enabled with nowhere to send is warned about', async (t) => {

@@ -2,6 +2,8 @@ import t from 'tap';
 import { REFERENCE_POLICY_KEY, type KaosKind, type ReferencePolicy } from '../../../src/api/kinds.ts';
 import type { KubeObject } from '../../../src/api/lookup.ts';
 import { deletionWarnings, validateObject, type ValidationContext } from '../../../src/api/validation/validate-object.ts';
+import { strandedWarnings } from '../../../src/api/validation/new-shapes.ts';
+import { WORK_GUARD_MS, threadCpuMs } from '../../support/work-budget.ts';
 import { agent, echoMCP, hosted, mcpServer, modelAPI, referencesIn } from './objects.ts';
 
 const DNS =
@@ -231,17 +233,40 @@ t.test('every problem is reported at once, schema first, in a stable order', asy
   t.same(check(structuredClone(broken)).errors, expected, 'same input, same order');
 });
 
-t.test('DELETE: a warning naming the Agents that still use the object', async (t) => {
+t.test('DELETE: a warning per kind naming the objects that still use the object', async (t) => {
+  const agents = (...names: string[]) => names.map((name) => ({ kind: 'Agent' as const, name }));
+  const stores = (...names: string[]) => names.map((name) => ({ kind: 'MemoryStore' as const, name }));
   t.same(deletionWarnings('ModelAPI', 'm', []), []);
-  t.same(deletionWarnings('ModelAPI', 'm', ['a1', 'a2']), ['ModelAPI "m" is still referenced by Agents: a1, a2']);
-  t.same(deletionWarnings('MCPServer', 'echo', ['a1']), ['MCPServer "echo" is still referenced by Agents: a1']);
-  t.same(deletionWarnings('Agent', 'worker-1', ['coordinator']), ['Agent "worker-1" is still listed as a peer by Agents: coordinator']);
-  const many = Array.from({ length: 40 }, (_, i) => `agent-number-${i}`);
+  t.same(deletionWarnings('ModelAPI', 'm', agents('a2', 'a1', 'a2')), ['ModelAPI "m" is still referenced by Agents: a1, a2'], 'sorted, each name once');
+  t.same(deletionWarnings('MCPServer', 'echo', agents('a1')), ['MCPServer "echo" is still referenced by Agents: a1']);
+  t.same(deletionWarnings('Agent', 'worker-1', agents('coordinator')), ['Agent "worker-1" is still listed as a peer by Agents: coordinator']);
+  t.same(deletionWarnings('ModelAPI', 'm', stores('notes')), ['ModelAPI "m" is still referenced by MemoryStores: notes'], 'only stores: only their warning');
+  t.same(deletionWarnings('ModelAPI', 'm', [...stores('notes', 'facts', 'notes'), ...agents('a1')]), [
+    'ModelAPI "m" is still referenced by Agents: a1',
+    'ModelAPI "m" is still referenced by MemoryStores: facts, notes',
+  ], 'both kinds: a warning each, Agents first; a store binding it for both models named once');
+  const many = agents(...Array.from({ length: 40 }, (_, i) => `agent-number-${i}`));
   const [w] = deletionWarnings('ModelAPI', 'm', many);
   t.ok(w !== undefined && w.length <= 120, `${w?.length} ≤ 120`);
   t.match(w, /^ModelAPI "m" is still referenced by Agents: agent-number-0, agent-number-1, .* and \d+ more$/);
-  const [long] = deletionWarnings('ModelAPI', 'm'.repeat(200), ['a1']);
+  const [long] = deletionWarnings('ModelAPI', 'm'.repeat(200), agents('a1'));
   t.ok(long !== undefined && long.length === 120 && long.endsWith('...'));
+  const m55 = 'm'.repeat(55);
+  t.same(deletionWarnings('ModelAPI', m55, stores('a-store-name-too-long-to-fit')), [`ModelAPI "${m55}" is still referenced by MemoryStores: 1 MemoryStore`], 'not even one name fits: counted, in the kind named');
+  t.same(deletionWarnings('ModelAPI', m55, stores('a-store-name-too-long-to-fit', 'b-store-name-too-long-to-fit')), [`ModelAPI "${m55}" is still referenced by MemoryStores: 2 MemoryStores`]);
+});
+
+t.test('a warning naming many objects costs the same as one naming a few', async (t) => {
+  // Every count of names was tried from all of them down: a warning naming 10,000 Agents held the
+  // event loop for seconds, and this one, minutes (npm run bench:fan-in). The guard is ten work budgets.
+  const names = Array.from({ length: 100_000 }, (_, i) => ({ kind: 'Agent' as const, name: `agent-${String(i).padStart(6, '0')}` }));
+  const cpu = threadCpuMs();
+  const [warning] = deletionWarnings('ModelAPI', 'm', names);
+  const [stranded] = strandedWarnings('m', names);
+  const spent = threadCpuMs() - cpu;
+  t.equal(warning, 'ModelAPI "m" is still referenced by Agents: agent-000000, agent-000001, agent-000002, agent-000003 and 99996 more');
+  t.match(stranded, /^ModelAPI "m" no longer serves the model of Agents: agent-000000, .* and \d+ more$/);
+  t.ok(spent < WORK_GUARD_MS, `${spent.toFixed(1)} ms of CPU < ${WORK_GUARD_MS} ms`);
 });
 
 t.test('all warnings stay within 120 characters', async (t) => {

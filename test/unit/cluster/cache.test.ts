@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { KubeObject } from '../../../src/api/lookup.ts';
+import type { KubeObject, Referrer } from '../../../src/api/lookup.ts';
 import { KaosCache } from '../../../src/cluster/cache.ts';
 import { KubeClient } from '../../../src/kube/client.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
@@ -13,7 +13,10 @@ import { createValidatingHandler } from '../../../src/admission/validate.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { freePorts } from '../../cluster/control-plane.ts';
 
-const { Agent: AGENT, ModelAPI: MODEL_API, MCPServer: MCP_SERVER } = KAOS_TYPES;
+/** The names of the objects that name one, as the deletion warning lists them. */
+const names = (referrers: readonly Referrer[]): string[] => referrers.map((r) => r.name);
+
+const { Agent: AGENT, ModelAPI: MODEL_API, MCPServer: MCP_SERVER, MemoryStore: MEMORY_STORE } = KAOS_TYPES;
 
 function obj(kind: string, name: string, namespace: string, spec: unknown = {}): KubeObject {
   return { apiVersion: 'kaos.tools/v1alpha1', kind, metadata: { name, namespace }, spec };
@@ -114,17 +117,36 @@ t.test('referencedBy follows Agent events incrementally', async (t) => {
   });
   cache.start();
   await cache.waitForSync();
-  t.same(cache.referencedBy('ModelAPI', 'ns', 'gpt'), ['a']);
+  t.same(names(cache.referencedBy('ModelAPI', 'ns', 'gpt')), ['a']);
   fake.put(AGENT, obj('Agent', 'b', 'ns', { modelAPI: 'gpt', agentNetwork: { access: ['a'] } }));
-  await eventually('two Agents referencing ModelAPI gpt', () => cache.referencedBy('ModelAPI', 'ns', 'gpt').length === 2);
-  t.same(cache.referencedBy('Agent', 'ns', 'a'), ['b']);
+  await eventually('two Agents referencing ModelAPI gpt', () => names(cache.referencedBy('ModelAPI', 'ns', 'gpt')).length === 2);
+  t.same(names(cache.referencedBy('Agent', 'ns', 'a')), ['b']);
   fake.put(AGENT, obj('Agent', 'a', 'ns', { modelAPI: 'other' }));
-  await eventually('no Agent referencing MCPServer echo', () => cache.referencedBy('MCPServer', 'ns', 'echo').length === 0);
-  t.same(cache.referencedBy('ModelAPI', 'ns', 'gpt'), ['b']);
-  t.same(cache.referencedBy('ModelAPI', 'ns', 'other'), ['a']);
+  await eventually('no Agent referencing MCPServer echo', () => names(cache.referencedBy('MCPServer', 'ns', 'echo')).length === 0);
+  t.same(names(cache.referencedBy('ModelAPI', 'ns', 'gpt')), ['b']);
+  t.same(names(cache.referencedBy('ModelAPI', 'ns', 'other')), ['a']);
   fake.remove(AGENT, 'ns', 'b');
-  await eventually('no Agent referencing ModelAPI gpt', () => cache.referencedBy('ModelAPI', 'ns', 'gpt').length === 0);
-  t.same(cache.referencedBy('Agent', 'ns', 'a'), []);
+  await eventually('no Agent referencing ModelAPI gpt', () => names(cache.referencedBy('ModelAPI', 'ns', 'gpt')).length === 0);
+  t.same(names(cache.referencedBy('Agent', 'ns', 'a')), []);
+});
+
+t.test('referencedBy names the MemoryStores that bind a ModelAPI beside its Agents, with the models they ask for', async (t) => {
+  const models = (summarization: string, embedding: string) => ({ summarization: { modelAPI: 'chat', model: summarization }, embedding: { modelAPI: 'chat', model: embedding } });
+  const { fake, cache } = await setup(t, (fake) => {
+    fake.put(AGENT, obj('Agent', 'a', 'ns', { modelAPI: 'chat', model: 'gpt-4o' }));
+    fake.put(MEMORY_STORE, obj('MemoryStore', 'notes', 'ns', { storage: { type: 'local' }, models: models('gpt-4o-mini', 'text-embedding-3-small') }));
+  });
+  cache.start();
+  await cache.waitForSync();
+  t.same(cache.referencedBy('ModelAPI', 'ns', 'chat'), [
+    { kind: 'Agent', name: 'a', role: 'modelAPI', asks: 'gpt-4o' },
+    { kind: 'MemoryStore', name: 'notes', role: 'summarizationModelAPI', asks: 'gpt-4o-mini' },
+    { kind: 'MemoryStore', name: 'notes', role: 'embeddingModelAPI', asks: 'text-embedding-3-small' },
+  ]);
+  fake.put(MEMORY_STORE, obj('MemoryStore', 'notes', 'ns', { storage: { type: 'local' }, models: models('gpt-4o-mini', 'nomic-embed-text') }));
+  await eventually('the store\'s new embedding model', () => cache.referencedBy('ModelAPI', 'ns', 'chat').some((r) => r.asks === 'nomic-embed-text'));
+  fake.remove(MEMORY_STORE, 'ns', 'notes');
+  await eventually('the store gone from the index', () => names(cache.referencedBy('ModelAPI', 'ns', 'chat')).join() === 'a');
 });
 
 t.test('the index stays right across a relist (deletes missed while the watch was down)', async (t) => {
@@ -141,7 +163,7 @@ t.test('the index stays right across a relist (deletes missed while the watch wa
   fake.compact(AGENT);
   fake.manualWatches = false;
   agentWatch?.send('ERROR', status(410, 'Expired', 'too old'));
-  await eventually('index after relist', () => cache.referencedBy('ModelAPI', 'ns', 'gpt').join() === 'c');
+  await eventually('index after relist', () => names(cache.referencedBy('ModelAPI', 'ns', 'gpt')).join() === 'c');
   t.equal(cache.agents.stats.relists, 1);
 });
 

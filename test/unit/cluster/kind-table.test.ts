@@ -5,6 +5,7 @@ import type { KubeObject } from '../../../src/api/meta.ts';
 import { DependencyIndex } from '../../../src/cluster/dependency-index.ts';
 import {
   KIND_TABLE,
+  bindingsTo,
   childTypes,
   dependenciesOf,
   configMapMetadata,
@@ -169,4 +170,26 @@ t.test('a dependency added to the table: a metadata-only reflector, list+watch, 
   elsewhere.upsert('MCPServer', { metadata: { name: 'tools', namespace: 'ns' }, spec: {} });
   t.same(elsewhere.dependents('ConfigMap', 'kaos-system', 'kaos-mcp-runtimes'), ['MCPServer/ns/tools'], 'a dependency in another namespace (the operator\'s)');
   t.ok(grants(operatorRules(extended), '', 'configmaps', 'list'));
+});
+
+t.test('bindingsTo: the roles in which an object names another, with what it asks of it (the table\'s asks)', async (t) => {
+  const store: KubeObject = {
+    metadata: { name: 's', namespace: 'ns' },
+    spec: { storage: { type: 'local' }, models: { summarization: { modelAPI: 'chat', model: 'gpt' }, embedding: { modelAPI: 'chat', model: 'e' } } },
+  };
+  const chat = { kind: 'ModelAPI' as const, namespace: 'ns', name: 'chat' };
+  t.same(bindingsTo('MemoryStore', store, chat), [
+    { role: 'summarizationModelAPI', asks: 'gpt' },
+    { role: 'embeddingModelAPI', asks: 'e' },
+  ], 'one ModelAPI for both models: two bindings');
+  t.same(bindingsTo('MemoryStore', store, { ...chat, namespace: 'other' }), [], 'names in its own namespace only');
+  t.same(bindingsTo('MemoryStore', store, { ...chat, kind: 'MCPServer' }), [], 'of the kind asked for only');
+  const agent = (spec: unknown): KubeObject => ({ metadata: { name: 'a', namespace: 'ns' }, spec });
+  t.same(bindingsTo('Agent', agent({ modelAPI: 'chat', model: 'gpt-4o' }), chat), [{ role: 'modelAPI', asks: 'gpt-4o' }]);
+  t.same(bindingsTo('Agent', agent({ modelAPI: 'chat', model: '' }), chat), [{ role: 'modelAPI' }], 'an original-shape Agent asks no model');
+  t.same(bindingsTo('Agent', agent({ config: { memory: { memoryStore: 'notes', maxReadScope: 'session' } } }), { kind: 'MemoryStore', namespace: 'ns', name: 'notes' }), [
+    { role: 'memoryStore', asks: 'session' },
+  ], 'an Agent asks its store for its read scope');
+  t.same(bindingsTo('Agent', agent({ agentNetwork: { access: ['b'] } }), { kind: 'Agent', namespace: 'ns', name: 'b' }), [{ role: 'peers' }], 'a peer asks nothing');
+  t.same(bindingsTo('MemoryStore', { metadata: { name: 's', namespace: 'ns' }, spec: 'malformed' }, chat), []);
 });

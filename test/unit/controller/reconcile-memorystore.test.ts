@@ -86,6 +86,50 @@ t.test('the embedding role is judged too; a model its ModelAPI does not serve is
   t.same(conditions(statusOf(ctx, 'MemoryStore', NS, 's')).at(-1), 'Stalled=True/ModelNotSupported');
 });
 
+t.test('a running store whose ModelAPI stops serving its model: Failed in the Agent\'s words, children kept, Ready again once served', async (t) => {
+  const ctx = new MemoryReconcileContext();
+  const serving = (models: string[]) => kaos('ModelAPI', 'chat', { mode: 'Proxy', proxyConfig: { models, apiBase: 'http://litellm.example:4000' } });
+  await readyModelAPI(ctx, serving(['gpt-4o-mini', 'text-embedding-3-small']));
+  await readyStore(ctx, 'shared');
+  ctx.putKaos(boundAgent('helper'));
+  await reconcile(ctx, 'Agent', NS, 'helper');
+  ctx.setDeploymentStatus(NS, 'agent-helper', deploymentStatus(1));
+  await reconcile(ctx, 'Agent', NS, 'helper');
+  t.match(statusOf(ctx, 'MemoryStore', NS, 'shared'), { phase: 'Ready' });
+  const children = ctx.childKeys().filter((k) => k.includes('memorystore'));
+  const deployment = JSON.stringify(ctx.child('Deployment', NS, 'memorystore-shared')?.spec);
+
+  // The ModelAPI drops the embedding model (the webhook warns, naming the store; it does not refuse).
+  await readyModelAPI(ctx, serving(['gpt-4o-mini']));
+  ctx.clearRecords();
+  t.equal(await reconcile(ctx, 'MemoryStore', NS, 'shared'), undefined, 'no retry: a change of the store or its ModelAPI wakes it');
+  t.match(statusOf(ctx, 'MemoryStore', NS, 'shared'), {
+    phase: 'Failed',
+    ready: false,
+    message: 'embedding model "text-embedding-3-small" not supported by ModelAPI "chat" (supported: [gpt-4o-mini])',
+  });
+  t.same(conditions(statusOf(ctx, 'MemoryStore', NS, 'shared')), ['Ready=False/ModelNotSupported', 'Reconciling=False/ModelNotSupported', 'Stalled=True/ModelNotSupported']);
+  t.same(ctx.requests.map((r) => `${r.verb} ${r.target}`), [`status MemoryStore/${NS}/shared`], 'the status only: its children are left running, as a stranded Agent\'s are');
+  t.same(ctx.childKeys().filter((k) => k.includes('memorystore')), children);
+  t.same(ctx.recorded.map((e) => `${e.type} ${e.reason}: ${e.note}`), [
+    'Warning ModelNotSupported: embedding model "text-embedding-3-small" not supported by ModelAPI "chat" (supported: [gpt-4o-mini])',
+  ]);
+  ctx.clearRecords();
+  await reconcile(ctx, 'MemoryStore', NS, 'shared');
+  t.same([ctx.requests, ctx.recorded], [[], []], 'reconciled again: no write, no second Event');
+  await reconcile(ctx, 'Agent', NS, 'helper');
+  t.match(statusOf(ctx, 'Agent', NS, 'helper'), { phase: 'Ready' }, 'its model is still served: the Agent keeps serving');
+  t.match(memoryDegraded(ctx, 'helper'), { status: 'True', reason: 'MemoryStoreNotReady', message: 'MemoryStore shared is not ready' });
+
+  await readyModelAPI(ctx, serving(['gpt-4o-mini', 'text-embedding-3-small']));
+  await reconcile(ctx, 'MemoryStore', NS, 'shared');
+  t.match(statusOf(ctx, 'MemoryStore', NS, 'shared'), { phase: 'Ready', message: 'Deployment ready replicas: 1/1' });
+  t.same(conditions(statusOf(ctx, 'MemoryStore', NS, 'shared')), ['Ready=True/DeploymentReady', 'Reconciling=False/DeploymentReady', 'Stalled=False/DeploymentReady'], 'no longer Stalled');
+  t.equal(JSON.stringify(ctx.child('Deployment', NS, 'memorystore-shared')?.spec), deployment, 'the same Deployment throughout: no rollout');
+  await reconcile(ctx, 'Agent', NS, 'helper');
+  t.match(memoryDegraded(ctx, 'helper'), { status: 'False', reason: 'MemoryHealthy' });
+});
+
 t.test('external mode: the DSN Secret is a dependency; replicas 2 brings the PodDisruptionBudget, 1 removes it', async (t) => {
   const ctx = new MemoryReconcileContext();
   await readyModelAPI(ctx, chat);

@@ -58,6 +58,12 @@ t.test('a MemoryStore wakes exactly the Agents bound to it; a ModelAPI wakes the
   );
   refs.upsert('MemoryStore', obj('MemoryStore', 'shared', { spec: { models: { summarization: { modelAPI: 'chat' }, embedding: { modelAPI: 'embed' } } } }));
   t.same(keysForKaosEvent('ModelAPI', { type: 'add', object: obj('ModelAPI', 'embed') }, refs), ['ModelAPI/ns/embed', 'MemoryStore/ns/shared']);
+  const serving = (models: string[]): Partial<KubeObject> => ({ spec: { mode: 'Proxy', proxyConfig: { models } } });
+  t.same(
+    keysForKaosEvent('ModelAPI', { type: 'update', old: obj('ModelAPI', 'embed', serving(['e', 'f'])), object: obj('ModelAPI', 'embed', serving(['f'])) }, refs),
+    ['ModelAPI/ns/embed', 'MemoryStore/ns/shared'],
+    'a change of the models it serves: the store judges its model again',
+  );
 });
 
 t.test('the index is asked, never scanned, and only for the changed object', async (t) => {
