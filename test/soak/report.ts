@@ -17,7 +17,7 @@ export interface ReportInput {
   /** How long after quietFromMs the first clean check came; undefined when none did. */
   readonly convergenceMs: number | undefined;
   /** The operator's writes in the quiet window (undefined when not measured), and its length. */
-  readonly quiet: { readonly ms: number; readonly writes: number | undefined; readonly leaseWrites: number };
+  readonly quiet: { readonly ms: number; readonly writes: number | undefined; readonly leaseWrites: number; /** Windows before it in which others wrote. */ readonly disturbed: number };
   readonly violations: readonly Violation[];
   /** 1-minute load average at the start and the end (the machine is shared). */
   readonly load: readonly [number, number];
@@ -55,7 +55,7 @@ export function formatReport(input: ReportInput): string {
     : `convergence: ${(input.convergenceMs / 1000).toFixed(1)} s after the traffic and the last fault were over (${seconds(input.quietFromMs)})`);
   lines.push(input.quiet.writes === undefined
     ? 'quiet window: not measured (no convergence)'
-    : `quiet window: ${(input.quiet.ms / 1000).toFixed(0)} s, ${input.quiet.writes} operator writes besides ${input.quiet.leaseWrites} Lease renewals`);
+    : `quiet window: ${(input.quiet.ms / 1000).toFixed(0)} s, ${input.quiet.writes} operator writes besides ${input.quiet.leaseWrites} Lease renewals${input.quiet.disturbed === 0 ? '' : ` (after ${input.quiet.disturbed} window${input.quiet.disturbed === 1 ? '' : 's'} in which others still wrote)`}`);
   lines.push(`webhook Service: ${input.webhookService.retries} reviews sent again to the other replica, ${input.webhookService.failures} answered by none`);
   lines.push(`writes in doubt (no complete answer; not judged): ${input.inDoubt}`);
   lines.push('', 'invariants (violations):');

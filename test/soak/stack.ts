@@ -58,7 +58,7 @@ export interface SoakStack {
 export const SLOTS = ['a', 'b'] as const;
 
 export async function startSoakStack(log: Log): Promise<SoakStack> {
-  const installation = await installLocalStack({ log, audit: { users: [OPERATOR_USER] } });
+  const installation = await installLocalStack({ log, audit: { users: [OPERATOR_USER], othersWrites: true } });
   const { plane, client } = installation;
   const env = { ...SOAK_OPERATOR_ENV };
   const config = loadConfig({ ...process.env, ...env });
