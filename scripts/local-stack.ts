@@ -88,6 +88,8 @@ export interface OperatorProcess {
   readonly logFile: string;
   /** The log so far (JSON lines). */
   log(): string;
+  /** How it exited (code, else signal), or undefined while it runs. */
+  exitStatus(): string | undefined;
   /** SIGTERM, then SIGKILL after a grace period; resolves with the exit code. Idempotent. */
   stop(): Promise<number | null>;
 }
@@ -140,7 +142,8 @@ export async function startOperator(options: StartOperatorOptions): Promise<Oper
     child.stderr.pipe(process.stderr, { end: false });
   }
   let exitCode: number | null | undefined;
-  const exited = new Promise<number | null>((res) => child.once('exit', (code) => { exitCode = code; res(code); }));
+  let exitSignal: string | null = null;
+  const exited = new Promise<number | null>((res) => child.once('exit', (code, signal) => { exitCode = code; exitSignal = signal; res(code); }));
   const log = (): string => { try { return readFileSync(options.logFile, 'utf8'); } catch { return ''; } };
   const proc: OperatorProcess = {
     pid: child.pid ?? -1,
@@ -148,6 +151,7 @@ export async function startOperator(options: StartOperatorOptions): Promise<Oper
     metricsPort,
     logFile: options.logFile,
     log,
+    exitStatus: () => (exitCode === undefined ? undefined : exitCode === null ? `signal ${exitSignal ?? '?'}` : `code ${exitCode}`),
     stop: async () => {
       if (exitCode === undefined) {
         child.kill('SIGTERM');
@@ -218,11 +222,20 @@ export async function waitForAdmission(client: KubeClient, namespace = 'default'
   throw new Error(`the API server does not call the webhooks after ${timeoutMs} ms: ${last}`);
 }
 
-/** A copy of a kubeconfig whose every user authenticates with `token` instead. */
-export async function writeTokenKubeconfig(from: string, to: string, token: string, userName: string): Promise<void> {
-  const config = parse(await readFile(from, 'utf8')) as { users?: Array<{ name: string; user: Record<string, unknown> }>; contexts?: Array<{ context: { user: string } }> };
+/**
+ * A copy of a kubeconfig whose every user authenticates with `token` instead, and whose clusters
+ * are reached at `server` when given (e.g. a proxy in front of the API server, on the same host
+ * so that its certificate still matches).
+ */
+export async function writeTokenKubeconfig(from: string, to: string, token: string, userName: string, server?: string): Promise<void> {
+  const config = parse(await readFile(from, 'utf8')) as {
+    users?: Array<{ name: string; user: Record<string, unknown> }>;
+    contexts?: Array<{ context: { user: string } }>;
+    clusters?: Array<{ cluster: { server?: string } }>;
+  };
   config.users = [{ name: userName, user: { token } }];
   for (const c of config.contexts ?? []) c.context.user = userName;
+  if (server !== undefined) for (const c of config.clusters ?? []) c.cluster.server = server;
   await writeFile(to, stringify(config), { mode: 0o600 });
 }
 
@@ -242,36 +255,51 @@ function sleep(ms: number): Promise<void> {
   return new Promise((res) => setTimeout(res, ms));
 }
 
-export interface LocalStack {
+/** A control plane with kaos-operator installed but not running: what starting it needs. */
+export interface Installation {
   readonly plane: ControlPlane;
+  /** Admin client. */
   readonly client: KubeClient;
-  readonly operator: OperatorProcess;
-  /** The kubeconfig the operator runs with: its ServiceAccount's identity, not admin. */
+  /** A kubeconfig of the operator's ServiceAccount identity, not admin. */
   readonly operatorKubeconfig: string;
+  /** The operator's bearer token (operatorKubeconfig's), for kubeconfigs that reach the API server another way. */
+  readonly operatorToken: string;
   /** Directory of the serving certificate (tls.crt, tls.key) and its CA (ca.crt). */
   readonly certDir: string;
+  /** The CA of the serving certificate, PEM: the webhook configurations' caBundle. */
+  readonly caPem: string;
+  /** Stops the control plane; removes every file. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export interface LocalStack extends Omit<Installation, 'operatorToken' | 'caPem'> {
+  readonly operator: OperatorProcess;
   /** Stops the operator, then the control plane; removes every file. Idempotent. */
   stop(): Promise<void>;
 }
 
-export interface LocalStackOptions {
+export interface InstallOptions {
   log?: Log;
+  /** The control plane's audit log (test/cluster/control-plane.ts), e.g. to count the operator's writes. */
+  audit?: ControlPlaneOptions['audit'];
+}
+
+export interface LocalStackOptions extends InstallOptions {
   /** Environment for the operator process (LOG_LEVEL, REFERENCE_POLICY, DEFAULT_*_IMAGE, …). */
   operatorEnv?: Readonly<Record<string, string>>;
   /** Copy the operator's log lines to stdout. */
   echoOperator?: boolean;
-  /** The control plane's audit log (test/cluster/control-plane.ts), e.g. to count the operator's writes. */
-  audit?: ControlPlaneOptions['audit'];
   /** How the operator starts: startOperator (the default: `node dist/main.js`), or its image in a container. */
   launch?: (options: StartOperatorOptions) => Promise<OperatorProcess>;
 }
 
 /**
- * A control plane on loopback with kaos-operator installed the url-based way: CRDs, a dev CA and
- * serving certificate, the operator process, and webhook configurations pointing at it — ready
- * when the API server is seen calling both webhooks.
+ * A control plane on loopback with kaos-operator installed the url-based way, up to where the
+ * operator would start: CRDs, the operator's RBAC and identity, the MCP runtime registry, a dev CA
+ * and serving certificate. The operator's processes and the webhook configurations are the
+ * caller's (startLocalStack: one process, the webhooks pointing at it).
  */
-export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+export async function installLocalStack(options: InstallOptions = {}): Promise<Installation> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   // The operator runs as its ServiceAccount, bound to the ClusterRole of src/cluster/rbac.ts and
   // nothing else, so every test through this stack also proves that role is enough.
@@ -282,11 +310,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     groups: ['system:serviceaccounts', `system:serviceaccounts:${OPERATOR_IDENTITY.namespace}`],
   };
   const plane = await startControlPlane({ log, extraTokens: [identity], ...(options.audit === undefined ? {} : { audit: options.audit }) });
-  let operator: OperatorProcess | undefined;
-  const stop = async (): Promise<void> => {
-    await operator?.stop();
-    await plane.stop();
-  };
   try {
     const certDir = join(plane.dir, 'webhook-certs');
     const certs = await makeDevCerts({ outDir: certDir });
@@ -298,6 +321,33 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await applySetupObjects(client, [runtimesConfigMap(OPERATOR_IDENTITY.namespace)]);
     const operatorKubeconfig = join(plane.dir, 'operator.kubeconfig');
     await writeTokenKubeconfig(plane.kubeconfigPath, operatorKubeconfig, identity.token, identity.user);
+    return { plane, client, operatorKubeconfig, operatorToken: identity.token, certDir, caPem: certs.caPem, stop: () => plane.stop() };
+  } catch (err) {
+    await plane.stop();
+    throw err;
+  }
+}
+
+/** Points the API server's webhooks at `url` (url-based configurations with `caPem`) and waits until it calls them. */
+export async function registerWebhooks(client: KubeClient, url: string, caPem: string): Promise<void> {
+  await applySetupObjects(client, renderWebhookConfigurations({ url, caBundle: caPem }));
+  await waitForAdmission(client);
+}
+
+/**
+ * installLocalStack, the operator process, and webhook configurations pointing at it — ready
+ * when the API server is seen calling both webhooks.
+ */
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const installed = await installLocalStack(options);
+  const { plane, client, operatorKubeconfig, certDir } = installed;
+  let operator: OperatorProcess | undefined;
+  const stop = async (): Promise<void> => {
+    await operator?.stop();
+    await installed.stop();
+  };
+  try {
     log(`[stack] starting the operator (${options.launch === undefined ? 'node dist/main.js' : 'its image'})`);
     operator = await (options.launch ?? startOperator)({
       kubeconfig: operatorKubeconfig,
@@ -307,11 +357,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       echo: options.echoOperator === true,
     });
     log(`[stack] registering webhooks at https://127.0.0.1:${operator.webhookPort}`);
-    await applySetupObjects(
-      client,
-      renderWebhookConfigurations({ url: `https://127.0.0.1:${operator.webhookPort}`, caBundle: certs.caPem }),
-    );
-    await waitForAdmission(client);
+    await registerWebhooks(client, `https://127.0.0.1:${operator.webhookPort}`, installed.caPem);
     log('[stack] admission is live');
     const running = operator;
     return { plane, client, operator: running, operatorKubeconfig, certDir, stop };

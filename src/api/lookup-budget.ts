@@ -3,20 +3,25 @@
 // object naming thousands of missing objects would turn that into thousands of reads, blocking
 // the event loop and the API server for everyone: so each request gets its own budget, passed
 // down to its lookups (never a global queue, so no request waits behind another's), and the
-// names beyond it are "unknown".
+// names beyond it are "unknown". So is a name whose live read the API server did not answer
+// (it restarts, a connection was cut): its absence is not known either, and an outage must not
+// turn a review into an internal error.
 
 /** Live reads one request may make on cache misses. */
 export const MAX_LIVE_LOOKUPS = 10;
 /** From the request's start (the budget's making): after it no live read starts and none is waited for. Well inside the webhooks' 5 s. */
 export const LIVE_LOOKUP_DEADLINE_MS = 2000;
 
-export type UncheckedReason = 'count' | 'deadline';
+export type UncheckedReason = 'count' | 'deadline' | 'unavailable';
 
-/** Thrown by a lookup the budget did not allow: the object is unknown, neither found nor absent. */
+/**
+ * Thrown by a lookup the budget did not allow, or the API server did not answer: the object is
+ * unknown, neither found nor absent. `cause`: what the API server's failure was ('unavailable').
+ */
 export class LookupNotMade extends Error {
   readonly reason: UncheckedReason;
-  constructor(reason: UncheckedReason, budget: LookupBudget) {
-    super(uncheckedDetail(reason, budget));
+  constructor(reason: UncheckedReason, budget: Pick<LookupBudget, 'maxLiveLookups' | 'deadlineMs'>, cause?: string) {
+    super(uncheckedDetail(reason, budget, cause));
     this.name = 'LookupNotMade';
     this.reason = reason;
   }
@@ -74,8 +79,13 @@ export class LookupBudget {
 }
 
 /** The detail of a "Not found" for a name that was not looked up, in Kubernetes' terse style. */
-export function uncheckedDetail(reason: UncheckedReason, budget: Pick<LookupBudget, 'maxLiveLookups' | 'deadlineMs'>): string {
-  return reason === 'count'
-    ? `not checked: this request already made ${budget.maxLiveLookups} lookups that the cache could not answer`
-    : `not checked: the lookups that the cache could not answer took all of this request's ${budget.deadlineMs / 1000}s`;
+export function uncheckedDetail(reason: UncheckedReason, budget: Pick<LookupBudget, 'maxLiveLookups' | 'deadlineMs'>, cause?: string): string {
+  switch (reason) {
+    case 'count':
+      return `not checked: this request already made ${budget.maxLiveLookups} lookups that the cache could not answer`;
+    case 'deadline':
+      return `not checked: the lookups that the cache could not answer took all of this request's ${budget.deadlineMs / 1000}s`;
+    case 'unavailable':
+      return `not checked: the API server did not answer its lookup${cause === undefined ? '' : ` (${cause})`}`;
+  }
 }

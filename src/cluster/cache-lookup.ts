@@ -8,7 +8,7 @@ import type { KubeObject, ObjectLookup, Referrer } from '../api/lookup.ts';
 import type { RegistryState } from '../api/mcp-runtimes.ts';
 import { LookupNotMade, type LookupBudget } from '../api/lookup-budget.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { isNotFound } from '../kube/errors.ts';
+import { ApiError, isNotFound } from '../kube/errors.ts';
 import { NAMESPACE, resourcePath } from '../kube/paths.ts';
 import type { Logger } from '../logger.ts';
 import { kaosPath } from './kaos-resources.ts';
@@ -115,7 +115,28 @@ export class CacheLookup implements ObjectLookup {
       if (isNotFound(err)) return undefined;
       // Cut short by the request's deadline, not by an outage: the object is unknown.
       if (budget !== undefined && budget.remainingMs() <= 0) throw new LookupNotMade('deadline', budget);
+      // No answer from the API server (it restarts, a connection was cut, it is overloaded): the
+      // object is unknown too, for the request's policy to judge, not an internal error. A refusal
+      // (401, 403) is the operator's misconfiguration and stays one.
+      if (budget !== undefined && isOutage(err)) throw new LookupNotMade('unavailable', budget, outageText(err));
       throw err;
     }
   }
+}
+
+/** An error that says the API server did not answer: a network error (the client's, with its code), a 5xx, or 429. */
+function isOutage(err: unknown): boolean {
+  return err instanceof ApiError ? err.code >= 500 || err.code === 429 : networkCode(err) !== undefined;
+}
+
+/** A short text of an outage: the network error's code, or the HTTP status. */
+function outageText(err: unknown): string {
+  return err instanceof ApiError ? `${err.code} ${err.reason}` : (networkCode(err) ?? '');
+}
+
+/** The code of the network error under a client error (ECONNRESET, ECONNREFUSED, …), if that is what it is. */
+function networkCode(err: unknown): string | undefined {
+  const cause = err instanceof Error ? err.cause : undefined;
+  const code = cause instanceof Error ? (cause as NodeJS.ErrnoException).code : undefined;
+  return typeof code === 'string' ? code : undefined;
 }

@@ -211,3 +211,4 @@ export class KaosCache implements ObjectLookup {
     return this.#lookup.namespaceLabels(namespace, budget);
   }
 }
+

@@ -27,6 +27,7 @@ export interface ObjectLike {
     name?: string;
     namespace?: string;
     uid?: string;
+    creationTimestamp?: string;
     deletionTimestamp?: string;
     resourceVersion?: string;
     labels?: Readonly<Record<string, string>>;

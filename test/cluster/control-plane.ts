@@ -53,9 +53,11 @@ export interface ControlPlaneOptions {
   /**
    * An audit log (JSON lines, `logs.audit`) of every request's ResponseComplete stage at level
    * Metadata (verb, user, objectRef, code; no bodies), of `users` only when given: how benchmarks
-   * and tests count the operator's requests by verb. Off by default (it costs the API server).
+   * and tests count the operator's requests by verb. With `othersWrites` also every other user's
+   * writes (not their reads): what else changed the cluster meanwhile. Off by default (it costs
+   * the API server).
    */
-  audit?: { users?: readonly string[] };
+  audit?: { users?: readonly string[]; othersWrites?: boolean };
   /** More kube-apiserver flags, e.g. `--enable-aggregator-routing=true` to route Service webhooks to endpoints. */
   extraApiServerArgs?: readonly string[];
   /** How many fake nodes kwok runs (default NODES.count, each with NODES.capacity). */
@@ -376,7 +378,7 @@ class RunningPlane implements ControlPlane {
     ];
     if (this.#audit !== undefined && this.logs.audit !== undefined) {
       const policy = join(dir, 'audit-policy.yaml');
-      await writeFile(policy, toYaml(auditPolicy(this.#audit.users)));
+      await writeFile(policy, toYaml(auditPolicy(this.#audit.users, this.#audit.othersWrites === true)));
       // maxsize in MB: large enough never to rotate within a run (0 would mean lumberjack's 100).
       this.#apiserverArgs.push(`--audit-policy-file=${policy}`, `--audit-log-path=${this.logs.audit}`, '--audit-log-format=json', '--audit-log-maxsize=100000');
     }
@@ -600,13 +602,20 @@ export function fakeNode(name: string): Record<string, unknown> {
   };
 }
 
-/** One line per finished request, metadata only; `users` alone when given. */
-export function auditPolicy(users?: readonly string[]): Record<string, unknown> {
+/** The verbs of requests that change something. */
+export const WRITE_VERBS: readonly string[] = ['create', 'update', 'patch', 'delete', 'deletecollection'];
+
+/**
+ * One line per finished request, metadata only; `users` alone when given, and with
+ * `othersWrites` the writes of every other user too.
+ */
+export function auditPolicy(users?: readonly string[], othersWrites = false): Record<string, unknown> {
+  const others = othersWrites ? [{ level: 'Metadata', verbs: [...WRITE_VERBS] }] : [];
   return {
     apiVersion: 'audit.k8s.io/v1',
     kind: 'Policy',
     omitStages: ['RequestReceived', 'ResponseStarted'],
-    rules: users === undefined ? [{ level: 'Metadata' }] : [{ level: 'Metadata', users: [...users] }, { level: 'None' }],
+    rules: users === undefined ? [{ level: 'Metadata' }] : [{ level: 'Metadata', users: [...users] }, ...others, { level: 'None' }],
   };
 }
 

@@ -5,7 +5,7 @@ import { KIND_TABLE, possibleChildren, type ChildKind } from '../../cluster/kind
 import { controllerUid, type ObjectLike } from '../../kube/apply.ts';
 import { childrenOf, workloadName, type Child, type Rendered } from '../../render/index.ts';
 import { deploymentProgress, mirrorDeployment, type ExtraCondition, type Outcome } from '../status.ts';
-import { regarding, settleStatus, type Run } from './frame.ts';
+import { deleteEarlierChildren, regarding, settleStatus, type Run } from './frame.ts';
 
 /**
  * The common tail once the parent is rendered: apply its children, prune the rest, and report
@@ -64,6 +64,7 @@ export async function applyChildren(run: Run, desired: readonly Child[]): Promis
     }
   }
 
+  run.applied = true;
   const existing = ownedChildren(run);
   if (existing.length > 0) {
     const pruned = await ctx.writes.pruneChildren(existing, run.uid, desired, signal);
@@ -73,6 +74,8 @@ export async function applyChildren(run: Run, desired: readonly Child[]): Promis
       ctx.events.record({ regarding: regarding(run), type: 'Normal', reason: 'Deleted', action: 'Prune', note: `Deleted ${deleted.join(', ')}: no longer desired` });
     }
   }
+  // An earlier object's children at the names just applied are this one's now; the rest go.
+  await deleteEarlierChildren(run, desired);
   return deployment;
 }
 

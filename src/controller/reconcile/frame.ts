@@ -3,7 +3,9 @@
 // the queue retries it, write the status only when it changed, and log one line when something
 // was written. The per-kind modules (agent.ts, modelapi.ts, mcpserver.ts) only say what is
 // desired and what the outcome is.
-import { API_VERSION, type KaosKind } from '../../api/kinds.ts';
+import { API_VERSION, GROUP, type KaosKind } from '../../api/kinds.ts';
+import { KIND_TABLE, possibleChildren } from '../../cluster/kind-table.ts';
+import type { ObjectLike } from '../../kube/apply.ts';
 import type { KaosObjects } from '../../api/schema/index.ts';
 import { isConflict } from '../../kube/errors.ts';
 import type { EventRegarding } from '../../kube/events.ts';
@@ -26,6 +28,8 @@ export interface Run<K extends KaosKind = KaosKind> {
   readonly signal: AbortSignal;
   /** What this reconcile wrote, e.g. `created Deployment/agent-x`, `status`: the log line's list. */
   readonly changes: string[];
+  /** Set once the children were applied (children.ts): the frame then leaves them alone. */
+  applied: boolean;
 }
 
 /** The object an Event about the parent is about. */
@@ -49,7 +53,7 @@ export function reconciler<K extends KaosKind>(kind: K, body: (run: Run<K>) => P
     const parent = ctx.reads.kaos(kind, key.namespace, key.name);
     if (parent === undefined) return;
     const started = performance.now();
-    const run: Run<K> = { ctx, kind, key: { kind, namespace: key.namespace, name: key.name }, parent, uid: parent.metadata?.uid ?? '', signal, changes: [] };
+    const run: Run<K> = { ctx, kind, key: { kind, namespace: key.namespace, name: key.name }, parent, uid: parent.metadata?.uid ?? '', signal, changes: [], applied: false };
     let failure: Record<string, unknown> | undefined;
     try {
       if (parent.metadata?.deletionTimestamp !== undefined) {
@@ -57,7 +61,10 @@ export function reconciler<K extends KaosKind>(kind: K, body: (run: Run<K>) => P
         return;
       }
       if (run.uid === '') throw new Error(`${kind} ${key.namespace}/${key.name} has no metadata.uid: its children could not be owned`);
-      return await body(run);
+      const result = await body(run);
+      // Failed or waiting, nothing was applied: an earlier object's children go all the same.
+      if (!run.applied) await deleteEarlierChildren(run, []);
+      return result;
     } catch (err) {
       // A 409 means the cache was behind our own last write (usually this reconcile's previous
       // status write): nothing is wrong, so no Warning for the user; back with a fresher cache.
@@ -75,6 +82,45 @@ export function reconciler<K extends KaosKind>(kind: K, body: (run: Run<K>) => P
       if (run.changes.length > 0) logChanges(run, started, failure);
     }
   };
+}
+
+/**
+ * Deletes the children at this parent's names (the kind table's possibleChildren) whose
+ * controller is an earlier object of the same kind and name — deleted, then created again — except
+ * those at `keep` (just applied: taken over). Kubernetes' garbage collector deletes them itself,
+ * but misses it when the owner was deleted and created again while its watch was broken (a
+ * kube-apiserver restart: its relist sees one object changed, not one deleted), and then they stay
+ * for good, running the old spec. Only a child created before this parent counts: a cache that
+ * still holds an earlier parent must not take a later one's child for a leftover. Each delete is
+ * guarded by the child's uid.
+ */
+export async function deleteEarlierChildren(run: Run, keep: readonly { kind?: string; metadata: { name: string } }[]): Promise<void> {
+  const earlier = new Map<string, ObjectLike[]>();
+  for (const { kind, name } of possibleChildren(run.kind, run.key.name, KIND_TABLE)) {
+    if (keep.some((k) => k.kind === kind && k.metadata.name === name)) continue;
+    const child = run.ctx.reads.child(kind, run.key.namespace, name);
+    const owner = child?.metadata?.ownerReferences?.find((r) => r.controller === true);
+    if (child === undefined || owner?.uid === undefined || owner.uid === run.uid) continue;
+    if (owner.kind !== run.kind || owner.name !== run.key.name || owner.apiVersion?.split('/')[0] !== GROUP) continue;
+    if (!createdBefore(child, run.parent)) continue;
+    earlier.set(owner.uid, [...(earlier.get(owner.uid) ?? []), child]);
+  }
+  const deleted: string[] = [];
+  for (const [uid, children] of earlier) {
+    const pruned = await run.ctx.writes.pruneChildren(children, uid, [], run.signal);
+    for (const child of pruned.deleted) {
+      run.changes.push(`deleted ${child.kind ?? ''}/${child.metadata?.name ?? ''}`);
+      deleted.push(`${child.kind ?? ''} ${child.metadata?.name ?? ''}`);
+    }
+  }
+  if (deleted.length > 0) {
+    run.ctx.events.record({ regarding: regarding(run), type: 'Normal', reason: 'Deleted', action: 'Prune', note: `Deleted ${deleted.join(', ')}: left by an earlier ${run.kind} ${run.key.name}` });
+  }
+}
+
+/** Whether `a` was created strictly before `b` (by creationTimestamp; false when either lacks one). */
+function createdBefore(a: ObjectLike, b: ObjectLike): boolean {
+  return Date.parse(a.metadata?.creationTimestamp ?? '') < Date.parse(b.metadata?.creationTimestamp ?? '');
 }
 
 async function releaseLegacyFinalizer(run: Run): Promise<void> {

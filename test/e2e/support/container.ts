@@ -191,6 +191,7 @@ export async function startContainerOperator(engine: Engine, deployment: ChartDe
     metricsPort,
     logFile: o.logFile,
     log: () => { try { return readFileSync(o.logFile, 'utf8'); } catch { return ''; } },
+    exitStatus: () => (exitCode === undefined ? undefined : `code ${exitCode ?? '?'}`),
     stop: () => (stopped ??= (async () => {
       if (exitCode === undefined) await engineRun(engine, ['stop', name], ((pod.terminationGracePeriodSeconds ?? 30) + 30) * 1000);
       const code = await exited;

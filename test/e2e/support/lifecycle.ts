@@ -170,6 +170,11 @@ export function writesBy(events: readonly AuditEvent[], user: string): AuditEven
   return events.filter((e) => e.user.username === user && e.stage === 'ResponseComplete' && !READ_VERBS.has(e.verb));
 }
 
+/** Write requests by every user but `user`. */
+export function othersWrites(events: readonly AuditEvent[], user: string): AuditEvent[] {
+  return events.filter((e) => e.user.username !== user && e.stage === 'ResponseComplete' && !READ_VERBS.has(e.verb));
+}
+
 export function describeRequest(e: AuditEvent): string {
   const o = e.objectRef ?? {};
   return `${e.verb} ${o.resource ?? '?'}${o.subresource === undefined ? '' : `/${o.subresource}`} ${o.namespace ?? ''}/${o.name ?? ''} → ${e.responseStatus?.code ?? '?'}`;

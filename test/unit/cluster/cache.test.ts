@@ -7,6 +7,11 @@ import { DEPLOYMENT, NAMESPACE } from '../../../src/kube/paths.ts';
 import { KAOS_TYPES } from '../../../src/cluster/kaos-resources.ts';
 import { FakeApiServer, status } from '../../support/fake-apiserver.ts';
 import { eventually } from '../../support/poll.ts';
+import { admissionRequest } from '../../support/admission-request.ts';
+import { LookupBudget, LookupNotMade } from '../../../src/api/lookup-budget.ts';
+import { createValidatingHandler } from '../../../src/admission/validate.ts';
+import { loadConfig } from '../../../src/config.ts';
+import { freePorts } from '../../cluster/control-plane.ts';
 
 /** The names of the objects that name one, as the deletion warning lists them. */
 const names = (referrers: readonly Referrer[]): string[] => referrers.map((r) => r.name);
@@ -72,6 +77,38 @@ t.test('before sync every lookup is one live read; errors other than 404 propaga
   fake.failNext(() => true, 500, status(500, 'InternalError', 'etcd is sad'));
   await t.rejects(cache.get('Agent', 'ns', 'a'), ApiError);
   t.equal(await cache.get('Agent', '', 'a'), undefined, 'no namespace: nothing to read');
+});
+
+t.test('an admission lookup the API server does not answer is unknown, not an error; a refusal stays one', async (t) => {
+  const { fake, cache } = await setup(t);
+  // Not started: every lookup is a live read.
+  fake.failNext(() => true, 503, status(503, 'ServiceUnavailable', 'apiserver is shutting down'));
+  await t.rejects(cache.get('ModelAPI', 'ns', 'm', new LookupBudget()), new LookupNotMade('unavailable', new LookupBudget(), '503 ServiceUnavailable'));
+  fake.failNext(() => true, 403, status(403, 'Forbidden', 'no'));
+  await t.rejects(cache.get('ModelAPI', 'ns', 'm', new LookupBudget()), { name: 'ApiError', code: 403 }, 'the operator\'s own misconfiguration: an error');
+  fake.failNext(() => true, 503, status(503, 'ServiceUnavailable', 'apiserver is shutting down'));
+  await t.rejects(cache.get('ModelAPI', 'ns', 'm'), { name: 'ApiError', code: 503 }, 'without a budget (not admission) the error is the caller\'s');
+
+  // Nothing listening at all: a network error.
+  const [port] = await freePorts(1);
+  const client = new KubeClient({ server: `http://127.0.0.1:${port ?? 1}` });
+  const down = new KaosCache({ client });
+  t.teardown(() => client.close());
+  await t.rejects(down.get('MCPServer', 'ns', 's', new LookupBudget()), { name: 'LookupNotMade', reason: 'unavailable', message: 'not checked: the API server did not answer its lookup (ECONNREFUSED)' });
+});
+
+t.test('through the validating webhook: a dependency whose lookup finds the API server away is a documented denial, not a 500', async (t) => {
+  const [port] = await freePorts(1);
+  const client = new KubeClient({ server: `http://127.0.0.1:${port ?? 1}` });
+  t.teardown(() => client.close());
+  const handler = createValidatingHandler('Agent', { lookup: new KaosCache({ client }), config: loadConfig({}) });
+  const decision = await handler(admissionRequest('Agent', obj('Agent', 'a', 'ns', { modelAPI: 'm' })));
+  t.equal(decision.allowed, false);
+  t.equal(decision.status?.code, 422, 'Invalid, as for a dependency the budget did not allow');
+  t.same(decision.status?.details?.causes, [{ reason: 'FieldValueNotFound', field: 'spec.modelAPI', message: 'Not found: "m": not checked: the API server did not answer its lookup (ECONNREFUSED)' }]);
+  const warned = await createValidatingHandler('Agent', { lookup: new KaosCache({ client }), config: loadConfig({ REFERENCE_POLICY: 'Warn' }) })(admissionRequest('Agent', obj('Agent', 'a', 'ns', { modelAPI: 'm' })));
+  t.equal(warned.allowed, true, 'under the reference policy Warn, admitted');
+  t.match(warned.warnings, [/spec\.modelAPI: Not found: "m": not checked: the API server did not answer its lookup/]);
 });
 
 t.test('referencedBy follows Agent events incrementally', async (t) => {
