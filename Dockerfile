@@ -4,13 +4,14 @@
 #   manifests     what each npm ci below installs, cut from package.json and package-lock.json
 #                 (scripts/lockfile-subset.ts): an edit that changes neither install (a script,
 #                 the version, a test tool) reruns no npm ci
-#   build         the production dependencies and esbuild; the bundle alone (scripts/build.ts
-#                 --bundle-only): dist/main.js, its source map, and dist/runtime-deps/, the
-#                 package.json and lockfile of what the bundle still loads from node_modules
+#   build         the production dependencies and esbuild; the bundles alone (scripts/build.ts
+#                 --bundle-only): dist/main.js and dist/admission-worker.js (the admission
+#                 thread it starts), their source maps, and dist/runtime-deps/, the package.json
+#                 and lockfile of what the bundles still load from node_modules
 #   runtime-deps  those packages, at their locked versions, less the files Node never loads
 #                 (type declarations, source maps)
 #   runtime       Node.js 24 (the major of package.json's engines and `node` devDependency),
-#                 dist/main.js and its map, those node_modules and their package.json ("type":
+#                 the two bundles and their maps, those node_modules and their package.json ("type":
 #                 "module"); tini as PID 1 so SIGTERM reaches node and the operator's graceful
 #                 shutdown runs; user 1000 (the image's `node` user, the chart's runAsUser), no
 #                 shell needed at run time.
@@ -64,7 +65,7 @@ ENV NODE_ENV=production
 ENV MALLOC_ARENA_MAX=2
 COPY --from=runtime-deps /app/node_modules ./node_modules
 COPY --from=runtime-deps /app/package.json ./
-COPY --from=build /app/dist/main.js /app/dist/main.js.map ./dist/
+COPY --from=build /app/dist/main.js /app/dist/main.js.map /app/dist/admission-worker.js /app/dist/admission-worker.js.map ./dist/
 USER 1000:1000
 EXPOSE 9443 8080
 ENTRYPOINT ["/usr/bin/tini", "--"]

@@ -1,11 +1,13 @@
 // `npm run build`: dist/, what the image and the `kaos-operator` command run.
 //   1. tsc emits every module of src/ (bin/kaos-operator.js loads dist/cli/main.js from them);
-//   2. esbuild bundles the operator's entry point, src/main.ts and the dependencies it imports,
-//      into one file, dist/main.js, in place of tsc's, and writes dist/runtime-deps/: the
-//      package.json and package-lock.json that install what dist/main.js still loads from
-//      node_modules (what the bundle leaves outside, and what that needs), at the locked versions.
+//   2. esbuild bundles the operator's entry points, src/main.ts and src/admission-worker.ts (the
+//      admission thread main starts), each with the dependencies it imports, into one file each,
+//      dist/main.js and dist/admission-worker.js, in place of tsc's, and writes
+//      dist/runtime-deps/: the package.json and package-lock.json that install what the bundles
+//      still load from node_modules (what they leave outside, and what that needs), at the
+//      locked versions.
 // `node scripts/build.ts --bundle-only` does step 2 alone: the image's build (Dockerfile), which
-// ships dist/main.js and nothing of tsc's.
+// ships the bundles and nothing of tsc's.
 // Why one file: Node keeps, for every module it loads, the source text, a module record and the
 // loader's bookkeeping. Unbundled the operator loads about 700 files (2.2 MiB of source, most of
 // it the dependencies'); bundled it loads one, and starts at about 70 MiB of RSS instead of 83
@@ -17,15 +19,20 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Metafile } from 'esbuild';
 import { lockfileSubset, manifestSubset, packageName, type Lockfile, type Manifest } from './lockfile-subset.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** The operator's bundle: what `node dist/main.js` runs. */
-export const OPERATOR_BUNDLE = join(ROOT, 'dist', 'main.js');
+/**
+ * The operator's bundles: dist/main.js, and the admission thread it starts
+ * (src/admission-worker.ts, beside it as dist/admission-worker.js). Two bundles, no shared
+ * chunks: each thread is an isolate of its own that compiles what it loads, so a shared chunk
+ * would save disk, not memory, and each thread loads only its own side.
+ */
+const OPERATOR_ENTRIES = [join(ROOT, 'src', 'main.ts'), join(ROOT, 'src', 'admission-worker.ts')];
 
 /** Where the build writes the package.json and package-lock.json of what the bundle loads from node_modules. */
 export const RUNTIME_DEPS_DIR = join(ROOT, 'dist', 'runtime-deps');
@@ -40,14 +47,14 @@ export const BUNDLER_PACKAGES: readonly string[] = ['esbuild'];
 const EXTERNAL: readonly string[] = ['@kubernetes/client-node'];
 
 /**
- * The packages `metafile`'s one output imports at run time: every import esbuild left outside
- * the bundle (the EXTERNAL list, and anything else it could not or was told not to bundle) but
+ * The packages `metafile`'s entry outputs import at run time: every import esbuild left outside
+ * a bundle (the EXTERNAL list, and anything else it could not or was told not to bundle) but
  * Node's builtins, by package name.
  */
 export function bundleExternals(metafile: Metafile): string[] {
   const outputs = Object.values(metafile.outputs).filter((o) => o.entryPoint !== undefined);
-  if (outputs.length !== 1) throw new Error(`the bundle has ${outputs.length} entry outputs, not 1`);
-  const imports = outputs[0]?.imports ?? [];
+  if (outputs.length === 0) throw new Error('the build has no entry outputs');
+  const imports = outputs.flatMap((o) => o.imports);
   return [...new Set(imports.filter((i) => i.external && !isBuiltin(i.path)).map((i) => packageName(i.path)))].sort();
 }
 
@@ -77,12 +84,13 @@ export function writeInstallManifest(dir: string, manifest: Manifest, lock: Lock
   writeFileSync(join(dir, lockFile), `${JSON.stringify(lock, null, 2)}\n`);
 }
 
-/** esbuild: dist/main.js and its source map, then dist/runtime-deps/ from what the bundle left outside. */
+/** esbuild: the bundles and their source maps, then dist/runtime-deps/ from what they left outside. */
 export async function bundle(): Promise<void> {
   const { build: esbuild } = await import('esbuild');
   const { metafile } = await esbuild({
-    entryPoints: [join(ROOT, 'src', 'main.ts')],
-    outfile: OPERATOR_BUNDLE,
+    entryPoints: OPERATOR_ENTRIES,
+    outdir: join(ROOT, 'dist'),
+    entryNames: '[name]',
     allowOverwrite: true,
     bundle: true,
     platform: 'node',
@@ -103,7 +111,7 @@ export async function bundle(): Promise<void> {
   writeInstallManifest(RUNTIME_DEPS_DIR, deps.manifest, deps.lock);
   const count = Object.keys(deps.lock.packages).length - 1;
   const absent = deps.absent.length === 0 ? '' : `; runs without ${deps.absent.join(', ')}`;
-  process.stderr.write(`bundle: ${relative(ROOT, OPERATOR_BUNDLE)} loads ${Object.keys(deps.manifest.dependencies ?? {}).join(', ')} from node_modules (${count} packages: ${relative(ROOT, RUNTIME_DEPS_DIR)}/)${absent}\n`);
+  process.stderr.write(`bundle: ${OPERATOR_ENTRIES.map((e) => `dist/${basename(e, '.ts')}.js`).join(', ')} load ${Object.keys(deps.manifest.dependencies ?? {}).join(', ')} from node_modules (${count} packages: ${relative(ROOT, RUNTIME_DEPS_DIR)}/)${absent}\n`);
 }
 
 export async function build(): Promise<void> {

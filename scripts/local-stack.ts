@@ -3,7 +3,7 @@
 // webhook configurations rendered by the operator's own renderer, and the operator started as a
 // process through its real entry point (dist/main.js).
 import { spawn } from 'node:child_process';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { closeSync, createWriteStream, openSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -104,6 +104,10 @@ export interface StartOperatorOptions {
   readyTimeoutMs?: number;
   /** Also copy the operator's output to this process's stdout (the run command). */
   echo?: boolean;
+  /** The entry point to run; default this tree's dist/main.js (a bench runs another build's beside it). */
+  main?: string;
+  /** More arguments of node before the entry point (e.g. `--trace-gc`). */
+  nodeArgs?: readonly string[];
 }
 
 /**
@@ -112,10 +116,13 @@ export interface StartOperatorOptions {
  */
 export async function startOperator(options: StartOperatorOptions): Promise<OperatorProcess> {
   const [webhookPort, metricsPort] = (await freePorts(2)) as [number, number];
-  const out = createWriteStream(options.logFile, { flags: 'a' });
-  const child = spawn(process.execPath, operatorArgs(join(ROOT, 'dist', 'main.js')), {
+  const echo = options.echo === true;
+  // Without echo the operator writes its log file itself: no line passes through this process.
+  const out = echo ? createWriteStream(options.logFile, { flags: 'a' }) : undefined;
+  const fd = echo ? undefined : openSync(options.logFile, 'a');
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...operatorArgs(options.main ?? join(ROOT, 'dist', 'main.js'))], {
     cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: fd === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', fd, fd],
     env: {
       ...operatorProcessEnv(),
       KUBECONFIG: options.kubeconfig,
@@ -127,9 +134,10 @@ export async function startOperator(options: StartOperatorOptions): Promise<Oper
       ...options.env,
     },
   });
-  child.stdout.pipe(out);
-  child.stderr.pipe(out);
-  if (options.echo === true) {
+  if (fd !== undefined) closeSync(fd);
+  if (out !== undefined && child.stdout !== null && child.stderr !== null) {
+    child.stdout.pipe(out);
+    child.stderr.pipe(out);
     child.stdout.pipe(process.stdout, { end: false });
     child.stderr.pipe(process.stderr, { end: false });
   }
@@ -151,7 +159,7 @@ export async function startOperator(options: StartOperatorOptions): Promise<Oper
         await exited;
         clearTimeout(timer);
       }
-      out.end();
+      out?.end();
       return exitCode ?? null;
     },
   };

@@ -87,6 +87,11 @@ export interface Config {
   webhook: {
     /** Serve the admission webhooks (WEBHOOKS_ENABLED); false: controller only, no HTTPS server and no certificate. */
     enabled: boolean;
+    /**
+     * Serve them from a thread of their own (WEBHOOK_THREAD), with its own event loop and heap, so
+     * the controller's work never delays them; false: on the main thread, for 25–45 MiB less memory.
+     */
+    thread: boolean;
     host: string;
     port: number;
     /** Directory holding tls.crt and tls.key (the layout of a kubernetes.io/tls Secret mount). */
@@ -282,6 +287,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     referencePolicy: oneOf('REFERENCE_POLICY', REFERENCE_POLICIES, 'Enforce'),
     webhook: {
       enabled: bool('WEBHOOKS_ENABLED', true),
+      thread: bool('WEBHOOK_THREAD', true),
       host: str('WEBHOOK_HOST', '0.0.0.0'),
       port: port('WEBHOOK_PORT', 9443),
       certDir: str('WEBHOOK_CERT_DIR', '/tmp/k8s-webhook-server/serving-certs'),

@@ -1,22 +1,22 @@
 // The operator process — wiring only: config → API client → cache (with the controller's watches)
-// → admission server, health and metrics → controller → signals. Every decision lives in the
+// → the admission thread (admission-worker.ts: the webhook server on an event loop and a heap of
+// its own, fed the cache) → health and metrics → controller → signals. Every decision lives in the
 // modules it wires together.
-import { createMutatingHandler } from './admission/mutate.ts';
-import { createPodSpecCheck } from './admission/pod-spec-check.ts';
-import type { HandlerFactory } from './admission/types.ts';
-import { createValidatingHandler } from './admission/validate.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { Controller } from './controller/controller.ts';
 import { watchRuntimeRegistry } from './controller/runtime-registry.ts';
 import { httpRoutesWanted, registerControllerWatches } from './controller/watches.ts';
 import { KaosCache } from './cluster/cache.ts';
+import { feedCache } from './cluster/cache-feed.ts';
+import type { CacheBatch } from './cluster/cache-view.ts';
 import { KubeClient } from './kube/client.ts';
-import { deploymentDryRun } from './kube/dry-run.ts';
+import { startAdmissionThread } from './server/admission-thread.ts';
 import { allReady, startHealthServer } from './server/health-server.ts';
 import { createLogger, type Logger } from './server/pino-logger.ts';
 import { createRegistry } from './prometheus.ts';
-import { createWebhookMetrics, registerCertificateExpiryMetric } from './server/webhook-metrics.ts';
-import { startWebhookServer } from './server/webhook-server.ts';
+
+/** The admission thread's entry point, beside this one (dist/, or src/ when run from source). */
+const ADMISSION_ENTRY = new URL(import.meta.url.endsWith('.ts') ? './admission-worker.ts' : './admission-worker.js', import.meta.url);
 
 async function main(config: Config, logger: Logger): Promise<void> {
   const client = await KubeClient.fromKubeConfig(config.kubeconfig, { userAgent: 'kaos-operator' });
@@ -30,23 +30,32 @@ async function main(config: Config, logger: Logger): Promise<void> {
   const runtimes = watchRuntimeRegistry(cache, { namespace: config.operatorNamespace, logger });
   cache.start();
 
-  const podSpecCheck = createPodSpecCheck({ dryRunCreate: deploymentDryRun(client), config, logger, mcpRuntimes: () => cache.mcpRuntimes() });
-  const handlers: HandlerFactory = (kind, type) =>
-    type === 'mutate'
-      ? createMutatingHandler(kind, { lookup: cache, config })
-      : createValidatingHandler(kind, { lookup: cache, config, podSpecCheck });
-
   let stopping = false;
   const registry = createRegistry();
-  // WEBHOOKS_ENABLED=false: controller only — no HTTPS server, so no certificate is read.
-  const webhook = config.webhook.enabled
-    ? await startWebhookServer({ config: config.webhook, handlers, logger, metrics: createWebhookMetrics(registry) })
+  // WEBHOOKS_ENABLED=false: controller only — no webhook server, so no certificate is read.
+  // WEBHOOK_THREAD=false: the webhook server on this thread, over the cache itself (less memory,
+  // and admission waits behind the controller's work again).
+  const admission = config.webhook.enabled && config.webhook.thread
+    ? await startAdmissionThread<CacheBatch>({
+        entry: ADMISSION_ENTRY,
+        logger,
+        onFailure: (err) => {
+          logger.fatal({ err: err.message }, 'the admission thread failed; exiting');
+          process.exit(1);
+        },
+      })
     : undefined;
-  registerCertificateExpiryMetric(registry, () => webhook?.certificate());
+  const webhook = config.webhook.enabled && !config.webhook.thread
+    ? await (await import('./admission-server.ts')).startAdmissionServer({ config, logger, client, lookup: cache, registry })
+    : undefined;
+  // What the cache holds now, then every change, reaches the admission thread's view of it.
+  const feed = admission === undefined ? undefined : feedCache(cache, (batch) => admission.feed(batch));
+  runtimes.onChange(() => feed?.flush());
   const health = await startHealthServer({
     host: config.metricsHost,
     port: config.metricsPort,
     registry,
+    ...(admission === undefined ? {} : { moreMetrics: () => admission.metrics() }),
     logger,
     // Admission can answer before the cache syncs (a miss costs one live read), but a replica
     // that is still listing should not take traffic from one that is warm.
@@ -59,7 +68,8 @@ async function main(config: Config, logger: Logger): Promise<void> {
   controller?.start();
   logger.info(
     {
-      webhookPort: webhook?.port ?? 'disabled',
+      webhookPort: admission?.port ?? webhook?.port ?? 'disabled',
+      webhookThread: admission !== undefined,
       metricsPort: health.port,
       server: client.server.origin,
       controller: config.controller.enabled,
@@ -86,8 +96,11 @@ async function main(config: Config, logger: Logger): Promise<void> {
     }, delayMs + 15_000);
     deadline.unref();
     void Promise.all([controller?.stop(), new Promise((resolve) => setTimeout(resolve, delayMs))])
-      .then(() => webhook?.close())
-      .then(() => Promise.all([health.close(), cache.stop()]))
+      .then(() => Promise.all([admission?.close(), webhook?.close()]))
+      .then(() => {
+        feed?.stop();
+        return Promise.all([health.close(), cache.stop()]);
+      })
       .then(
         () => process.exit(0),
         (err: unknown) => {

@@ -8,15 +8,91 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 export { Registry };
 
 export interface RegistryOptions {
-  /** process_* and nodejs_* metrics (CPU, memory, event-loop lag). Default true. */
+  /** process_* and nodejs_* metrics (CPU, memory, event-loop lag, GC pauses). Default true. */
   defaultMetrics?: boolean;
 }
+
+/**
+ * nodejs_gc_duration_seconds' buckets. prom-client's (1 ms, 10 ms, 100 ms, 1 s …) cannot tell a
+ * 2 ms scavenge from a 9 ms one, and the pauses that delay admission are 1–100 ms.
+ */
+export const GC_DURATION_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
 /** The one registry of the process: main creates it and hands it to everything that has metrics. */
 export function createRegistry(options: RegistryOptions = {}): Registry {
   const registry = new Registry();
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, gcDurationBuckets: GC_DURATION_BUCKETS });
   return registry;
+}
+
+/**
+ * Of prom-client's default metrics, those that belong to one thread (its event loop's delay, its
+ * V8 isolate's garbage collections and heap), for a worker thread: the process-wide ones
+ * (CPU, RSS, file descriptors) are the main thread's to report.
+ */
+const THREAD_FAMILIES = [
+  'nodejs_eventloop_lag_seconds',
+  'nodejs_eventloop_lag_min_seconds',
+  'nodejs_eventloop_lag_max_seconds',
+  'nodejs_eventloop_lag_mean_seconds',
+  'nodejs_eventloop_lag_stddev_seconds',
+  'nodejs_eventloop_lag_p50_seconds',
+  'nodejs_eventloop_lag_p90_seconds',
+  'nodejs_eventloop_lag_p99_seconds',
+  'nodejs_gc_duration_seconds',
+  'nodejs_heap_size_total_bytes',
+  'nodejs_heap_size_used_bytes',
+];
+
+/**
+ * The calling thread's own default metrics, each series labelled `thread`, as Prometheus text:
+ * the same names dashboards read for the main thread (whose series carry no such label).
+ * Call once per thread; the event-loop figures cover the time since the previous call.
+ */
+export function threadMetrics(thread: string): () => Promise<string> {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, labels: { thread }, gcDurationBuckets: GC_DURATION_BUCKETS });
+  return async () => {
+    const families = await Promise.all(THREAD_FAMILIES.map((name) => registry.getSingleMetricAsString(name)));
+    return families.filter((f) => f !== '').map((f) => `${f}\n`).join('');
+  };
+}
+
+/**
+ * Prometheus text of several sources as one exposition: a family (a metric name with its HELP and
+ * TYPE) that more than one source reports is written once, with every source's series under it,
+ * as the format requires.
+ */
+export function mergeExpositions(texts: readonly string[]): string {
+  const families = new Map<string, { head: string[]; series: string[] }>();
+  for (const text of texts) {
+    let current: { head: string[]; series: string[] } | undefined;
+    for (const line of text.split('\n')) {
+      if (line === '') continue;
+      const meta = /^# (HELP|TYPE) (\S+)/.exec(line);
+      if (meta !== null) {
+        const name = meta[2] as string;
+        const known = families.get(name);
+        if (known === undefined) {
+          current = { head: [line], series: [] };
+          families.set(name, current);
+        } else {
+          current = known;
+          if (!known.head.some((h) => h.startsWith(`# ${meta[1] as string} `))) known.head.push(line);
+        }
+        continue;
+      }
+      if (line.startsWith('#')) continue;
+      if (current === undefined) {
+        // A series before any HELP or TYPE line: a family of its own, by the series' name.
+        const name = /^[^{ ]+/.exec(line)?.[0] ?? line;
+        current = families.get(name) ?? { head: [], series: [] };
+        families.set(name, current);
+      }
+      current.series.push(line);
+    }
+  }
+  return [...families.values()].map((f) => [...f.head, ...f.series].join('\n')).join('\n') + '\n';
 }
 
 /** One sample as prom-client's Registry reads it when it renders /metrics. */

@@ -98,6 +98,10 @@
 - name: WEBHOOK_BODY_TIMEOUT_SECONDS
   value: {{ $c.webhookBodyTimeoutSeconds | toString | quote }}
 {{- end }}
+{{- if and (hasKey $c "webhookThread") (ne (toString $c.webhookThread) "") }}
+- name: WEBHOOK_THREAD
+  value: {{ $c.webhookThread | toString | quote }}
+{{- end }}
 {{- if and (hasKey $c "metricsHost") (ne (toString $c.metricsHost) "") }}
 - name: METRICS_HOST
   value: {{ $c.metricsHost | toString | quote }}

@@ -7,12 +7,12 @@ import { KINDS, type KaosKind } from '../api/kinds.ts';
 import type { KubeObject, ObjectLookup, Referrer } from '../api/lookup.ts';
 import type { Agent, KaosObjects, MCPServer, MemoryStore, ModelAPI } from '../api/schema/index.ts';
 import type { RegistryState } from '../api/mcp-runtimes.ts';
-import { LookupNotMade, type LookupBudget } from '../api/lookup-budget.ts';
+import type { LookupBudget } from '../api/lookup-budget.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { ApiError, isNotFound } from '../kube/errors.ts';
 import { silentLogger, type Logger } from '../logger.ts';
-import { NAMESPACE, resourcePath, type ResourceType } from '../kube/paths.ts';
-import { KAOS_TYPES, kaosPath } from './kaos-resources.ts';
+import { NAMESPACE, type ResourceType } from '../kube/paths.ts';
+import { CacheLookup, type LookupStores } from './cache-lookup.ts';
+import { KAOS_TYPES } from './kaos-resources.ts';
 import { DependencyIndex } from './dependency-index.ts';
 import { Reflector, type ReflectorOptions } from '../kube/reflector.ts';
 import { ReflectorGroup } from '../kube/reflector-group.ts';
@@ -23,10 +23,7 @@ export type CacheClient = Pick<KubeClient, 'list' | 'watch' | 'get'>;
 export interface KaosCacheOptions {
   client: CacheClient;
   logger?: Logger;
-  /**
-   * Deadline of the one live read made on a cache miss. The webhooks have timeoutSeconds 5 in
-   * all, so a read must give up well before the API server gives up on us.
-   */
+  /** CacheLookupOptions.liveReadTimeoutMs. */
   liveReadTimeoutMs?: number;
   /**
    * Namespaces to watch (WATCH_NAMESPACES); empty or absent = all. Lookups in other namespaces
@@ -66,21 +63,19 @@ export class KaosCache implements ObjectLookup {
   readonly dependencies = new DependencyIndex();
   readonly #client: CacheClient;
   readonly #log: Logger;
-  readonly #liveReadTimeoutMs: number;
+  readonly #lookup: CacheLookup;
   readonly #reflectorOptions: KaosCacheOptions['reflector'];
   readonly #reflectors: Runnable[] = [];
   readonly #kinds: KaosReflectors;
   /** The watched namespaces; undefined = all. */
   readonly #namespaces: readonly string[] | undefined;
   #started = false;
-  #liveReads = 0;
   /** Set by controller/runtime-registry.ts when it registers the registry's reflector. */
   #mcpRuntimes: (() => RegistryState) | undefined;
 
   constructor(options: KaosCacheOptions) {
     this.#client = options.client;
     this.#log = options.logger ?? silentLogger;
-    this.#liveReadTimeoutMs = options.liveReadTimeoutMs ?? 1500;
     this.#reflectorOptions = options.reflector;
     this.#namespaces = options.namespaces === undefined || options.namespaces.length === 0 ? undefined : [...new Set(options.namespaces)];
     // The API server validated every stored object against its CRD (generated from the same
@@ -93,6 +88,11 @@ export class KaosCache implements ObjectLookup {
     this.memoryStores = this.registerGroup<MemoryStore>(KAOS_TYPES.MemoryStore, { transform });
     this.#kinds = { Agent: this.agents, ModelAPI: this.modelAPIs, MCPServer: this.mcpServers, MemoryStore: this.memoryStores };
     this.namespaces = this.register(NAMESPACE, { transform });
+    this.#lookup = new CacheLookup(this.lookupStores(), {
+      client: this.#client,
+      logger: this.#log,
+      ...(options.liveReadTimeoutMs === undefined ? {} : { liveReadTimeoutMs: options.liveReadTimeoutMs }),
+    });
     // Registered before start(), so the index sees every event from the first list on,
     // including the deletes and updates a relist produces.
     for (const kind of KINDS) {
@@ -152,6 +152,16 @@ export class KaosCache implements ObjectLookup {
     return this.reflector(kind).getByName(namespace, name);
   }
 
+  /** The stores lookups read: the reflectors of the three kinds and of Namespaces, the index, the registry. */
+  lookupStores(): LookupStores {
+    return {
+      kaos: (kind) => this.reflector(kind),
+      namespaceStore: this.namespaces,
+      referencedBy: (kind, namespace, name) => this.dependencies.referencedBy(kind, namespace, name, (k, ns, n) => this.cached(k, ns, n)),
+      runtimeRegistry: () => this.#mcpRuntimes?.(),
+    };
+  }
+
   start(): void {
     this.#started = true;
     for (const reflector of this.#reflectors) reflector.start();
@@ -173,30 +183,20 @@ export class KaosCache implements ObjectLookup {
 
   /** Live reads made on cache misses so far (for tests and metrics). */
   get liveReads(): number {
-    return this.#liveReads;
+    return this.#lookup.liveReads;
   }
 
-  async get(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<KubeObject | undefined> {
-    const reflector = this.reflector(kind);
-    if (reflector.isSynced()) {
-      const cached = reflector.getByName(namespace, name);
-      if (cached !== undefined) return cached;
-    }
-    if (namespace === '' || name === '') return undefined;
-    // A miss may be an object created a moment ago that the watch has not delivered yet: one
-    // live read settles it. Errors other than 404 propagate: "could not check" is not "absent".
-    // With a budget, only as many as the request may make (lookup-budget.ts).
-    const timeoutMs = budget?.claim();
-    return this.#liveGet<KubeObject>(kaosPath(kind, { namespace, name }), { kind, namespace, name }, budget, timeoutMs);
+  get(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<KubeObject | undefined> {
+    return this.#lookup.get(kind, namespace, name, budget);
   }
 
-  async exists(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<boolean> {
-    return (await this.get(kind, namespace, name, budget)) !== undefined;
+  exists(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<boolean> {
+    return this.#lookup.exists(kind, namespace, name, budget);
   }
 
   /** The MCP runtime registry (docs/api.md, "MCPServer runtimes") from its reflector; a problem until one is attached and synced. */
   mcpRuntimes(): RegistryState {
-    return this.#mcpRuntimes?.() ?? { problem: 'the MCP runtime registry is not watched' };
+    return this.#lookup.mcpRuntimes();
   }
 
   attachMcpRuntimes(read: () => RegistryState): void {
@@ -204,60 +204,11 @@ export class KaosCache implements ObjectLookup {
   }
 
   referencedBy(kind: KaosKind, namespace: string, name: string): Referrer[] {
-    return this.dependencies.referencedBy(kind, namespace, name, (k, ns, n) => this.cached(k, ns, n));
+    return this.#lookup.referencedBy(kind, namespace, name);
   }
 
-  async namespaceLabels(namespace: string, budget?: LookupBudget): Promise<Record<string, string> | undefined> {
-    let ns: KubeObject | undefined;
-    if (this.namespaces.isSynced()) ns = this.namespaces.getByName(undefined, namespace);
-    if (ns === undefined) {
-      if (namespace === '') return undefined;
-      ns = await this.#liveGet<KubeObject>(
-        resourcePath(NAMESPACE, { name: namespace }),
-        { kind: 'Namespace', name: namespace },
-        budget,
-        budget?.timeLeft(),
-      );
-    }
-    return ns === undefined ? undefined : (ns.metadata?.labels ?? {});
-  }
-
-  async #liveGet<T>(
-    path: string,
-    logFields: Record<string, unknown>,
-    budget: LookupBudget | undefined,
-    budgetMs: number | undefined,
-  ): Promise<T | undefined> {
-    this.#liveReads++;
-    this.#log.debug(logFields, 'cache miss, reading live');
-    try {
-      return await this.#client.get<T>(path, { timeoutMs: Math.min(this.#liveReadTimeoutMs, budgetMs ?? Infinity) });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      // Cut short by the request's deadline, not by an outage: the object is unknown.
-      if (budget !== undefined && budget.remainingMs() <= 0) throw new LookupNotMade('deadline', budget);
-      // No answer from the API server (it restarts, a connection was cut, it is overloaded): the
-      // object is unknown too, for the request's policy to judge, not an internal error. A refusal
-      // (401, 403) is the operator's misconfiguration and stays one.
-      if (budget !== undefined && isOutage(err)) throw new LookupNotMade('unavailable', budget, outageText(err));
-      throw err;
-    }
+  namespaceLabels(namespace: string, budget?: LookupBudget): Promise<Record<string, string> | undefined> {
+    return this.#lookup.namespaceLabels(namespace, budget);
   }
 }
 
-/** An error that says the API server did not answer: a network error (the client's, with its code), a 5xx, or 429. */
-function isOutage(err: unknown): boolean {
-  return err instanceof ApiError ? err.code >= 500 || err.code === 429 : networkCode(err) !== undefined;
-}
-
-/** A short text of an outage: the network error's code, or the HTTP status. */
-function outageText(err: unknown): string {
-  return err instanceof ApiError ? `${err.code} ${err.reason}` : (networkCode(err) ?? '');
-}
-
-/** The code of the network error under a client error (ECONNRESET, ECONNREFUSED, …), if that is what it is. */
-function networkCode(err: unknown): string | undefined {
-  const cause = err instanceof Error ? err.cause : undefined;
-  const code = cause instanceof Error ? (cause as NodeJS.ErrnoException).code : undefined;
-  return typeof code === 'string' ? code : undefined;
-}

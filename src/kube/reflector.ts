@@ -369,7 +369,8 @@ export class Reflector<T extends KubeObject = KubeObject> {
   }
 }
 
-function deepFreeze<T>(value: T): T {
+/** Freezes an object and everything under it: what a store holds is shared by every reader. */
+export function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const child of Object.values(value)) deepFreeze(child);

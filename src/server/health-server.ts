@@ -6,7 +6,7 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import { bareExpressApp } from './express-app.ts';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../logger.ts';
-import type { Registry } from '../prometheus.ts';
+import { mergeExpositions, type Registry } from '../prometheus.ts';
 import { closeGracefully } from './close.ts';
 import { errorMessage } from '../error-message.ts';
 
@@ -35,6 +35,8 @@ export interface HealthServerOptions {
   /** Default: always ready. */
   readiness?: ReadinessCheck;
   logger: Logger;
+  /** More metrics in Prometheus text, e.g. another thread's, served with the registry's (families merged). */
+  moreMetrics?: () => Promise<string>;
 }
 
 export interface RunningHealthServer {
@@ -69,8 +71,8 @@ export async function startHealthServer(options: HealthServerOptions): Promise<R
  * The express application: GET (and HEAD) only, exact paths, query ignored; text answers.
  * Express's own additions (X-Powered-By, ETag) are off: a probe reads the status, nothing else.
  */
-export function createHealthApp(options: Pick<HealthServerOptions, 'registry' | 'readiness' | 'logger'>): Express {
-  const { registry, logger } = options;
+export function createHealthApp(options: Pick<HealthServerOptions, 'registry' | 'readiness' | 'logger' | 'moreMetrics'>): Express {
+  const { registry, logger, moreMetrics } = options;
   const readiness = options.readiness ?? (() => READY);
   const app = bareExpressApp();
 
@@ -92,7 +94,9 @@ export function createHealthApp(options: Pick<HealthServerOptions, 'registry' | 
     else text(res, 503, `not ready: ${result.reason}\n`);
   });
   app.get('/metrics', async (req, res) => {
-    const body = await registry.metrics();
+    const body = moreMetrics === undefined
+      ? await registry.metrics()
+      : mergeExpositions(await Promise.all([registry.metrics(), moreMetrics()]));
     res.statusCode = 200;
     res.setHeader('Content-Type', registry.contentType);
     res.end(req.method === 'HEAD' ? undefined : body);

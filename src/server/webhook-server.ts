@@ -12,7 +12,7 @@ export interface WebhookServerOptions {
    * `config.webhook`: host, port, certDir, certCheckIntervalSeconds; maxConnections and
    * bodyTimeoutSeconds default to WEBHOOK_DEFAULTS (config.ts), the environment's defaults.
    */
-  config: Omit<Config['webhook'], 'enabled' | 'maxConnections' | 'bodyTimeoutSeconds'> &
+  config: Omit<Config['webhook'], 'enabled' | 'thread' | 'maxConnections' | 'bodyTimeoutSeconds'> &
     Partial<Pick<Config['webhook'], 'maxConnections' | 'bodyTimeoutSeconds'>>;
   handlers: HandlerFactory;
   logger: Logger;

@@ -28,15 +28,15 @@
 // BENCH_RELABELS (200), BENCH_CONTROLLER (false).
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
-import http2 from 'node:http2';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { applySetupObjects, startLocalStack, waitForAdmission, type LocalStack } from '../../scripts/local-stack.ts';
 import { CONFIGURATION_NAMES, renderWebhookConfigurations } from '../../src/admission/webhook-configs.ts';
 import type { KubeObject } from '../../src/api/lookup.ts';
 import { ApiError } from '../../src/kube/errors.ts';
+import { startBareWebhook } from './bare-webhook.ts';
+import { printTable } from './reconcile.ts';
+import { counterTotal, fetchText, histogramDelta, histograms, type HistogramData } from './metrics-text.ts';
 
 const LATENCY_CREATES = Number(process.env.BENCH_LATENCY_CREATES ?? 300);
 const SATURATION_CREATES = Number(process.env.BENCH_SATURATION_CREATES ?? 1000);
@@ -80,46 +80,11 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
-function fetchText(url: string, options: https.RequestOptions = {}): Promise<string> {
-  return new Promise((res, rej) => {
-    const get = url.startsWith('https:') ? https.get : http.get;
-    const req = get(url, options, (r) => {
-      let body = '';
-      r.setEncoding('utf8');
-      r.on('data', (c: string) => { body += c; });
-      r.on('end', () => (r.statusCode === 200 ? res(body) : rej(new Error(`${url}: HTTP ${r.statusCode}`))));
-    });
-    req.on('error', rej);
-  });
-}
-
-/** Sum and count of a histogram in Prometheus text, by the value of one label. */
-function histogramByLabel(text: string, metric: string, label: string): Map<string, { sum: number; count: number }> {
-  const out = new Map<string, { sum: number; count: number }>();
-  const re = new RegExp(`^${metric}_(sum|count)\\{([^}]*)\\} (\\S+)$`, 'gm');
-  for (const m of text.matchAll(re)) {
-    const key = new RegExp(`${label}="([^"]*)"`).exec(m[2] ?? '')?.[1];
-    if (key === undefined) continue;
-    const entry = out.get(key) ?? { sum: 0, count: 0 };
-    if (m[1] === 'sum') entry.sum += Number(m[3]);
-    else entry.count += Number(m[3]);
-    out.set(key, entry);
-  }
-  return out;
-}
-
-function counterTotal(text: string, metric: string): number {
-  let total = 0;
-  for (const m of text.matchAll(new RegExp(`^${metric}\\{[^}]*\\} (\\S+)$`, 'gm'))) total += Number(m[1]);
-  return total;
-}
-
-function delta(after: Map<string, { sum: number; count: number }>, before: Map<string, { sum: number; count: number }>): Map<string, { mean: number; count: number }> {
+function delta(after: Map<string, HistogramData>, before: Map<string, HistogramData>): Map<string, { mean: number; count: number }> {
   const out = new Map<string, { mean: number; count: number }>();
   for (const [key, a] of after) {
-    const b = before.get(key) ?? { sum: 0, count: 0 };
-    const count = a.count - b.count;
-    if (count > 0) out.set(key, { mean: (a.sum - b.sum) / count, count });
+    const d = histogramDelta(a, before.get(key));
+    if (d.count > 0) out.set(key, { mean: d.sum / d.count, count: d.count });
   }
   return out;
 }
@@ -130,46 +95,6 @@ const agent = (name: string): KubeObject => ({
   metadata: { name, namespace: NS },
   spec: { modelAPI: 'model', mcpServers: ['tools'], config: { description: 'bench' } },
 });
-
-interface BareWebhook { port: number; answered: () => number; close: () => Promise<void> }
-
-/** The bare webhook: parse the review, allow it, no patch; counts what it answered. */
-async function startBareWebhook(certDir: string, protocol: 'http/1.1' | 'h2'): Promise<BareWebhook> {
-  let answered = 0;
-  const tls = { cert: readFileSync(join(certDir, 'tls.crt')), key: readFileSync(join(certDir, 'tls.key')) };
-  const answer = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse): void => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request?: { uid?: string } };
-      // Only the protocol asked for counts: waitForBare then proves the API server speaks it.
-      if (req.httpVersion === (protocol === 'h2' ? '2.0' : '1.1')) answered++;
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request?.uid ?? '', allowed: true } }));
-    });
-  };
-  if (protocol === 'h2') {
-    // HTTP/2 only (no allowHTTP1): a client that cannot speak it gets no answer at all.
-    const server = http2.createSecureServer({ ...tls, allowHTTP1: false }, answer);
-    const sessions = new Set<http2.ServerHttp2Session>();
-    server.on('session', (session) => {
-      sessions.add(session);
-      session.on('close', () => sessions.delete(session));
-    });
-    const port = await listen(server);
-    return { port, answered: () => answered, close: () => new Promise((r) => { for (const s of sessions) s.destroy(); server.close(() => r()); }) };
-  }
-  const server = https.createServer(tls, answer);
-  const port = await listen(server);
-  return { port, answered: () => answered, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
-}
-
-async function listen(server: https.Server | http2.Http2SecureServer): Promise<number> {
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('the bare webhook has no port');
-  return address.port;
-}
 
 async function main(): Promise<void> {
   log('[bench] starting the local stack (control plane + operator)');
@@ -280,8 +205,8 @@ async function run(stack: LocalStack): Promise<void> {
         },
         benchCpuMsPerObject: (benchCpu.user + benchCpu.system) / 1000 / SATURATION_CREATES,
       },
-      apiserverWebhooks: delta(histogramByLabel(apiAfter, ADMISSION_METRIC, 'name'), histogramByLabel(apiBefore, ADMISSION_METRIC, 'name')),
-      operatorWebhooks: delta(histogramByLabel(opAfter, OPERATOR_METRIC, 'webhook'), histogramByLabel(opBefore, OPERATOR_METRIC, 'webhook')),
+      apiserverWebhooks: delta(histograms(apiAfter, ADMISSION_METRIC, 'name'), histograms(apiBefore, ADMISSION_METRIC, 'name')),
+      operatorWebhooks: delta(histograms(opAfter, OPERATOR_METRIC, 'webhook'), histograms(opBefore, OPERATOR_METRIC, 'webhook')),
       relabel: { p50: percentile(relabels, 50), p99: percentile(relabels, 99), operatorRequests },
     });
   }
@@ -326,6 +251,8 @@ async function waitForNoAdmission(client: LocalStack['client'], timeoutMs = 30_0
   throw new Error(`the API server still calls the webhooks ${timeoutMs} ms after they were deleted`);
 }
 
+const write = (line: string): void => void process.stdout.write(`${line}\n`);
+
 function report(figures: Map<Mode, ModeFigures>): void {
   const w = figures.get('webhooks');
   const b = figures.get('bare');
@@ -353,7 +280,7 @@ function report(figures: Map<Mode, ModeFigures>): void {
   rows.push(['(d) label-only update p50', ...each((f) => f.relabel.p50, ms), ...added((f) => f.relabel.p50)]);
   rows.push(['(d) label-only update p99', ...each((f) => f.relabel.p99, ms), ...added((f) => f.relabel.p99)]);
   rows.push([`(d) operator webhook calls for ${RELABELS} label-only updates`, String(c.relabel.operatorRequests), '—', '—', String(w.relabel.operatorRequests), '', '', '']);
-  printTable(rows);
+  printTable(rows, write);
 
   process.stdout.write(`\n(c) per webhook, during the saturation run (webhooks registered)\n`);
   const hooks: string[][] = [['webhook', 'API server calls', 'API server mean', 'operator path', 'operator mean']];
@@ -364,7 +291,7 @@ function report(figures: Map<Mode, ModeFigures>): void {
     const op = path === undefined ? undefined : w.operatorWebhooks.get(path);
     hooks.push([name, String(a.count), ms(a.mean * 1000), path ?? '—', op === undefined ? '—' : ms(op.mean * 1000)]);
   }
-  printTable(hooks);
+  printTable(hooks, write);
 
   const addedP50 = w.latency.p50 - c.latency.p50;
   const addedP99 = w.latency.p99 - c.latency.p99;
@@ -378,12 +305,9 @@ function report(figures: Map<Mode, ModeFigures>): void {
   );
 }
 
-function printTable(rows: readonly string[][]): void {
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  for (const r of rows) process.stdout.write(`${r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')}\n`);
-}
-
-main().catch((err: unknown) => {
+// `npm run bench:admission -- states`: the three states of a busy operator (admission-states.ts).
+const scenario = process.argv[2] === 'states' ? (await import('./admission-states.ts')).runStates : main;
+scenario().catch((err: unknown) => {
   process.stderr.write(`bench:admission: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
   process.exitCode = 1;
 });

@@ -38,8 +38,9 @@
 //
 // Env: as bench:reconcile — AGENTS (1000), MODELAPIS (10), MCPSERVERS (20),
 // MAX_CONCURRENT_RECONCILES (4), CREATE_IN_FLIGHT (16), SETTLE_SECONDS (5), IDLE_SECONDS (60),
-// BENCH_LOG_LEVEL (info), BENCH_OPERATOR_NODE_OPTIONS, PODS (1; 0: the stand-in above); FLOOR=0
-// skips the floor.
+// BENCH_LOG_LEVEL (info), BENCH_OPERATOR_NODE_OPTIONS, BENCH_OPERATOR_ROOT, PODS (1; 0: the stand-in
+// above); FLOOR=0 skips the floor; CREATE_ONLY=1 ends both runs once everything is created (the
+// creation time alone, e.g. for the scale curve's creation ratio).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import type { KubeObject } from '../../src/api/meta.ts';
@@ -75,7 +76,6 @@ import {
   CREATE_IN_FLIGHT,
   diffCpu,
   IDLE_SECONDS,
-  inParallel,
   int,
   kaosPath,
   floorReads,
@@ -96,6 +96,7 @@ import {
   type RunFigures,
 } from './reconcile.ts';
 import { tail, type OperatorProcess } from '../../scripts/local-stack.ts';
+import { bulkScenario, createBulk, type BulkObjects, type Named } from './bulk-scenario.ts';
 
 const AGENTS = Math.max(1, int('AGENTS', 1000));
 const MODELAPIS = Math.max(1, int('MODELAPIS', 10));
@@ -104,6 +105,11 @@ const NS = 'bulk';
 const FLOOR_NS = 'bulk-floor';
 /** FLOOR=0: the operator run only (its figures are logged), e.g. to try a V8 flag. */
 const FLOOR = process.env.FLOOR !== '0';
+/**
+ * CREATE_ONLY=1: each run ends once every object is created (its reconciles or applies running
+ * meanwhile, as in a whole run): the creation time, webhooks on / off, and nothing else.
+ */
+const CREATE_ONLY = process.env.CREATE_ONLY === '1';
 const TARGETS = { writes: 5100, idleWrites: 0, peakRssMiB: 115, generationsPerDeployment: 1 };
 /** Where to write the run's figures as JSON (test/bench/scale.ts reads them for its table). */
 const RESULT_FILE = process.env.BULK_RESULT_FILE;
@@ -125,60 +131,11 @@ export interface BulkFigures {
 
 // ---- the scenario --------------------------------------------------------------------------
 
-type Named = KubeObject & { kind: 'Agent' | 'ModelAPI' | 'MCPServer' | 'MemoryStore'; metadata: { name: string; namespace: string } };
+const scenario = (namespace: string): BulkObjects => bulkScenario(namespace, { agents: AGENTS, modelAPIs: MODELAPIS, mcpServers: MCPSERVERS });
 
-/** The model each ModelAPI of the scenario serves, which its MemoryStore uses for both roles. */
-const MODEL = 'ollama/smollm2:135m';
-
-function scenario(namespace: string): { dependencies: Named[]; stores: Named[]; agents: Named[] } {
-  const dependencies: Named[] = [];
-  for (let i = 0; i < MODELAPIS; i++) {
-    dependencies.push({
-      apiVersion: 'kaos.tools/v1alpha1', kind: 'ModelAPI', metadata: { name: `model-${i}`, namespace },
-      spec: { mode: 'Proxy', proxyConfig: { apiBase: 'http://ollama.example:11434', model: MODEL } },
-    });
-  }
-  const stores: Named[] = [];
-  for (let i = 0; i < MODELAPIS; i++) {
-    stores.push({
-      apiVersion: 'kaos.tools/v1alpha1', kind: 'MemoryStore', metadata: { name: `memory-${i}`, namespace },
-      spec: { storage: { type: 'local' }, models: { summarization: { modelAPI: `model-${i}`, model: MODEL }, embedding: { modelAPI: `model-${i}`, model: MODEL } } },
-    });
-  }
-  for (let i = 0; i < MCPSERVERS; i++) {
-    dependencies.push({
-      apiVersion: 'kaos.tools/v1alpha1', kind: 'MCPServer', metadata: { name: `tools-${i}`, namespace },
-      spec: { type: 'python-runtime', config: { tools: { fromString: `def echo_${i}(text: str) -> str:\n    return text\n` } } },
-    });
-  }
-  const agents: Named[] = [];
-  for (let i = 0; i < AGENTS; i++) {
-    agents.push({
-      apiVersion: 'kaos.tools/v1alpha1', kind: 'Agent', metadata: { name: `agent-${i}`, namespace },
-      spec: {
-        modelAPI: `model-${i % MODELAPIS}`,
-        mcpServers: [...new Set([`tools-${(2 * i) % MCPSERVERS}`, `tools-${(2 * i + 1) % MCPSERVERS}`])],
-        agentNetwork: { access: [`agent-${i + 1}`, `agent-${i + 2}`] },
-        waitForDependencies: true,
-        config: { description: `bulk agent ${i}`, instructions: 'You answer briefly.', memory: { memoryStore: `memory-${i % MODELAPIS}` } },
-      },
-    });
-  }
-  return { dependencies, stores, agents };
-}
-
-/**
- * Dependencies first, then the MemoryStores (which name ModelAPIs: the webhook checks they exist),
- * then the Agents, CREATE_IN_FLIGHT at a time; `created` sees each answer.
- */
-async function createAll(client: KubeClient, objects: { dependencies: Named[]; stores: Named[]; agents: Named[] }, created?: (object: Named) => void): Promise<void> {
-  for (const batch of [objects.dependencies, objects.stores, objects.agents]) {
-    await inParallel(batch, CREATE_IN_FLIGHT, async (o) => {
-      const made = await client.create<Named>(kaosPath(o.kind, o.metadata.namespace), o);
-      created?.(made);
-    });
-  }
-}
+/** Dependencies first, then the Agents, CREATE_IN_FLIGHT at a time; `created` sees each answer. */
+const createAll = (client: KubeClient, objects: BulkObjects, created?: (object: Named) => void): Promise<void> =>
+  createBulk(client, objects, CREATE_IN_FLIGHT, created);
 
 // ---- measuring ----------------------------------------------------------------------------
 
@@ -229,6 +186,11 @@ async function operatorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pid
   await createAll(admin, scenario(NS));
   const createSeconds = (Date.now() - t0) / 1000;
   log(`  created in ${createSeconds.toFixed(2)} s`);
+  if (CREATE_ONLY) {
+    const now = Date.now();
+    await watch.stop();
+    return { figures: { seconds: Number.NaN, cpu: diffCpu(cpuAt(), cpu0) }, createSeconds, generations: { deployments: 0, generations: 0, rolledTwice: 0 }, t0, convergedAt: now, idleStart: now, idleEnd: now };
+  }
   const progress = setInterval(() => log(`  ${watch.count}/${AGENTS} Agents Ready`), 10_000);
   const convergedAt = await watch.converged();
   clearInterval(progress);
@@ -335,6 +297,13 @@ async function floorRun(admin: KubeClient, writer: KubeClient, pids: ReturnType<
   await createAll(admin, objects, (made) => { toApply.push(made); poke(); });
   const createSeconds = (Date.now() - t0) / 1000;
   creating = false;
+  if (CREATE_ONLY) {
+    statusesLeft = 0;
+    poke();
+    await workers;
+    await watch.stop();
+    return { figures: { seconds: Number.NaN, cpu: diffCpu(cpuAt(), cpu0) }, createSeconds, generations: { deployments: 0, generations: 0, rolledTwice: 0 }, requests };
+  }
   const progress = setInterval(() => log(`  ${watch.count}/${AGENTS} Agents Ready`), 10_000);
   const convergedAt = await watch.converged();
   await workers;

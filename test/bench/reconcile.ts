@@ -33,7 +33,8 @@
 // Env: AGENTS (1000), MODELAPIS (10), MCPSERVERS (20), MAX_CONCURRENT_RECONCILES (4),
 // CREATE_IN_FLIGHT (16), SETTLE_SECONDS (5), IDLE_SECONDS (60), BENCH_LOG_LEVEL (info: the
 // operator's default), BENCH_CPU_PROF (a directory: run the operator with --cpu-prof there),
-// BENCH_OPERATOR_NODE_OPTIONS (e.g. --max-old-space-size=128).
+// BENCH_OPERATOR_NODE_OPTIONS (e.g. --max-old-space-size=128), BENCH_OPERATOR_ROOT (another
+// checkout, built: its dist/main.js is the operator run, to measure before and after alike).
 import type { KaosKind } from '../../src/api/kinds.ts';
 import type { KaosObjects } from '../../src/api/schema/index.ts';
 import { execFileSync } from 'node:child_process';
@@ -85,6 +86,8 @@ export const IDLE_SECONDS = int('IDLE_SECONDS', 60);
 export const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'info';
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 const OPERATOR_NODE_OPTIONS = process.env.BENCH_OPERATOR_NODE_OPTIONS ?? '';
+/** Another checkout (built) whose dist/main.js runs in place of this tree's: before and after, one command. */
+const OPERATOR_ROOT = process.env.BENCH_OPERATOR_ROOT;
 const NS = 'bench';
 const FLOOR_NS = 'bench-floor';
 const LEASE_NAMESPACE = OPERATOR_IDENTITY.namespace;
@@ -391,6 +394,7 @@ export async function launchOperator(stack: Stack, tag: string): Promise<Operato
     certDir: stack.certDir,
     logFile: join(stack.plane.dir, `operator-${tag}.log`),
     env: { ...operatorEnv, ...(nodeOptions === '' ? {} : { NODE_OPTIONS: nodeOptions }) },
+    ...(OPERATOR_ROOT === undefined || OPERATOR_ROOT === '' ? {} : { main: join(OPERATOR_ROOT, 'dist', 'main.js') }),
   });
   await applySetupObjects(stack.admin, renderWebhookConfigurations({ url: `https://127.0.0.1:${operator.webhookPort}`, caBundle: stack.caPem }));
   await waitForAdmission(stack.admin);

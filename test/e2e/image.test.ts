@@ -61,13 +61,13 @@ t.test('what the image holds', async (t) => {
 
   // The bundle, its map, and what the bundle loads from node_modules: nothing else.
   t.same(readdirSync(at('app')).sort(), ['dist', 'node_modules', 'package.json'], '/app: dist, node_modules, package.json');
-  t.same(readdirSync(at('app/dist')).sort(), ['main.js', 'main.js.map'], '/app/dist: the bundle and its source map (nothing of tsc\'s)');
+  t.same(readdirSync(at('app/dist')).sort(), ['admission-worker.js', 'admission-worker.js.map', 'main.js', 'main.js.map'], '/app/dist: the two bundles and their source maps (nothing of tsc\'s)');
   const manifest = JSON.parse(readFileSync(at('app/package.json'), 'utf8')) as { type?: string; dependencies?: Record<string, string> };
   t.equal(manifest.type, 'module', 'package.json: "type": "module" (dist/main.js is an ES module)');
   t.notOk('scripts' in manifest || 'devDependencies' in manifest, 'and none of the project\'s scripts or dev dependencies');
-  const imports = await bundleImports(at('app/dist/main.js'));
-  t.ok(imports.length > 0, `the image's bundle imports ${imports.join(', ')}`);
-  t.same(Object.keys(manifest.dependencies ?? {}).sort(), imports, 'package.json depends on exactly the packages the bundle imports');
+  const imports = [...new Set((await Promise.all(['main.js', 'admission-worker.js'].map((b) => bundleImports(at(`app/dist/${b}`))))).flat())].sort();
+  t.ok(imports.length > 0, `the image's bundles import ${imports.join(', ')}`);
+  t.same(Object.keys(manifest.dependencies ?? {}).sort(), imports, 'package.json depends on exactly the packages the bundles import');
 
   // Exactly the packages Node can reach from those, each at the version package-lock.json locked
   // for its place in the tree; none of the files Node never loads.

@@ -15,7 +15,7 @@ t.test('defaults: docs/configuration.md images and model, webhook and metrics po
   t.equal(c.defaultModelName, 'smollm2:135m');
   t.same(c.gateway, { enabled: false, name: '', namespace: '', defaultTimeouts: { agent: '120s', modelAPI: '120s', mcpServer: '30s', memoryStore: '60s' } });
   t.equal(c.referencePolicy, 'Enforce');
-  t.same(c.webhook, { enabled: true, host: '0.0.0.0', port: 9443, certDir: '/tmp/k8s-webhook-server/serving-certs', certCheckIntervalSeconds: 10, maxConnections: 1000, bodyTimeoutSeconds: 10 });
+  t.same(c.webhook, { enabled: true, thread: true, host: '0.0.0.0', port: 9443, certDir: '/tmp/k8s-webhook-server/serving-certs', certCheckIntervalSeconds: 10, maxConnections: 1000, bodyTimeoutSeconds: 10 });
   t.equal(c.metricsPort, 8080);
   t.equal(c.logLevel, 'info');
   t.equal(c.kubeconfig, '', 'in-cluster');
@@ -54,6 +54,12 @@ t.test('WEBHOOKS_ENABLED: false runs the controller only; anything but true/fals
   t.equal(loadConfig({ WEBHOOKS_ENABLED: 'true' }).webhook.enabled, true);
   t.throws(() => loadConfig({ WEBHOOKS_ENABLED: 'no' }), /WEBHOOKS_ENABLED/);
   t.throws(() => loadConfig({ WEBHOOKS_ENABLED: 'false', CONTROLLER_ENABLED: 'false' }), /both "false" leaves the operator nothing to do/, 'not both off');
+});
+
+t.test('WEBHOOK_THREAD: the webhooks on a thread of their own unless "false"', async (t) => {
+  t.equal(loadConfig({}).webhook.thread, true);
+  t.equal(loadConfig({ WEBHOOK_THREAD: 'false' }).webhook.thread, false);
+  t.throws(() => loadConfig({ WEBHOOK_THREAD: 'off' }), /WEBHOOK_THREAD/);
 });
 
 t.test('every problem at once', async (t) => {

@@ -114,13 +114,13 @@ t.test('every path the runtime stage copies exists after npm run build', async (
   }
 });
 
-t.test('the runtime stage copies the bundle, its map and its runtime dependencies, nothing else', async (t) => {
+t.test('the runtime stage copies the bundles, their maps and their runtime dependencies, nothing else', async (t) => {
   const copied = copies(runtime).flatMap((c) => c.sources.map((source) => {
     const from = c.from === undefined ? { context: source } : origin(stage(c.from) as Stage, source);
     return 'context' in from ? `context:${from.context}` : `${from.stage}:${from.made}`;
   }));
-  t.same(copied.sort(), ['build:dist/main.js', 'build:dist/main.js.map', `build:${RUNTIME_DEPS}/package.json`, 'runtime-deps:node_modules'],
-    'dist/main.js and its map, and the package.json ("type": "module") and node_modules of what it loads');
+  t.same(copied.sort(), ['build:dist/admission-worker.js', 'build:dist/admission-worker.js.map', 'build:dist/main.js', 'build:dist/main.js.map', `build:${RUNTIME_DEPS}/package.json`, 'runtime-deps:node_modules'],
+    'the two bundles (dist/main.js and the admission thread it starts) and their maps, and the package.json ("type": "module") and node_modules of what they load');
 });
 
 t.test('the runtime stage runs node dist/main.js as a non-root user under an init', async (t) => {

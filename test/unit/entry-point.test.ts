@@ -1,13 +1,16 @@
-// What the shipped entry point loads (dist/main.js, built by `npm run build` before the tests):
-// one file of our own, bundled (scripts/build.ts), and none of the Node builtins that only an ES
-// import of node:http would drag in (src/node-http.ts). Each costs resident memory for nothing.
-// The process stops at configuration (an invalid LOG_LEVEL), after every import has run.
+// What the shipped entry points load (dist/main.js and the admission thread's
+// dist/admission-worker.js, built by `npm run build` before the tests): one file of our own each,
+// bundled (scripts/build.ts), and none of the Node builtins that only an ES import of node:http
+// would drag in (src/node-http.ts). Each costs resident memory for nothing. The operator stops at
+// configuration (an invalid LOG_LEVEL), the admission thread's entry run as a process at its
+// first line that needs a parent thread: both after every import has run.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+const ADMISSION = fileURLToPath(new URL('../../dist/admission-worker.js', import.meta.url));
 
 // Runs before the entry point: records every file the module loader loads, and at exit prints
 // those and the builtins Node loaded.
@@ -20,8 +23,8 @@ const RECORDER = `data:text/javascript,${encodeURIComponent(`
 
 interface Loaded { files: string[]; builtins: string[] }
 
-function load(): { loaded: Loaded; stderr: string } {
-  const run = spawnSync(process.execPath, ['--import', RECORDER, MAIN], { env: { ...process.env, LOG_LEVEL: 'not-a-level' }, encoding: 'utf8' });
+function load(entry = MAIN, env: NodeJS.ProcessEnv = { LOG_LEVEL: 'not-a-level' }): { loaded: Loaded; stderr: string } {
+  const run = spawnSync(process.execPath, ['--import', RECORDER, entry], { env: { ...process.env, ...env }, encoding: 'utf8' });
   const line = run.stderr.split('\n').find((l) => l.startsWith('LOADED ')) ?? 'LOADED {"files":[],"builtins":[]}';
   return { loaded: JSON.parse(line.slice('LOADED '.length)) as Loaded, stderr: run.stderr };
 }
@@ -31,5 +34,13 @@ t.test('the operator entry point is one bundled file and loads no undici, http2 
   const { loaded, stderr } = load();
   t.match(stderr, /LOG_LEVEL: must be one of/, 'it got as far as reading its configuration, every import done');
   t.same(loaded.files.map((f) => fileURLToPath(f)), [MAIN], 'the module loader loaded dist/main.js and no other file');
+  t.same(loaded.builtins.filter((m) => /undici|http2/.test(m)), [], 'no undici (fetch), no http2');
+});
+
+t.test('the admission thread\'s entry point is one bundled file too', async (t) => {
+  t.ok(existsSync(ADMISSION), 'dist/admission-worker.js exists (run npm run build before this test)');
+  const { loaded, stderr } = load(ADMISSION, { LOG_LEVEL: 'info' });
+  t.match(stderr, /serveAdmissionThread runs in a worker thread/, 'it got as far as serving, every import done');
+  t.same(loaded.files.map((f) => fileURLToPath(f)), [ADMISSION], 'the module loader loaded dist/admission-worker.js and no other file');
   t.same(loaded.builtins.filter((m) => /undici|http2/.test(m)), [], 'no undici (fetch), no http2');
 });

@@ -1,0 +1,153 @@
+// The admission thread's view of the cache (cluster/cache-view.ts), fed by cluster/cache-feed.ts
+// from a real KaosCache over the fake API server: it answers every lookup as the cache itself
+// does, a relist reaches it as one batch, and a batch is applied whole.
+import t from 'tap';
+import type { KubeObject } from '../../../src/api/lookup.ts';
+import { KaosCache } from '../../../src/cluster/cache.ts';
+import { CacheLookup } from '../../../src/cluster/cache-lookup.ts';
+import { feedCache } from '../../../src/cluster/cache-feed.ts';
+import { CacheView, type CacheBatch } from '../../../src/cluster/cache-view.ts';
+import { KAOS_TYPES } from '../../../src/cluster/kaos-resources.ts';
+import { KubeClient } from '../../../src/kube/client.ts';
+import { NAMESPACE } from '../../../src/kube/paths.ts';
+import { silentLogger } from '../../../src/logger.ts';
+import { FakeApiServer, status } from '../../support/fake-apiserver.ts';
+import { eventually } from '../../support/poll.ts';
+
+const { Agent: AGENT, ModelAPI: MODEL_API, MCPServer: MCP_SERVER, MemoryStore: MEMORY_STORE } = KAOS_TYPES;
+
+function obj(kind: string, name: string, namespace: string, spec: unknown = {}): KubeObject {
+  return { apiVersion: 'kaos.tools/v1alpha1', kind, metadata: { name, namespace }, spec };
+}
+
+interface Fixture {
+  fake: FakeApiServer;
+  cache: KaosCache;
+  view: CacheView;
+  lookup: CacheLookup;
+  batches: CacheBatch[];
+}
+
+async function setup(t: { teardown(fn: () => unknown): void }, prepare: (fake: FakeApiServer) => void = () => {}): Promise<Fixture> {
+  const fake = await new FakeApiServer().listen();
+  for (const type of [AGENT, MODEL_API, MCP_SERVER, MEMORY_STORE, NAMESPACE]) fake.serve(type);
+  prepare(fake);
+  const client = new KubeClient({ server: fake.url });
+  const cache = new KaosCache({ client, reflector: { backoff: { initialMs: 10, maxMs: 50 } } });
+  const view = new CacheView();
+  const batches: CacheBatch[] = [];
+  // What crosses a thread is a structured clone: the view never shares an object with the cache.
+  const feed = feedCache(cache, (batch) => {
+    batches.push(batch);
+    view.apply(structuredClone(batch));
+  });
+  const lookup = new CacheLookup(view, { client, logger: silentLogger });
+  t.teardown(async () => { feed.stop(); await cache.stop(); client.close(); await fake.close(); });
+  return { fake, cache, view, lookup, batches };
+}
+
+const world = (fake: FakeApiServer): void => {
+  fake.put(NAMESPACE, { metadata: { name: 'ns', labels: { 'kaos.tools/reference-policy': 'Warn' } } });
+  fake.put(MODEL_API, obj('ModelAPI', 'gpt', 'ns'));
+  fake.put(MCP_SERVER, obj('MCPServer', 'echo', 'ns'));
+  fake.put(MEMORY_STORE, obj('MemoryStore', 'mem', 'ns', { storage: { type: 'local' }, models: { summarization: { modelAPI: 'gpt', model: 'm' }, embedding: { modelAPI: 'gpt', model: 'e' } } }));
+  fake.put(AGENT, obj('Agent', 'a', 'ns', { modelAPI: 'gpt', mcpServers: ['echo'] }));
+  fake.put(AGENT, obj('Agent', 'b', 'ns', { modelAPI: 'gpt', agentNetwork: { access: ['a'] } }));
+};
+
+t.test('the view answers every lookup as the cache does, hits from memory and misses live', async (t) => {
+  const { fake, cache, view, lookup } = await setup(t, world);
+  cache.start();
+  await cache.waitForSync();
+  await eventually('the view synced', () => view.kaos('Agent').isSynced() && view.namespaceStore.isSynced());
+  const before = fake.requests.length;
+  for (const [kind, name] of [['ModelAPI', 'gpt'], ['MCPServer', 'echo'], ['MemoryStore', 'mem'], ['Agent', 'a'], ['Agent', 'b']] as const) {
+    t.same(await lookup.get(kind, 'ns', name), await cache.get(kind, 'ns', name), `${kind} ${name}`);
+    t.equal(await lookup.exists(kind, 'ns', name), true);
+  }
+  t.same(lookup.referencedBy('ModelAPI', 'ns', 'gpt'), cache.referencedBy('ModelAPI', 'ns', 'gpt'));
+  t.same(lookup.referencedBy('ModelAPI', 'ns', 'gpt').map((r) => `${r.kind}/${r.name}`).sort(), ['Agent/a', 'Agent/b', 'MemoryStore/mem', 'MemoryStore/mem'], 'both Agents, and the store in each of its two roles');
+  t.same(lookup.referencedBy('Agent', 'ns', 'a').map((r) => r.name), ['b']);
+  t.same(await lookup.namespaceLabels('ns'), await cache.namespaceLabels('ns'));
+  t.same(lookup.mcpRuntimes(), cache.mcpRuntimes(), 'no registry watched: the same problem');
+  t.equal(fake.requests.length, before, 'hits make no request');
+
+  t.equal(await lookup.get('ModelAPI', 'ns', 'nope'), undefined, 'a miss: 404 → absent');
+  t.equal(lookup.liveReads, 1, 'one live read, as the cache makes');
+  t.throws(() => { (view.kaos('Agent').getByName('ns', 'a') as { spec: Record<string, unknown> }).spec.modelAPI = 'x'; }, TypeError, 'objects are frozen');
+});
+
+t.test('changes follow: create, update, delete, and the index with them', async (t) => {
+  const { fake, cache, view, lookup } = await setup(t, world);
+  cache.start();
+  await cache.waitForSync();
+  fake.put(AGENT, obj('Agent', 'c', 'ns', { modelAPI: 'other' }));
+  fake.put(AGENT, obj('Agent', 'a', 'ns', { modelAPI: 'other' }));
+  fake.remove(AGENT, 'ns', 'b');
+  await eventually('the view caught up', () => view.kaos('Agent').getByName('ns', 'b') === undefined && view.kaos('Agent').getByName('ns', 'c') !== undefined);
+  t.same(lookup.referencedBy('ModelAPI', 'ns', 'other').map((r) => r.name), ['a', 'c']);
+  t.same(lookup.referencedBy('ModelAPI', 'ns', 'gpt').map((r) => r.kind), ['MemoryStore', 'MemoryStore'], 'only the store is left on gpt');
+  t.same(lookup.referencedBy('Agent', 'ns', 'a'), [], "b's reference went with it");
+  t.same(view.sizes(), { Agent: 2, ModelAPI: 1, MCPServer: 1, MemoryStore: 1, Namespace: 1 });
+});
+
+t.test('a relist reaches the view as one batch, applied whole', async (t) => {
+  const { fake, cache, view, batches } = await setup(t, world);
+  const first = fake.nextWatch();
+  cache.start();
+  await cache.waitForSync();
+  await eventually('the view synced', () => view.kaos('Agent').isSynced());
+  // Only the Agents' watch is the one under test: the first watch opened may be another kind's.
+  let watch = await first;
+  while (!watch.collection.endsWith('/agents')) watch = await fake.nextWatch();
+  fake.manualWatches = true;
+  for (let i = 0; i < 50; i++) fake.put(AGENT, obj('Agent', `new-${i}`, 'ns', { modelAPI: 'gpt' }));
+  fake.remove(AGENT, 'ns', 'a');
+  fake.compact(AGENT);
+  fake.manualWatches = false;
+  const seen = batches.length;
+  watch.send('ERROR', status(410, 'Expired', 'too old resource version'));
+  await eventually('relisted', () => view.kaos('Agent').getByName('ns', 'new-49') !== undefined);
+  const relist = batches.slice(seen).filter((b) => b.changes.some((c) => c.kind === 'Agent'));
+  t.equal(relist.length, 1, 'one batch');
+  t.equal(relist[0]?.changes.length, 51, '50 adds and 1 delete');
+  t.equal(view.kaos('Agent').getByName('ns', 'a'), undefined);
+});
+
+t.test('an update replaces what readers get, though an older version was read and kept', async (t) => {
+  const view = new CacheView();
+  const put = (model: string): void => view.apply({ changes: [{ kind: 'ModelAPI', op: 'put', text: JSON.stringify(obj('ModelAPI', 'm', 'ns', { mode: 'Proxy', proxyConfig: { model } })) }] });
+  put('a');
+  t.same((view.kaos('ModelAPI').getByName('ns', 'm')?.spec as Record<string, unknown>).proxyConfig, { model: 'a' });
+  put('b');
+  t.same((view.kaos('ModelAPI').getByName('ns', 'm')?.spec as Record<string, unknown>).proxyConfig, { model: 'b' });
+  // More objects read than the parsed ones it keeps: every one still answers right.
+  for (let i = 0; i < 600; i++) view.apply({ changes: [{ kind: 'Agent', op: 'put', text: JSON.stringify(obj('Agent', `a${i}`, 'ns', { modelAPI: 'm' })) }] });
+  for (let i = 0; i < 600; i++) t.equal(view.kaos('Agent').getByName('ns', `a${i}`)?.metadata?.name, `a${i}`);
+  t.equal(view.referencedBy('ModelAPI', 'ns', 'm').length, 600);
+});
+
+t.test('a batch is applied whole, and sync flags and the registry travel with batches', async (t) => {
+  const view = new CacheView();
+  t.notOk(view.kaos('Agent').isSynced());
+  view.apply({
+    changes: [
+      { kind: 'ModelAPI', op: 'put', text: JSON.stringify(obj('ModelAPI', 'm', 'ns')) },
+      { kind: 'Agent', op: 'put', text: JSON.stringify(obj('Agent', 'x', 'ns', { modelAPI: 'm' })) },
+      { kind: 'Agent', op: 'put', text: JSON.stringify(obj('Agent', 'x', 'ns', { modelAPI: 'n' })) },
+    ],
+    synced: ['Agent'],
+    runtimes: { problem: 'absent' },
+  });
+  t.ok(view.kaos('Agent').isSynced());
+  t.notOk(view.kaos('ModelAPI').isSynced(), 'only the stores named');
+  t.same(view.referencedBy('ModelAPI', 'ns', 'm'), [], 'the later change of x wins');
+  t.same(view.referencedBy('ModelAPI', 'ns', 'n').map((r) => r.name), ['x']);
+  t.same(view.runtimeRegistry(), { problem: 'absent' });
+  t.equal((view.kaos('Agent').getByName('ns', 'x')?.spec as { modelAPI?: string }).modelAPI, 'n');
+  t.equal(view.kaos('Agent').getByName('ns', 'x'), view.kaos('Agent').getByName('ns', 'x'), 'one parse, shared by its readers');
+  view.apply({ changes: [{ kind: 'Agent', op: 'delete', namespace: 'ns', name: 'x' }] });
+  t.equal(view.kaos('Agent').getByName('ns', 'x'), undefined, 'gone, the parsed copy too');
+  t.same(view.referencedBy('ModelAPI', 'ns', 'n'), []);
+  t.same(view.runtimeRegistry(), { problem: 'absent' }, 'kept until a batch brings another');
+});
