@@ -5,6 +5,7 @@
 // must hold with 0 violations; the report is printed whole.
 //
 // Run `npm run build` first: the replicas are dist/main.js.
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { INVARIANTS, type Invariant } from '../soak/check.ts';
 import { FAULT_KINDS } from '../soak/faults.ts';
@@ -35,3 +36,14 @@ for (const invariant of Object.keys(INVARIANTS) as Invariant[]) {
     t.same(violations, [], `0 violations${result.logsDir === undefined ? '' : ` (logs: ${result.logsDir})`}`);
   });
 }
+
+// Once the soak is over, every socket, server and process it opened is closed: a handle left
+// open (a socket reset while its shutdown was under way, say) would keep this file's process
+// from ever exiting, and tap would report a timeout instead of what was left.
+t.test('nothing of the soak left open: its process can exit', async (t) => {
+  const open = (): string[] => process.getActiveResourcesInfo().filter((r) => LEFT_OPEN.has(r));
+  for (let i = 0; i < 100 && open().length > 0; i++) await sleep(100);
+  t.same(open(), [], 'no socket, server or child process');
+});
+
+const LEFT_OPEN: ReadonlySet<string> = new Set(['TCPSocketWrap', 'TCPServerWrap', 'ProcessWrap']);

@@ -79,6 +79,19 @@ export class TcpProxy {
 
   #reset(pair: Pair): void {
     if (!this.#pairs.delete(pair)) return;
-    for (const socket of [pair.client, pair.upstream]) if (!socket.destroyed) socket.resetAndDestroy();
+    for (const socket of [pair.client, pair.upstream]) resetSocket(socket);
   }
+}
+
+/**
+ * Ends `socket` with a reset (RST), or, when its end was already asked for (by pipe(), on the
+ * other side's end), by closing it: a socket whose shutdown is still under way cannot be reset
+ * (libuv's uv_tcp_close_reset refuses with EINVAL), and Node then marks its handle closing without
+ * ever closing it: the socket stays open, its 'close' never comes, and the process can no longer
+ * exit (it spins in its exit cleanup, waiting for that handle, until it is killed).
+ */
+export function resetSocket(socket: net.Socket): void {
+  if (socket.destroyed) return;
+  if (socket.writableEnded) socket.destroy();
+  else socket.resetAndDestroy();
 }

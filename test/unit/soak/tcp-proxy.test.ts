@@ -1,9 +1,10 @@
 // The soak's TCP proxy in front of the API server, on real loopback sockets: bytes pass both
 // ways, to wherever the target is now; cut() resets every connection (its clients see a reset);
-// an end on one side ends the other.
+// an end on one side ends the other; a socket whose end is under way is closed, never left open.
 import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
-import { TcpProxy } from '../../soak/tcp-proxy.ts';
+import { TcpProxy, resetSocket } from '../../soak/tcp-proxy.ts';
 
 /** A server that answers each chunk with `<name>:<chunk>`. */
 async function echoServer(name: string): Promise<{ port: number; sockets: Set<net.Socket>; close(): Promise<void> }> {
@@ -103,4 +104,30 @@ t.test('nothing listening at the target: the client is reset', async (t) => {
   t.teardown(() => proxy.close());
   // The reset may come before or after the client sees the connection open.
   t.equal(await ending(net.connect({ host: '127.0.0.1', port })), 'ECONNRESET');
+});
+
+t.test('resetSocket(): a socket whose end is under way is closed, not left open for good', async (t) => {
+  const a = await echoServer('a');
+  t.teardown(() => a.close());
+  const socket = await connect(a.port);
+  socket.on('error', () => {});
+  socket.write('x');
+  // Its shutdown is under way until the next turn of the event loop: a reset now is refused
+  // (EINVAL), and a socket reset regardless would never close, nor let this process exit.
+  socket.end();
+  const closed = new Promise<string>((resolve) => socket.once('close', () => resolve('closed')));
+  resetSocket(socket);
+  t.equal(await Promise.race([closed, sleep(10_000, 'still open 10 s later', { ref: false })]), 'closed');
+});
+
+t.test('resetSocket(): a socket in use is reset: its peer sees ECONNRESET', async (t) => {
+  const peers: net.Socket[] = [];
+  const server = net.createServer((s) => peers.push(s));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const socket = await connect((server.address() as net.AddressInfo).port);
+  while (peers.length === 0) await sleep(10);
+  const peerEnding = ending(peers[0] as net.Socket);
+  resetSocket(socket);
+  t.equal(await peerEnding, 'ECONNRESET');
 });
