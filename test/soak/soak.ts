@@ -51,6 +51,12 @@ export interface SoakOptions {
   readonly quietMs?: number;
   /** How long the cluster may take to converge once everything is over (default 180 s). */
   readonly convergeTimeoutMs?: number;
+  /**
+   * When the run must be over, ms from its start: past it, neither converging nor another quiet
+   * window is waited for (the report then says what was not reached). A test under a timeout sets
+   * it, so its report is always printed.
+   */
+  readonly endByMs?: number;
   readonly log: (line: string) => void;
 }
 
@@ -121,7 +127,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       const written = ledger.check(await liveObjects(client, namespaces));
       return { violations: [...found, ...written.violations.map((v) => ({ invariant: 'writes' as const, subject: v.key, detail: v.detail }))], inDoubt: written.inDoubt };
     };
-    const deadline = clock() + (options.convergeTimeoutMs ?? 180_000);
+    const quietMs = options.quietMs ?? 60_000;
+    const endBy = options.endByMs ?? Infinity;
+    const deadline = Math.min(clock() + (options.convergeTimeoutMs ?? 180_000), endBy - quietMs);
     let last = await check();
     let convergedAt: number | undefined;
     let told = clock();
@@ -148,7 +156,6 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     // renewals of leader election apart). Converged is not settled: a claim may still be on its
     // way to being bound, pods to being ready; a window in which another user wrote is followed by
     // another, and the last one tried counts.
-    const quietMs = options.quietMs ?? 60_000;
     const quiet = { ms: quietMs, writes: undefined as number | undefined, leaseWrites: 0, disturbed: 0 };
     if (convergedAt !== undefined && plane.logs.audit !== undefined) {
       for (let window = 1; window <= QUIET_WINDOWS; window++) {
@@ -157,7 +164,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         await sleep(quietMs);
         const verdict = quietVerdict(auditSince(plane.logs.audit, mark), OPERATOR_USER);
         const others = verdict.disturbedBy;
-        if (others.length > 0 && window < QUIET_WINDOWS) {
+        if (others.length > 0 && window < QUIET_WINDOWS && clock() + quietMs <= endBy) {
           quiet.disturbed++;
           log(`[${seconds(clock())}] quiet window disturbed by ${others.length} writes of others (${[...new Set(others.map((e) => `${e.user.username}: ${e.verb} ${e.objectRef?.resource ?? '?'}`))].slice(0, 3).join('; ')}): again`);
           continue;
