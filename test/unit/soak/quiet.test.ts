@@ -1,6 +1,6 @@
 // The quiet window's verdict (test/soak/quiet.ts): the operator's writes are counted, Lease
 // renewals apart, and a window in which another user changed the cluster is disturbed — but not
-// by Leases, node heartbeats or Events.
+// by Leases, node heartbeats, Events or the API server's release of a Service's IPAddress.
 import t from 'tap';
 import type { AuditEvent } from '../../e2e/support/lifecycle.ts';
 import { auditPolicy, WRITE_VERBS } from '../../cluster/control-plane.ts';
@@ -16,6 +16,7 @@ t.test('a window with only the operator\'s Lease renewals and others\' heartbeat
   const v = quietVerdict([
     event(OPERATOR, 'update', 'leases'), event(OPERATOR, 'get', 'agents'), event(OPERATOR, 'watch', 'deployments'),
     event('system:kwok', 'update', 'leases'), event('system:kwok', 'patch', 'nodes', 'status'), event('system:kube-controller-manager', 'create', 'events'),
+    event('system:apiserver', 'delete', 'ipaddresses'),
   ], OPERATOR);
   t.same(v.disturbedBy, []);
   t.same(v.operatorWrites, []);
