@@ -22,30 +22,38 @@ type Bindings = readonly Binding[];
 
 const NONE: Bindings = Object.freeze([]);
 
+/** Bindings as the index keeps them: one per distinct value, with how many dependents use it. */
+interface Shared {
+  readonly key: string;
+  readonly bindings: Bindings;
+  users: number;
+}
+
+/** What a Secret's or ConfigMap's dependents ask of it: nothing, shared by all and never counted. */
+const UNASKED: Shared = { key: '', bindings: NONE, users: 0 };
+
 /**
  * Equal bindings, one frozen array, counted by their users: the many dependents that name a target
  * in the same role and ask the same of it share it, and it goes when the last one does.
  */
 class BindingPool {
-  readonly #entries = new Map<string, { bindings: Bindings; users: number }>();
+  readonly #entries = new Map<string, Shared>();
 
-  acquire(bindings: Bindings): Bindings {
-    if (bindings.length === 0) return NONE;
-    const key = BindingPool.#key(bindings);
-    let entry = this.#entries.get(key);
-    if (entry === undefined) {
-      entry = { bindings: Object.freeze(bindings.map((b) => Object.freeze({ ...b }))), users: 0 };
-      this.#entries.set(key, entry);
+  acquire(bindings: Bindings): Shared {
+    if (bindings.length === 0) return UNASKED;
+    // bindingsTo builds each binding with its keys in one order, so equal bindings have one text.
+    const key = JSON.stringify(bindings);
+    let shared = this.#entries.get(key);
+    if (shared === undefined) {
+      shared = { key, bindings: Object.freeze(bindings.map((b) => Object.freeze({ ...b }))), users: 0 };
+      this.#entries.set(key, shared);
     }
-    entry.users++;
-    return entry.bindings;
+    shared.users++;
+    return shared;
   }
 
-  release(bindings: Bindings): void {
-    if (bindings.length === 0) return;
-    const key = BindingPool.#key(bindings);
-    const entry = this.#entries.get(key);
-    if (entry !== undefined && --entry.users === 0) this.#entries.delete(key);
+  release(shared: Shared): void {
+    if (shared !== UNASKED && --shared.users === 0) this.#entries.delete(shared.key);
   }
 
   /** Distinct bindings held (for tests). */
@@ -56,11 +64,6 @@ class BindingPool {
   clear(): void {
     this.#entries.clear();
   }
-
-  // bindingsTo builds each binding with its keys in one order, so equal bindings have one text.
-  static #key(bindings: Bindings): string {
-    return JSON.stringify(bindings);
-  }
 }
 
 export class DependencyIndex {
@@ -69,7 +72,7 @@ export class DependencyIndex {
    * target (its refKey: a KAOS object, or a Secret as `Secret/namespace/name`) → the refKeys of the
    * objects that depend on it, each with what it asks of it.
    */
-  readonly #byTarget = new Map<string, Map<string, Bindings>>();
+  readonly #byTarget = new Map<string, Map<string, Shared>>();
   /** refKey of a dependent → the targets it currently contributes, to undo them on change. */
   readonly #byDependent = new Map<string, string[]>();
   readonly #pool = new BindingPool();
@@ -84,23 +87,25 @@ export class DependencyIndex {
     if (ref === undefined) return;
     const key = refKey(kind, ref.namespace, ref.name);
     // Everything is worked out before anything changes: the index is never left half-updated.
-    const targets = new Map<string, Bindings>();
+    const asked = new Map<string, Bindings>();
     for (const d of dependenciesOf(kind, object, this.#table)) {
       const namespace = d.namespace ?? ref.namespace;
       const target = refKey(d.kind, namespace, d.name);
-      if (targets.has(target)) continue;
-      targets.set(target, isKaosKind(d.kind) ? bindingsTo(kind, object, { kind: d.kind, namespace, name: d.name }, this.#table) : NONE);
+      if (!asked.has(target)) asked.set(target, isKaosKind(d.kind) ? bindingsTo(kind, object, { kind: d.kind, namespace, name: d.name }, this.#table) : NONE);
     }
-    this.#forget(key);
+    // What is asked again is acquired before the old is released, so a relist keeps the shared records.
+    const targets = new Map<string, Shared>();
+    for (const [target, bindings] of asked) targets.set(target, this.#pool.acquire(bindings));
+    this.#forget(key, targets);
     if (targets.size === 0) return;
     this.#byDependent.set(key, [...targets.keys()]);
-    for (const [target, bindings] of targets) {
+    for (const [target, shared] of targets) {
       let dependents = this.#byTarget.get(target);
       if (dependents === undefined) {
         dependents = new Map();
         this.#byTarget.set(target, dependents);
       }
-      dependents.set(key, this.#pool.acquire(bindings));
+      dependents.set(key, shared);
     }
   }
 
@@ -126,7 +131,7 @@ export class DependencyIndex {
     const out: Referrer[] = [];
     for (const key of [...dependents.keys()].sort()) {
       const ref = parseRefKey(key);
-      for (const binding of dependents.get(key) ?? NONE) out.push({ kind: ref.kind, name: ref.name, ...binding });
+      for (const binding of dependents.get(key)?.bindings ?? NONE) out.push({ kind: ref.kind, name: ref.name, ...binding });
     }
     return out;
   }
@@ -147,15 +152,17 @@ export class DependencyIndex {
     this.#pool.clear();
   }
 
-  #forget(key: string): void {
+  /** Undoes what the dependent `key` contributes, but for its place under the targets in `keep` (about to be replaced). */
+  #forget(key: string, keep?: ReadonlyMap<string, unknown>): void {
     const previous = this.#byDependent.get(key);
     if (previous === undefined) return;
     this.#byDependent.delete(key);
     for (const target of previous) {
       const dependents = this.#byTarget.get(target);
       if (dependents === undefined) continue;
-      const bindings = dependents.get(key);
-      if (bindings !== undefined) this.#pool.release(bindings);
+      const shared = dependents.get(key);
+      if (shared !== undefined) this.#pool.release(shared);
+      if (keep?.has(target) === true) continue;
       dependents.delete(key);
       if (dependents.size === 0) this.#byTarget.delete(target);
     }
