@@ -174,6 +174,12 @@ t.test('a re-upsert replaces the bindings it recorded: another model, another ro
   t.same(index.referencedBy('ModelAPI', 'ns', 'chat').filter((r) => r.kind === 'MemoryStore'), [{ kind: 'MemoryStore', name: 'notes', role: 'embeddingModelAPI', asks: 'e2' }], 'the role moved');
   t.same(index.referencedBy('ModelAPI', 'ns', 'embed'), [{ kind: 'MemoryStore', name: 'notes', role: 'summarizationModelAPI', asks: 's' }]);
   t.equal(index.distinctBindings, 3, "only what is asked now is kept: a's, and the store's two");
+  const before = index.referencedBy('ModelAPI', 'ns', 'embed');
+  index.upsert('MemoryStore', store({ summarization: { modelAPI: 'embed', model: 's' }, embedding: { modelAPI: 'chat', model: 'e2' } }));
+  t.same(index.referencedBy('ModelAPI', 'ns', 'embed'), before, 'the same object again (a relist): the same answer');
+  t.equal(index.distinctBindings, 3, 'and the same records, counted once each');
+  index.remove('MemoryStore', store(undefined));
+  t.equal(index.distinctBindings, 1, "a's alone");
 });
 
 t.test('dependents asking the same share one record; remove() forgets a dependent\'s, and the last user takes it along', async (t) => {
