@@ -47,7 +47,7 @@ export class SetLookup implements ObjectLookup {
   }
 
   referencedBy(kind: KaosKind, namespace: string, name: string): Referrer[] {
-    return this.#dependencies.referencedBy(kind, namespace, name, (k, ns, n) => this.#objects.get(refKey(k, ns, n)));
+    return this.#dependencies.referencedBy(kind, namespace, name);
   }
 
   async namespaceLabels(namespace: string): Promise<Record<string, string> | undefined> {

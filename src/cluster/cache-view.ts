@@ -7,7 +7,9 @@
 // Consistency: a batch is every change the main thread's reflectors made in one task (a watch
 // chunk, or a whole relist), applied here in one task too, so a request sees the cache as it was
 // between two of the main thread's tasks: never half a relist, never an object without its
-// place in the dependency index.
+// place in the dependency index. The index keeps what each object asks of the objects it names,
+// worked out from the same text when its change is applied, so the warnings that name a ModelAPI's
+// dependents (referencedBy) parse none of them and agree with the stores.
 //
 // Each object is kept as its JSON text, parsed when a lookup reads it (the last LRU_SIZE parsed
 // are kept): a string is one object to the garbage collector, where the same object as a tree is
@@ -124,7 +126,7 @@ export class CacheView implements LookupStores {
   }
 
   referencedBy(kind: KaosKind, namespace: string, name: string): Referrer[] {
-    return this.#dependencies.referencedBy(kind, namespace, name, (k, ns, n) => this.#stores[k].getByName(ns, n));
+    return this.#dependencies.referencedBy(kind, namespace, name);
   }
 
   runtimeRegistry(): RegistryState | undefined {

@@ -157,7 +157,7 @@ export class KaosCache implements ObjectLookup {
     return {
       kaos: (kind) => this.reflector(kind),
       namespaceStore: this.namespaces,
-      referencedBy: (kind, namespace, name) => this.dependencies.referencedBy(kind, namespace, name, (k, ns, n) => this.cached(k, ns, n)),
+      referencedBy: (kind, namespace, name) => this.dependencies.referencedBy(kind, namespace, name),
       runtimeRegistry: () => this.#mcpRuntimes?.(),
     };
   }

@@ -31,7 +31,7 @@ export class CacheLikeLookup implements ObjectLookup {
   }
 
   referencedBy(kind: KaosKind, namespace: string, name: string): Referrer[] {
-    return this.#dependencies.referencedBy(kind, namespace, name, (k, ns, n) => this.#objects.get(`${k}/${ns}/${n}`));
+    return this.#dependencies.referencedBy(kind, namespace, name);
   }
 
   async namespaceLabels(namespace: string): Promise<Record<string, string> | undefined> {

@@ -93,7 +93,7 @@ export class MemoryLookup implements ObjectLookup {
   }
 
   referencedBy(kind: KaosKind, namespace: string, name: string): Referrer[] {
-    return this.#dependencies.referencedBy(kind, namespace, name, (k, ns, n) => this.#objects.get(keyOf(k, ns, n)));
+    return this.#dependencies.referencedBy(kind, namespace, name);
   }
 
   async namespaceLabels(namespace: string, _budget?: LookupBudget): Promise<Record<string, string> | undefined> {

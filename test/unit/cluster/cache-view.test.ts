@@ -127,6 +127,28 @@ t.test('an update replaces what readers get, though an older version was read an
   t.equal(view.referencedBy('ModelAPI', 'ns', 'm').length, 600);
 });
 
+t.test('referencedBy parses no object: what each dependent asks was indexed when its batch was applied', async (t) => {
+  const view = new CacheView();
+  const changes = Array.from({ length: 600 }, (_, i) => ({ kind: 'Agent' as const, op: 'put' as const, text: JSON.stringify(obj('Agent', `a${String(i).padStart(3, '0')}`, 'ns', { modelAPI: 'm', model: 'gpt-4o' })) }));
+  view.apply({ changes });
+  const parse = JSON.parse;
+  let parses = 0;
+  JSON.parse = ((...args: Parameters<typeof parse>) => {
+    parses++;
+    return parse(...args);
+  }) as typeof JSON.parse;
+  let referrers;
+  try {
+    referrers = view.referencedBy('ModelAPI', 'ns', 'm');
+  } finally {
+    JSON.parse = parse;
+  }
+  t.equal(parses, 0, 'no dependent read, though there are more than the parsed objects the view keeps');
+  t.equal(referrers.length, 600);
+  t.same(referrers[0], { kind: 'Agent', name: 'a000', role: 'modelAPI', asks: 'gpt-4o' });
+  t.equal(referrers[599]?.name, 'a599', 'sorted by name');
+});
+
 t.test('a batch is applied whole, and sync flags and the registry travel with batches', async (t) => {
   const view = new CacheView();
   t.notOk(view.kaos('Agent').isSynced());

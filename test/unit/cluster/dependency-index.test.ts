@@ -3,28 +3,24 @@ import type { KubeObject } from '../../../src/api/lookup.ts';
 import type { KaosKind } from '../../../src/api/kinds.ts';
 import { DependencyIndex } from '../../../src/cluster/dependency-index.ts';
 import { KIND_TABLE, dependenciesOf } from '../../../src/cluster/kind-table.ts';
-import { refKey } from '../../../src/cluster/object-ref.ts';
 
 /** An Agent's references as the kind table states them: its ModelAPI, MCPServers and peers. */
 const agentReferences = (agent: KubeObject) => dependenciesOf('Agent', agent, KIND_TABLE).map(({ kind, name }) => ({ kind, name }));
 
-/** The index over objects it can read back, as the cache holds them: what referencedBy reads. */
+/** The index, with the names a deletion warning lists. */
 class Indexed {
   readonly index = new DependencyIndex();
-  readonly #objects = new Map<string, KubeObject>();
 
   upsert(kind: KaosKind, object: KubeObject): void {
-    this.#objects.set(refKey(kind, object.metadata?.namespace ?? '', object.metadata?.name ?? ''), object);
     this.index.upsert(kind, object);
   }
 
   remove(kind: KaosKind, object: KubeObject): void {
-    this.#objects.delete(refKey(kind, object.metadata?.namespace ?? '', object.metadata?.name ?? ''));
     this.index.remove(kind, object);
   }
 
   referencedBy(kind: KaosKind, namespace: string, name: string) {
-    return this.index.referencedBy(kind, namespace, name, (k, ns, n) => this.#objects.get(refKey(k, ns, n)));
+    return this.index.referencedBy(kind, namespace, name);
   }
 
   /** The names of the objects that name it, as the deletion warning lists them. */
@@ -151,6 +147,56 @@ t.test('referencedBy: every kind that names the object, one entry per role, with
   t.same(idx.referencedBy('ModelAPI', 'ns', 'chat').filter((r) => r.name === 'notes'), [{ kind: 'MemoryStore', name: 'notes', role: 'summarizationModelAPI', asks: 'gpt-4o-mini' }], 'a moved binding moves');
   t.same(idx.names('ModelAPI', 'ns', 'embed'), ['facts', 'notes']);
 
-  const read = new Map<string, KubeObject>();
-  t.same(idx.index.referencedBy('ModelAPI', 'ns', 'chat', (k, ns, n) => read.get(refKey(k, ns, n))), [], 'an object the reader no longer holds is left out');
+});
+
+t.test('referencedBy answers from what was indexed: it reads no object', async (t) => {
+  const index = new DependencyIndex();
+  const a = agent('a', { modelAPI: 'chat', model: 'gpt-4o' });
+  index.upsert('Agent', a);
+  // The object changed without an event, as a reader's copy might: the index still says what it was given.
+  (a.spec as Record<string, unknown>).model = 'claude';
+  t.same(index.referencedBy('ModelAPI', 'ns', 'chat'), [{ kind: 'Agent', name: 'a', role: 'modelAPI', asks: 'gpt-4o' }]);
+  t.same(index.dependents('ModelAPI', 'ns', 'chat'), ['Agent/ns/a']);
+});
+
+t.test('a re-upsert replaces the bindings it recorded: another model, another role', async (t) => {
+  const index = new DependencyIndex();
+  const store = (models: unknown): KubeObject => ({ metadata: { name: 'notes', namespace: 'ns' }, spec: { storage: { type: 'local' }, models } });
+  index.upsert('Agent', agent('a', { modelAPI: 'chat', model: 'gpt-4o' }));
+  index.upsert('Agent', agent('a', { modelAPI: 'chat', model: 'claude' }));
+  t.same(index.referencedBy('ModelAPI', 'ns', 'chat'), [{ kind: 'Agent', name: 'a', role: 'modelAPI', asks: 'claude' }], 'the new model, the old one gone');
+  index.upsert('Agent', agent('a', { modelAPI: 'chat' }));
+  t.same(index.referencedBy('ModelAPI', 'ns', 'chat'), [{ kind: 'Agent', name: 'a', role: 'modelAPI' }], 'no model: asks nothing');
+
+  index.upsert('MemoryStore', store({ summarization: { modelAPI: 'chat', model: 's' }, embedding: { modelAPI: 'embed', model: 'e' } }));
+  t.same(index.referencedBy('ModelAPI', 'ns', 'chat').filter((r) => r.kind === 'MemoryStore'), [{ kind: 'MemoryStore', name: 'notes', role: 'summarizationModelAPI', asks: 's' }]);
+  index.upsert('MemoryStore', store({ summarization: { modelAPI: 'embed', model: 's' }, embedding: { modelAPI: 'chat', model: 'e2' } }));
+  t.same(index.referencedBy('ModelAPI', 'ns', 'chat').filter((r) => r.kind === 'MemoryStore'), [{ kind: 'MemoryStore', name: 'notes', role: 'embeddingModelAPI', asks: 'e2' }], 'the role moved');
+  t.same(index.referencedBy('ModelAPI', 'ns', 'embed'), [{ kind: 'MemoryStore', name: 'notes', role: 'summarizationModelAPI', asks: 's' }]);
+  t.equal(index.distinctBindings, 3, "only what is asked now is kept: a's, and the store's two");
+  const before = index.referencedBy('ModelAPI', 'ns', 'embed');
+  index.upsert('MemoryStore', store({ summarization: { modelAPI: 'embed', model: 's' }, embedding: { modelAPI: 'chat', model: 'e2' } }));
+  t.same(index.referencedBy('ModelAPI', 'ns', 'embed'), before, 'the same object again (a relist): the same answer');
+  t.equal(index.distinctBindings, 3, 'and the same records, counted once each');
+  index.remove('MemoryStore', store(undefined));
+  t.equal(index.distinctBindings, 1, "a's alone");
+});
+
+t.test('dependents asking the same share one record; remove() forgets a dependent\'s, and the last user takes it along', async (t) => {
+  const index = new DependencyIndex();
+  for (const name of ['a', 'b', 'c']) index.upsert('Agent', agent(name, { modelAPI: 'chat', model: 'gpt-4o', mcpServers: ['echo'] }));
+  index.upsert('Agent', agent('d', { modelAPI: 'chat', model: 'claude' }));
+  t.equal(index.distinctBindings, 3, 'gpt-4o, claude, and the MCPServer role');
+  const [a, b] = index.referencedBy('ModelAPI', 'ns', 'chat');
+  t.same([a, b], [{ kind: 'Agent', name: 'a', role: 'modelAPI', asks: 'gpt-4o' }, { kind: 'Agent', name: 'b', role: 'modelAPI', asks: 'gpt-4o' }]);
+  index.remove('Agent', agent('d', undefined));
+  t.same(index.referencedBy('ModelAPI', 'ns', 'chat').map((r) => r.name), ['a', 'b', 'c']);
+  t.equal(index.distinctBindings, 2, "d's model went with it");
+  for (const name of ['a', 'b', 'c']) index.remove('Agent', agent(name, undefined));
+  t.same(index.referencedBy('ModelAPI', 'ns', 'chat'), []);
+  t.same(index.referencedBy('MCPServer', 'ns', 'echo'), []);
+  t.equal(index.distinctBindings, 0);
+  t.equal(index.size, 0);
+  index.upsert('Agent', agent('a', { modelAPI: 'chat' }));
+  t.same(index.referencedBy('ModelAPI', 'ns', 'chat'), [{ kind: 'Agent', name: 'a', role: 'modelAPI' }], 'an Agent of the same name again asks only what it asks now');
 });
