@@ -63,11 +63,13 @@ export function operatorRules(table: KindTable = KIND_TABLE): PolicyRule[] {
     // Owned children: list+watch (the cache, selected by app.kubernetes.io/managed-by), patch and
     // create (server-side apply is a PATCH, and one that creates the object is also authorized as
     // `create`: without it kube-apiserver answers 403), delete (pruning a child no longer desired).
-    // Never get: the controller reads children from its cache only. Deployments' `create` is also
+    // get: the controller reads children from its cache, but before an apply that drops an element
+    // of a keyed list it reads the child once for the other managers' field sets, which the cache
+    // does not keep (kube/fields-v1.ts); list grants as much already. Deployments' `create` is also
     // the podSpec check's server-side dry run. A type that needs an optional API (HTTPRoutes: used
     // only with GATEWAY_API_ENABLED=true and the Gateway API installed) is granted all the same:
     // a ClusterRole is static.
-    ...rulesByGroup(Object.values(table.owned).map((owned) => owned.type), ['create', 'list', 'watch', 'patch', 'delete']),
+    ...rulesByGroup(Object.values(table.owned).map((owned) => owned.type), ['get', 'create', 'list', 'watch', 'patch', 'delete']),
     // Dependencies (Secrets behind configYaml/tools.fromSecretKeyRef, the Secret or ConfigMap of a
     // Proxy's apiKey.valueFrom: their resourceVersion enters the config hash; ConfigMaps are also
     // an owned type, the two rules overlap harmlessly). The watch is metadata-only

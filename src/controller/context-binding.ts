@@ -18,7 +18,7 @@ import type { ReconcileContext, ReconcileReads, ReconcileWrites } from './reconc
 import type { KaosStatus } from './status.ts';
 
 /** The requests the writes make. */
-export type WriteClient = Pick<KubeClient, 'apply' | 'delete' | 'replace' | 'patch'>;
+export type WriteClient = Pick<KubeClient, 'apply' | 'get' | 'delete' | 'replace' | 'patch'>;
 
 /** The cache as the reads see it. */
 export interface CacheReads {

@@ -9,7 +9,8 @@
 // (a) is "desired ⊆ live" with the API server's list semantics; (b) reads metadata.managedFields.
 import type { KubeClient } from './client.ts';
 import { isConflict, isNotFound } from './errors.ts';
-import { isRecord, jsonEqual } from './json.ts';
+import { descend, droppedEntries, keyValue, releaseShares } from './fields-v1.ts';
+import { isRecord } from './json.ts';
 import { resourcePath, type ResourceType } from './paths.ts';
 import { sameQuantity } from './quantity.ts';
 
@@ -112,13 +113,22 @@ export function applyIntent<T extends ObjectLike>(desired: T, exists: boolean, a
 export function holdsAppliedFields(live: ObjectLike | undefined, desired: ObjectLike, manager: string): boolean {
   if (live === undefined) return false;
   if (!holds(live, desired, '')) return false;
-  const managed = live.metadata?.managedFields;
-  if (managed === undefined) return true;
-  const ours = managed.find((e) => e.manager === manager && e.operation === 'Apply' && (e.subresource ?? '') === '');
-  if (ours === undefined) return false;
-  // The cache keeps the field set as its JSON text (kube/slim.ts).
-  const fields: unknown = typeof ours.fieldsV1 === 'string' ? JSON.parse(ours.fieldsV1) : ours.fieldsV1;
+  if (live.metadata?.managedFields === undefined) return true;
+  const fields = ownFields(live, manager);
+  if (fields === undefined) return false;
   return ownedWithin(fields, desired, live.kind === 'Deployment' ? DEPLOYMENT_IGNORED_OWNED : []);
+}
+
+/** Whether a managedFields entry is `manager`'s apply of the object itself (not a subresource). */
+function isOwnApply(entry: ManagedFieldsEntry, manager: string): boolean {
+  return entry.manager === manager && entry.operation === 'Apply' && (entry.subresource ?? '') === '';
+}
+
+/** The field set of `manager`'s apply in `object`'s managedFields, if it has one. */
+function ownFields(object: ObjectLike, manager: string): unknown {
+  const ours = object.metadata?.managedFields?.find((e) => isOwnApply(e, manager));
+  // The cache keeps the field set as its JSON text (kube/slim.ts).
+  return ours === undefined ? undefined : typeof ours.fieldsV1 === 'string' ? JSON.parse(ours.fieldsV1) as unknown : ours.fieldsV1;
 }
 
 /**
@@ -132,12 +142,6 @@ const DEPLOYMENT_IGNORED_OWNED: readonly string[] = ['f:spec/f:replicas'];
 type KeyFn = (element: Record<string, unknown>) => string;
 
 const byFields = (...fields: string[]): KeyFn => (e) => JSON.stringify(fields.map((f) => keyValue(f, e[f])));
-
-/** The defaults the API server fills into list keys before merging. */
-function keyValue(field: string, value: unknown): unknown {
-  if (field === 'protocol' && (value === undefined || value === '')) return 'TCP';
-  return value ?? null;
-}
 
 const portKey: KeyFn = (e) => ('containerPort' in e ? byFields('containerPort', 'protocol')(e) : byFields('port', 'protocol')(e));
 
@@ -236,56 +240,11 @@ function ownedWithin(fieldsV1: unknown, desired: unknown, ignored: readonly stri
   return true;
 }
 
-/** The part of `desired` a fieldsV1 key names, or undefined when desired has no such part. */
-function descend(desired: unknown, key: string): unknown {
-  const sep = key.indexOf(':');
-  const kind = key.slice(0, sep);
-  const rest = key.slice(sep + 1);
-  switch (kind) {
-    case 'f':
-      return isRecord(desired) && desired[rest] !== undefined && desired[rest] !== null ? desired[rest] : undefined;
-    case 'k': {
-      if (!Array.isArray(desired)) return undefined;
-      const want = parseJsonObject(rest);
-      if (want === undefined) return undefined;
-      return desired.find((e) => isRecord(e) && Object.entries(want).every(([f, v]) => sameScalar(keyValue(f, e[f]), v)));
-    }
-    case 'v': {
-      if (!Array.isArray(desired)) return undefined;
-      let want: unknown;
-      try {
-        want = JSON.parse(rest);
-      } catch {
-        return undefined;
-      }
-      return desired.some((e) => jsonEqual(e, want)) ? want : undefined;
-    }
-    case 'i': {
-      if (!Array.isArray(desired)) return undefined;
-      return desired[Number(rest)];
-    }
-    default:
-      return undefined;
-  }
-}
-
-function sameScalar(a: unknown, b: unknown): boolean {
-  return a === b || (typeof a !== 'object' && typeof b !== 'object' && String(a) === String(b));
-}
-
-function parseJsonObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return isRecord(parsed) ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 // I/O
 
-export type ApplyClient = Pick<KubeClient, 'apply'>;
+/** An apply, and the read and patch that release other managers' shares first (releaseDropped). */
+export type ApplyClient = Pick<KubeClient, 'apply' | 'get' | 'patch'>;
 
 export interface ApplyChildOptions {
   signal?: AbortSignal;
@@ -322,8 +281,37 @@ export async function ensureChild<T extends ObjectLike>(
 ): Promise<EnsureResult<T>> {
   const intent = applyIntent(desired, live !== undefined, options.applyReplicas === true);
   if (live !== undefined && holdsAppliedFields(live, intent, scheme.fieldManager)) return { action: 'unchanged', object: live };
+  if (live !== undefined && options.dryRun !== true) await releaseDropped(scheme, client, intent, live, options.signal);
   const object = await applyChild<T>(scheme, client, intent, options);
   return { action: live === undefined ? 'created' : 'updated', object };
+}
+
+/**
+ * Before an apply that drops elements of keyed lists we hold: releases the shares other managers
+ * hold in them (kube/fields-v1.ts says why), so that the apply removes them whole. The cache keeps
+ * only our own field set, so the others' are read fresh, and the release is a JSON patch of
+ * metadata.managedFields alone, guarded by the resourceVersion read (a 409 or 422 if the child
+ * changed meanwhile: the queue retries). No request when the apply drops nothing, the common case,
+ * or when no other manager holds a share of what it drops.
+ */
+async function releaseDropped(scheme: ApplyScheme, client: ApplyClient, intent: ObjectLike, live: ObjectLike, signal: AbortSignal | undefined): Promise<void> {
+  const dropped = droppedEntries(ownFields(live, scheme.fieldManager), intent);
+  if (dropped.length === 0) return;
+  const path = childPathIn(scheme.types, intent);
+  const call = signal === undefined ? {} : { signal };
+  let fresh: ObjectLike;
+  try {
+    fresh = await client.get<ObjectLike>(path, call);
+  } catch (err) {
+    if (isNotFound(err)) return; // gone: the apply creates it afresh
+    throw err;
+  }
+  const released = releaseShares(fresh.metadata?.managedFields ?? [], dropped, (e) => isOwnApply(e, scheme.fieldManager));
+  if (released === undefined) return;
+  await client.patch(path, [
+    { op: 'test', path: '/metadata/resourceVersion', value: fresh.metadata?.resourceVersion },
+    { op: 'replace', path: '/metadata/managedFields', value: released },
+  ], 'json', { ...call, fieldManager: scheme.fieldManager });
 }
 
 /** The owner's uid in `object`'s controller ownerReference, if any. */

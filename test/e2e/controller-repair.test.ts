@@ -148,6 +148,39 @@ t.test('Proxy → Hosted removes the ConfigMap and changes ports', async (t) => 
   t.equal(at(status, 'status', 'endpoint'), `http://modelapi-switch.${ns}.svc.cluster.local:11434`);
 });
 
+t.test('a port or env var another manager also holds goes when the operator drops it: no fragment, no wedged apply', async (t) => {
+  // Another field manager's server-side apply of the operator's own port and env var (the
+  // operator takes the values back, but the other manager keeps a share of the key fields). Then
+  // Proxy → Hosted drops both: server-side apply alone would leave each as a fragment that the
+  // other manager still holds — a port without its name (beside the new one, an invalid Service:
+  // every apply refused), an env var without its value.
+  const ns = 'repair-shared';
+  await createNamespace(s(), ns);
+  await applyObjects(s(), ns, [kaos('ModelAPI', 'shared', { mode: 'Proxy', proxyConfig: { model: 'gpt-4o-mini' } })]);
+  const proxy = await waitForObject(s(), 'deployment', ns, 'modelapi-shared');
+  const dropped = (mainContainer(proxy).env as Json[] | undefined)?.[0]?.name;
+  t.ok(dropped, 'the Proxy container has an env var to drop');
+  await waitForObject(s(), 'service', ns, 'modelapi-shared');
+  const other = ['apply', '--server-side', '--force-conflicts', '--field-manager=someone-else', '-n', ns, '-f', '-'];
+  await kubectlOk(s(), other, JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'modelapi-shared' }, spec: { ports: [{ port: 8000, protocol: 'TCP', targetPort: 9999 }] } }));
+  await kubectlOk(s(), other, JSON.stringify({
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'modelapi-shared' },
+    spec: { template: { spec: { containers: [{ name: 'model-api', env: [{ name: dropped, value: 'drifted' }] }] } } },
+  }));
+  await waitForObject(s(), 'service', ns, 'modelapi-shared', (o) => at(o, 'spec', 'ports', 0, 'targetPort') === 8000, 'targetPort put back');
+  const repaired = await waitForObject(s(), 'deployment', ns, 'modelapi-shared', (d) =>
+    (mainContainer(d).env as Json[]).some((e) => e.name === dropped && e.value !== 'drifted'), 'the env value put back');
+
+  await patch('modelapi', 'shared', ns, { spec: { mode: 'Hosted', proxyConfig: null, hostedConfig: { model: 'smollm2:135m' } } });
+  const service = await waitForObject(s(), 'service', ns, 'modelapi-shared', (o) => (at(o, 'spec', 'ports') as Json[]).some((p) => p.port === 11434), 'Service on 11434');
+  t.strictSame(at(service, 'spec', 'ports'), servicePorts(11434), 'the new port only: 8000 is gone whole');
+  const hosted = await waitForObject(s(), 'deployment', ns, 'modelapi-shared', (d) => podSpecHash(d) !== podSpecHash(proxy), 'Hosted pod spec');
+  t.equal(mainContainer(hosted).env, undefined, `no env left, ${String(dropped)} included`);
+  t.equal(at(hosted, 'metadata', 'generation'), Number(at(repaired, 'metadata', 'generation')) + 1, 'one change of the Deployment: the release wrote no spec');
+  const status = await waitForObject(s(), 'modelapi', ns, 'shared', (o) => String(at(o, 'status', 'endpoint')).endsWith(':11434'), 'endpoint on 11434');
+  t.equal(at(status, 'status', 'observedGeneration'), at(status, 'metadata', 'generation'), 'the new generation reconciled');
+});
+
 t.test('deleting a parent removes every child (garbage collector)', async (t) => {
   const ns = 'repair-gc';
   await createNamespace(s(), ns);

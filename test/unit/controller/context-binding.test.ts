@@ -23,6 +23,11 @@ function fakeClient(fail?: ApiError): WriteClient & { calls: Call[] } {
     apply: record('apply') as WriteClient['apply'],
     replace: record('replace') as WriteClient['replace'],
     patch: record('patch') as WriteClient['patch'],
+    get: (async (path: string, options: unknown) => {
+      calls.push({ method: 'get', path, body: undefined, options, args: [options] });
+      if (fail !== undefined) throw fail;
+      return {};
+    }) as WriteClient['get'],
     delete: (async (path: string, options: unknown) => {
       calls.push({ method: 'delete', path, body: undefined, options, args: [options] });
       if (fail !== undefined) throw fail;

@@ -221,6 +221,8 @@ t.test('applyChild and ensureChild: one field manager, force, no write when noth
       calls.push({ path, object, options });
       return object as T;
     },
+    get: async <T>(): Promise<T> => t.fail('no read: the apply drops no element') as never,
+    patch: async <T>(): Promise<T> => t.fail('no release: the apply drops no element') as never,
   };
   await applyChild(client, deployment());
   t.equal(calls[0]?.options.fieldManager, 'kaos-operator');
