@@ -7,7 +7,7 @@
 import { clip } from '../api/bounded-text.ts';
 import type { KaosKind } from '../api/kinds.ts';
 import { WEBHOOK_ENDPOINTS } from './webhook-paths.ts';
-import { BODY_LIMIT_BYTES, decodeReview, encodeDecision, errorReview, isDecision, parseJson, type RequestFacts } from './review.ts';
+import { BODY_LIMIT_BYTES, decodeReview, encodeDecision, errorReview, headUid, isDecision, parseJson, type RequestFacts } from './review.ts';
 import type { AdmissionHandler, AdmissionRequest, AdmissionReviewOut, HandlerFactory, WebhookType } from './types.ts';
 import { errorMessage } from '../error-message.ts';
 
@@ -74,7 +74,12 @@ export async function admit(webhook: Webhook, contentType: string | undefined, r
     return read.code === 408 ? { ...answer, close: true } : answer;
   }
   const parsed = parseJson(read.body);
-  if (!parsed.ok) return refuse(400, parsed.message, {});
+  if (!parsed.ok) {
+    // Too deep or too wide to read, but its uid is in its head: a denial the user gets to read.
+    const uid = parsed.shape === true ? headUid(read.body) : undefined;
+    if (uid === undefined) return refuse(400, parsed.message, {});
+    return review(errorReview(uid, 400, parsed.message), { level: 'warn', fields: { webhook: path, code: 400, uid }, message: parsed.message });
+  }
   const decoded = decodeReview(parsed.value, kind);
   if (!decoded.ok) {
     if (decoded.uid === undefined) return refuse(400, decoded.message, decoded.facts);

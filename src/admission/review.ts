@@ -10,8 +10,10 @@
 //   a body that is not JSON, JSON nested deeper than MAX_JSON_DEPTH (100) levels or with an
 //   object of more than MAX_JSON_MEMBERS (1,024) members (found by a linear scan before
 //   JSON.parse, so that no recursive walk of the object can overflow the stack, and no object is
-//   a hash table costly to read), JSON that is not an AdmissionReview, an apiVersion other than
-//   admission.k8s.io/v1 (the message names the supported one), and a missing request.uid.
+//   a hash table costly to read) whose head does not give its uid (headUid: the API server's
+//   always does, and those two are then denials, below), JSON that is not an AdmissionReview, an
+//   apiVersion other than admission.k8s.io/v1 (the message names the supported one), and a
+//   missing request.uid.
 // * Once the uid is known the protocol expects an AdmissionReview back, so every later problem
 //   is HTTP 200 with `allowed: false` and a metav1.Status: code 400 (reason BadRequest) when the
 //   request does not belong on this endpoint (kind or resource not the path's, an unknown
@@ -65,7 +67,10 @@ export type DecodeResult =
   /** Answer with an AdmissionReview denial, code 400. */
   | { ok: false; uid: string; message: string; facts: RequestFacts };
 
-export type ParseResult = { ok: true; value: unknown } | { ok: false; message: string };
+export type ParseResult =
+  | { ok: true; value: unknown }
+  /** `shape`: valid JSON, perhaps, but too deep or too wide to be read (json-depth.ts). */
+  | { ok: false; message: string; shape?: true };
 
 const OPERATIONS: readonly AdmissionOperation[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
 /** Longest piece of client-supplied text quoted back in a message or a log line. */
@@ -73,14 +78,31 @@ const QUOTE_LIMIT = 120;
 
 export function parseJson(body: Buffer): ParseResult {
   const shape = jsonShapeProblem(body, MAX_JSON_DEPTH, MAX_JSON_MEMBERS);
-  if (shape === 'depth') return { ok: false, message: `request body is nested deeper than ${MAX_JSON_DEPTH} levels` };
-  if (shape === 'members') return { ok: false, message: `request body has an object of more than ${MAX_JSON_MEMBERS} members` };
+  if (shape === 'depth') return { ok: false, message: `request body is nested deeper than ${MAX_JSON_DEPTH} levels`, shape: true };
+  if (shape === 'members') return { ok: false, message: `request body has an object of more than ${MAX_JSON_MEMBERS} members`, shape: true };
   try {
     return { ok: true, value: JSON.parse(body.toString('utf8')) as unknown };
   } catch (err) {
     return { ok: false, message: `request body is not valid JSON: ${errorMessage(err)}` };
   }
 }
+
+/**
+ * The uid of a body too deep or too wide to be parsed, read from its head the way the API server
+ * writes it: `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"…"`
+ * (either order of the first two, which are optional here; the uid first in the request, as Go
+ * marshals AdmissionRequest). With it, the refusal can be an AdmissionReview denial that the user
+ * reads ("admission webhook … denied the request: …") instead of an HTTP 400 the API server
+ * reports only as "the server rejected our request for an unknown reason". Undefined for any
+ * other head: the refusal stays HTTP 400. Reads at most HEAD_BYTES, so its cost does not depend
+ * on the body.
+ */
+export function headUid(body: Buffer): string | undefined {
+  return HEAD_UID.exec(body.subarray(0, HEAD_BYTES).toString('latin1'))?.[1];
+}
+
+const HEAD_BYTES = 512;
+const HEAD_UID = /^\s*\{\s*(?:"(?:kind|apiVersion)"\s*:\s*"[^"\\]*"\s*,\s*){0,2}"request"\s*:\s*\{\s*"uid"\s*:\s*"([0-9A-Za-z-]{1,128})"/;
 
 /** Checks that `body` is an AdmissionReview v1 for `kind`, as the endpoint for `kind` expects. */
 export function decodeReview(body: unknown, kind: KaosKind): DecodeResult {

@@ -67,6 +67,21 @@ t.test('not JSON: plain 400 with a warn line', async (t) => {
   t.match(answer.log, { level: 'warn', fields: { webhook: '/validate-kaos-tools-v1alpha1-agent', code: 400 } });
 });
 
+t.test('too deep to read: a denial when the head gives the uid, else plain 400', async (t) => {
+  const deep = `${'['.repeat(200)}${']'.repeat(200)}`;
+  const denied = await admit(validateAgent, 'application/json', bytes(`{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u9","object":${deep}}}`));
+  t.equal(denied.status, 200);
+  t.same(JSON.parse(denied.body).response, {
+    uid: 'u9',
+    allowed: false,
+    status: { status: 'Failure', message: 'request body is nested deeper than 100 levels', reason: 'BadRequest', code: 400 },
+  });
+  t.match(denied.log, { level: 'warn', fields: { webhook: '/validate-kaos-tools-v1alpha1-agent', code: 400, uid: 'u9' } });
+  const headless = await admit(validateAgent, 'application/json', bytes(`{"request":{"object":${deep},"uid":"u9"}}`));
+  t.equal(headless.status, 400, 'the uid not at the head: no review to answer with');
+  t.same(JSON.parse(headless.body), { message: 'request body is nested deeper than 100 levels' });
+});
+
 t.test('a handler that throws: a 500 denial in the review, an error line with the facts', async (t) => {
   const answer = await admit(validateAgent, 'application/json', bytes(review(admissionRequest('Agent', sampleObject('Agent'), { uid: 'u2', name: 'throw' }))));
   t.equal(answer.status, 200);

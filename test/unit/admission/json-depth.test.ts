@@ -1,7 +1,8 @@
 // The depth and width limits: the scan itself, every path of the real admission stack at exactly
 // the depth limit (answered, never a 500), one level more refused with a clean HTTP 400, and
 // headroom in every recursive walk of an object: each survives ten times the limit. An object of
-// exactly the most members is answered, one more is a clean HTTP 400.
+// exactly the most members is answered, one more is a clean denial (HTTP 400 when the body's head
+// does not give its uid).
 import t from 'tap';
 import jsonPatch from 'fast-json-patch';
 import { jsonShapeProblem, MAX_JSON_DEPTH, MAX_JSON_MEMBERS, nestsDeeperThan } from '../../../src/admission/json-depth.ts';
@@ -110,7 +111,7 @@ t.test('the scan counts the members of each object, outside strings and arrays',
   t.equal(shape(`{${'"k":1,'.repeat(50)}"d":${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}}`, 100), 'depth', 'the first problem found');
 });
 
-t.test('an object of exactly the most members is answered; one more is a clean 400', async (t) => {
+t.test('an object of exactly the most members is answered; one more is a clean denial', async (t) => {
   const samples = (await sampleObjects()).map(withPodParts);
   const harness = await startHarness(samples);
   t.teardown(() => harness.close());
@@ -126,13 +127,13 @@ t.test('an object of exactly the most members is answered; one more is a clean 4
       t.not((ok.body as Answer).response?.status?.code, 500, `${name}: not a 500`);
       const over = { ...sample, metadata: { ...sample.metadata, labels: labels(MAX_JSON_MEMBERS + 1) } };
       const refused = await harness.post(webhookPath(type, kind), deepReview(kind, over, undefined, 0));
-      t.equal(refused.status, 400, `${name}: ${MAX_JSON_MEMBERS + 1} labels are HTTP 400`);
-      t.equal((refused.body as Answer).message, `request body has an object of more than ${MAX_JSON_MEMBERS} members`);
+      t.equal(refused.status, 200, `${name}: ${MAX_JSON_MEMBERS + 1} labels are denied in an AdmissionReview (its uid read from the head)`);
+      t.match((refused.body as Answer).response, { uid: 'u1', allowed: false, status: { code: 400, reason: 'BadRequest', message: `request body has an object of more than ${MAX_JSON_MEMBERS} members` } });
     }
   }
 });
 
-t.test('every path at exactly the limit is answered; one level more is a clean 400', async (t) => {
+t.test('every path at exactly the limit is answered; one level more is a clean denial', async (t) => {
   const samples = (await sampleObjects()).map(withPodParts);
   const harness = await startHarness(samples);
   t.teardown(() => harness.close());
@@ -154,8 +155,8 @@ t.test('every path at exactly the limit is answered; one level more is a clean 4
             t.equal(harness.dryRuns.length, dryRuns + 1, `${name}: the pod was rendered, merged and sent`);
           }
           const over = await harness.post(webhookPath(type, kind), deepReview(kind, object, old, 1));
-          t.equal(over.status, 400, `${name}: one level more is HTTP 400`);
-          t.match((over.body as Answer).message, `request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+          t.equal(over.status, 200, `${name}: one level more is denied`);
+          t.match((over.body as Answer).response, { uid: 'u1', allowed: false, status: { code: 400, message: `request body is nested deeper than ${MAX_JSON_DEPTH} levels` } });
         }
       }
     }

@@ -5,6 +5,7 @@ import {
   encodeDecision,
   errorReview,
   isDecision,
+  headUid,
   parseJson,
 } from '../../../src/admission/review.ts';
 import type { Status } from '../../../src/admission/types.ts';
@@ -23,6 +24,16 @@ t.test('parseJson', async (t) => {
   const bad = parseJson(Buffer.from('{"a":'));
   t.equal(bad.ok, false);
   if (!bad.ok) t.match(bad.message, /^request body is not valid JSON: /);
+});
+
+t.test('headUid: the uid of a body too deep to parse, from its head as the API server writes it', async (t) => {
+  const head = (text: string): string | undefined => headUid(Buffer.from(text));
+  t.equal(head('{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"0b6e-4f1c","kind":{'), '0b6e-4f1c', 'the API server\'s order');
+  t.equal(head('{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1"'), 'u1', 'apiVersion first');
+  t.equal(head(' { "request" : { "uid" : "u2" } }'), 'u2', 'whitespace, no envelope fields');
+  t.equal(head('{"kind":"AdmissionReview","request":{"kind":{},"uid":"u3"}}'), undefined, 'the uid not first in the request: not read');
+  t.equal(head('{"request":{"uid":"a\\"b"}}'), undefined, 'not a uid\'s characters');
+  t.equal(head(`{"pad":"${'x'.repeat(600)}","request":{"uid":"u4"}}`), undefined, 'only the head is read');
 });
 
 t.test('decodeReview answers plain HTTP while the uid is unknown', async (t) => {
