@@ -76,15 +76,62 @@ export function childPathIn(types: ApplyScheme['types'], object: ObjectLike): st
 /**
  * The object to apply given whether the child already exists: a Deployment's `spec.replicas` is
  * set at creation only (docs/api.md, "Common behaviour"), so `kubectl scale` and HPAs own it afterwards — unless
- * `applyReplicas` says its owner applies it on every change. Everything else is applied as
- * rendered. Returns a new object; `desired` is not modified.
+ * `applyReplicas` says its owner applies it on every change. A PersistentVolumeClaim that `live`
+ * shows not yet bound keeps the size it has: the API server refuses any change to an unbound
+ * claim's spec, and the refusal would hold back the rest of the apply — the Deployment whose pod
+ * the claim waits for, among it; the claim's binding wakes its owner, and the next apply grows
+ * it. Everything else is applied as rendered. Returns a new object; `desired` is not modified.
  */
-export function applyIntent<T extends ObjectLike>(desired: T, exists: boolean, applyReplicas = false): T {
-  if (!exists || applyReplicas || desired.kind !== 'Deployment') return desired;
+export function applyIntent<T extends ObjectLike>(desired: T, exists: boolean, applyReplicas = false, live?: ObjectLike): T {
+  if (!exists) return desired;
+  if (desired.kind === 'PersistentVolumeClaim') return unboundClaimIntent(desired, live);
+  if (applyReplicas || desired.kind !== 'Deployment') return desired;
   const spec = desired.spec;
   if (!isRecord(spec) || !('replicas' in spec)) return desired;
   const { replicas: _omitted, ...rest } = spec;
   return { ...desired, spec: rest };
+}
+
+function unboundClaimIntent<T extends ObjectLike>(desired: T, live: ObjectLike | undefined): T {
+  const phase = isRecord(live?.status) ? live.status.phase : undefined;
+  const size = requestedStorage(live);
+  if (live === undefined || phase === 'Bound' || size === undefined || !isRecord(desired.spec)) return desired;
+  const resources = isRecord(desired.spec.resources) ? desired.spec.resources : {};
+  const requests = isRecord(resources.requests) ? resources.requests : {};
+  return { ...desired, spec: { ...desired.spec, resources: { ...resources, requests: { ...requests, storage: size } } } };
+}
+
+function requestedStorage(claim: ObjectLike | undefined): unknown {
+  const spec = claim?.spec;
+  const resources = isRecord(spec) ? spec.resources : undefined;
+  const requests = isRecord(resources) ? resources.requests : undefined;
+  return isRecord(requests) ? requests.storage : undefined;
+}
+
+/** A JSON patch operation (RFC 6902), as this module writes them. */
+export interface PatchOperation {
+  readonly op: 'test' | 'replace' | 'remove';
+  readonly path: string;
+  readonly value?: unknown;
+}
+
+/**
+ * Pure: what must go from `live` before `intent` can be applied — defaults the API server filled in
+ * that nobody owns, so no apply can take them away, and that `intent` makes invalid. The one known:
+ * a RollingUpdate Deployment's `strategy.rollingUpdate`, which a Recreate strategy may not carry
+ * (the apply is refused for good: "may not be specified when strategy `type` is 'Recreate'").
+ * The patch sets the strategy to the intent's, guarded by the type it replaces; the template is
+ * not touched, so no rollout comes of it.
+ */
+export function defaultsInTheWay(live: ObjectLike, intent: ObjectLike): PatchOperation[] {
+  if (intent.kind !== 'Deployment' || !isRecord(intent.spec) || !isRecord(live.spec)) return [];
+  const wanted = intent.spec.strategy;
+  const current = live.spec.strategy;
+  if (!isRecord(wanted) || wanted.type !== 'Recreate' || !isRecord(current) || current.rollingUpdate === undefined) return [];
+  return [
+    { op: 'test', path: '/spec/strategy/type', value: current.type },
+    { op: 'replace', path: '/spec/strategy', value: { type: 'Recreate' } },
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -279,9 +326,15 @@ export async function ensureChild<T extends ObjectLike>(
   live: ObjectLike | undefined,
   options: ApplyChildOptions = {},
 ): Promise<EnsureResult<T>> {
-  const intent = applyIntent(desired, live !== undefined, options.applyReplicas === true);
+  const intent = applyIntent(desired, live !== undefined, options.applyReplicas === true, live);
   if (live !== undefined && holdsAppliedFields(live, intent, scheme.fieldManager)) return { action: 'unchanged', object: live };
-  if (live !== undefined && options.dryRun !== true) await releaseDropped(scheme, client, intent, live, options.signal);
+  if (live !== undefined && options.dryRun !== true) {
+    await releaseDropped(scheme, client, intent, live, options.signal);
+    const clear = defaultsInTheWay(live, intent);
+    if (clear.length > 0) {
+      await client.patch(childPathIn(scheme.types, intent), clear, 'json', { fieldManager: scheme.fieldManager, ...(options.signal === undefined ? {} : { signal: options.signal }) });
+    }
+  }
   const object = await applyChild<T>(scheme, client, intent, options);
   return { action: live === undefined ? 'created' : 'updated', object };
 }

@@ -340,6 +340,27 @@ t.test('external mode: two replicas bring a PodDisruptionBudget, one takes it aw
   await waitForPhase(s(), 'memorystore', ns, 'pg', 'Ready');
 });
 
+t.test('external → local: the Deployment turns Recreate (the defaulted rollingUpdate goes), the claim is made and bound', async (t) => {
+  // The API server defaults a RollingUpdate Deployment's strategy.rollingUpdate, which nobody
+  // owns; a Recreate strategy may not carry it, so an apply of `type: Recreate` alone is refused.
+  const ns = 'memory-to-local';
+  await createNamespace(s(), ns);
+  await kubectlOk(s(), ['create', 'secret', 'generic', 'pg', '-n', ns, '--from-literal=dsn=postgresql://memory@pg.example:5432/memory']);
+  await applyObjects(s(), ns, [anyModel('chat'), kaos('MemoryStore', 'move', { storage: { type: 'external', external: { connectionSecretRef: { name: 'pg', key: 'dsn' } } }, models: models('chat') })]);
+  await waitForPhase(s(), 'memorystore', ns, 'move', 'Ready');
+  const rolling = await waitForObject(s(), 'deployment', ns, 'memorystore-move');
+  t.equal(at(rolling, 'spec', 'strategy', 'type'), 'RollingUpdate', 'external mode: the default strategy');
+  t.ok(at(rolling, 'spec', 'strategy', 'rollingUpdate'), 'with the rollingUpdate the API server defaulted');
+
+  await applyObjects(s(), ns, [localStore('move', 'chat', { replicas: 1 })]);
+  const recreate = await waitForObject(s(), 'deployment', ns, 'memorystore-move', (d) => at(d, 'spec', 'strategy', 'type') === 'Recreate', 'strategy Recreate');
+  t.strictSame(at(recreate, 'spec', 'strategy'), { type: 'Recreate' }, 'Recreate, and nothing of RollingUpdate left');
+  const claim = await waitForObject(s(), 'persistentvolumeclaim', ns, 'memorystore-move-data', (c) => at(c, 'status', 'phase') === 'Bound', 'the claim bound');
+  t.ok(claim, 'the claim is bound');
+  const store = await waitForPhase(s(), 'memorystore', ns, 'move', 'Ready');
+  t.equal(at(store, 'status', 'observedGeneration'), at(store, 'metadata', 'generation'), 'the local generation reconciled');
+});
+
 t.test('a ModelAPI that stops serving a store\'s models, then is deleted, warns naming the store beside its Agents; the store reports it', async (t) => {
   const ns = 'memory-stranded';
   await createNamespace(s(), ns);

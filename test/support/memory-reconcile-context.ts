@@ -118,7 +118,7 @@ export class MemoryReconcileContext implements ReconcileContext {
 
   readonly writes: ReconcileWrites = {
     ensureChild: async (desired: Child, live: ObjectLike | undefined, _signal?: AbortSignal, options?: { applyReplicas?: boolean }): Promise<EnsureResult<ObjectLike>> => {
-      const intent = applyIntent(desired, live !== undefined, options?.applyReplicas === true);
+      const intent = applyIntent(desired, live !== undefined, options?.applyReplicas === true, live);
       if (live !== undefined && holdsAppliedFields(live, intent)) return { action: 'unchanged', object: live };
       const key = id(desired.kind, desired.metadata.namespace, desired.metadata.name);
       this.#request({ verb: 'apply', target: key, body: cloneJson(intent) });

@@ -5,6 +5,7 @@
 // recovers without a new pod spec, and fails on a read scope above the ceiling.
 import t from 'tap';
 import type { KubeObject } from '../../../src/api/meta.ts';
+import type { ObjectLike } from '../../../src/kube/apply.ts';
 import { MemoryReconcileContext } from '../../support/memory-reconcile-context.ts';
 import { deploymentStatus, podSpecOf, reconcile, statusOf, type StoredObject } from './reconcile-helpers.ts';
 
@@ -156,16 +157,25 @@ t.test('external mode: the DSN Secret is a dependency; replicas 2 brings the Pod
   t.same(ctx.recorded.map((e) => e.note), ['Updated Deployment memorystore-pg', 'Deleted PodDisruptionBudget memorystore-pg: no longer desired']);
 });
 
-t.test('local mode: a larger size is applied to the claim; leaving local mode deletes it', async (t) => {
+t.test('local mode: a larger size is applied to the claim once it is bound; leaving local mode deletes it', async (t) => {
   const ctx = new MemoryReconcileContext();
   await readyModelAPI(ctx, chat);
   await readyStore(ctx, 'shared');
-  t.same((ctx.child('PersistentVolumeClaim', NS, 'memorystore-shared-data')?.spec as { resources: unknown }).resources, { requests: { storage: '5Gi' } });
+  const claimName = 'memorystore-shared-data';
+  t.same((ctx.child('PersistentVolumeClaim', NS, claimName)?.spec as { resources: unknown }).resources, { requests: { storage: '5Gi' } });
   ctx.updateKaos('MemoryStore', NS, 'shared', (o) => Object.assign(o, { spec: storeSpec({ storage: { type: 'local', local: { persistentVolume: { size: '10Gi' } } } }) }));
+  // Not bound yet: the API server would refuse any change of its spec, and hold back the rest.
   ctx.clearRecords();
   await reconcile(ctx, 'MemoryStore', NS, 'shared');
-  t.same(ctx.requests.map((r) => `${r.verb} ${r.target}`)[0], `apply PersistentVolumeClaim/${NS}/memorystore-shared-data`);
-  t.same((ctx.child('PersistentVolumeClaim', NS, 'memorystore-shared-data')?.spec as { resources: unknown }).resources, { requests: { storage: '10Gi' } });
+  t.notOk(ctx.requests.some((r) => r.target.startsWith('PersistentVolumeClaim/')), 'an unbound claim is left at its size');
+  t.same((ctx.child('PersistentVolumeClaim', NS, claimName)?.spec as { resources: unknown }).resources, { requests: { storage: '5Gi' } });
+  const claim = ctx.child('PersistentVolumeClaim', NS, claimName);
+  if (claim === undefined) throw new Error('no claim');
+  ctx.putChild({ ...(claim as ObjectLike & { kind: 'PersistentVolumeClaim'; metadata: { name: string; namespace: string } }), status: { phase: 'Bound' } });
+  ctx.clearRecords();
+  await reconcile(ctx, 'MemoryStore', NS, 'shared');
+  t.same(ctx.requests.map((r) => `${r.verb} ${r.target}`)[0], `apply PersistentVolumeClaim/${NS}/${claimName}`, 'bound: grown');
+  t.same((ctx.child('PersistentVolumeClaim', NS, claimName)?.spec as { resources: unknown }).resources, { requests: { storage: '10Gi' } });
 
   ctx.setSecret(NS, 'pg', '1');
   ctx.updateKaos('MemoryStore', NS, 'shared', (o) => Object.assign(o, { spec: storeSpec({ storage: { type: 'external', external: { connectionSecretRef: { name: 'pg', key: 'dsn' } } } }) }));

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { applyIntent, staleChildren, type ObjectLike } from '../../../src/kube/apply.ts';
+import { applyIntent, defaultsInTheWay, staleChildren, type ObjectLike } from '../../../src/kube/apply.ts';
 import { compareQuantities, parseQuantity } from '../../../src/kube/quantity.ts';
 import { FIELD_MANAGER, applyChild, childPath, ensureChild, holdsAppliedFields, pruneOwned } from '../../../src/cluster/child-apply.ts';
 import type { ApplyOptions, DeleteOptions } from '../../../src/kube/client.ts';
@@ -204,6 +204,32 @@ t.test('applyIntent', async (t) => {
   const svc: ObjectLike = { kind: 'Service', spec: { replicas: 3 } };
   t.equal(applyIntent(svc, true), svc, 'other kinds as they are');
   t.equal(applyIntent(d, true, true), d, 'applyReplicas: an owner that applies its own replicas keeps them in every apply');
+});
+
+t.test('applyIntent: an unbound claim keeps its size (its spec cannot change); a bound one grows', async (t) => {
+  const claim = (storage: string, phase?: string): ObjectLike => ({
+    apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'c', namespace: 'ns' },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } },
+    ...(phase === undefined ? {} : { status: { phase } }),
+  });
+  const desired = claim('6Gi');
+  t.equal(applyIntent(desired, false, false, undefined), desired, 'a new claim as rendered');
+  t.same(applyIntent(desired, true, false, claim('5Gi', 'Pending')), claim('5Gi'), 'Pending: the size it has');
+  t.same(applyIntent(desired, true, false, claim('5Gi')), claim('5Gi'), 'no phase yet: the size it has');
+  t.equal(applyIntent(desired, true, false, claim('5Gi', 'Bound')), desired, 'Bound: the new size');
+  t.same((desired.spec as Record<string, any>).resources.requests.storage, '6Gi', 'desired is not modified');
+});
+
+t.test('defaultsInTheWay: a RollingUpdate Deployment turning Recreate loses the defaulted rollingUpdate first', async (t) => {
+  const withStrategy = (strategy: unknown): ObjectLike => ({ ...deployment(), spec: { ...(deployment().spec as object), strategy } });
+  const rolling = withStrategy({ type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } });
+  t.same(defaultsInTheWay(rolling, withStrategy({ type: 'Recreate' })), [
+    { op: 'test', path: '/spec/strategy/type', value: 'RollingUpdate' },
+    { op: 'replace', path: '/spec/strategy', value: { type: 'Recreate' } },
+  ]);
+  t.same(defaultsInTheWay(withStrategy({ type: 'Recreate' }), withStrategy({ type: 'Recreate' })), [], 'already Recreate');
+  t.same(defaultsInTheWay(rolling, deployment()), [], 'staying RollingUpdate');
+  t.same(defaultsInTheWay({ kind: 'Service', spec: { strategy: { rollingUpdate: {} } } }, { kind: 'Service', spec: { strategy: { type: 'Recreate' } } }), [], 'Deployments only');
 });
 
 t.test('childPath', async (t) => {
