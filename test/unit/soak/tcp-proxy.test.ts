@@ -3,7 +3,7 @@
 // an end on one side ends the other; a socket whose end is under way is closed, never left open.
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { TcpProxy, resetSocket } from '../../soak/tcp-proxy.ts';
 
 /** A server that answers each chunk with `<name>:<chunk>`. */
@@ -24,6 +24,15 @@ async function echoServer(name: string): Promise<{ port: number; sockets: Set<ne
       server.close(() => resolve());
     }),
   };
+}
+
+/** An echo server `a` behind a proxy listening on `port`, both closed when `t` ends. */
+async function proxiedEcho(t: Test): Promise<{ a: Awaited<ReturnType<typeof echoServer>>; proxy: TcpProxy; port: number }> {
+  const a = await echoServer('a');
+  const proxy = new TcpProxy(() => a.port);
+  const port = await proxy.listen();
+  t.teardown(async () => { await proxy.close(); await a.close(); });
+  return { a, proxy, port };
 }
 
 function ask(socket: net.Socket, text: string): Promise<string> {
@@ -68,10 +77,7 @@ t.test('passes bytes both ways, each new connection to where the target is now',
 });
 
 t.test('cut() resets every connection: its clients see a reset, new ones get through', async (t) => {
-  const a = await echoServer('a');
-  const proxy = new TcpProxy(() => a.port);
-  const port = await proxy.listen();
-  t.teardown(async () => { await proxy.close(); await a.close(); });
+  const { proxy, port } = await proxiedEcho(t);
   const sockets = [await connect(port), await connect(port)];
   for (const s of sockets) t.equal(await ask(s, 'x'), 'a:x');
   const endings = sockets.map(ending);
@@ -84,10 +90,7 @@ t.test('cut() resets every connection: its clients see a reset, new ones get thr
 });
 
 t.test('the server ending a connection ends the client\'s', async (t) => {
-  const a = await echoServer('a');
-  const proxy = new TcpProxy(() => a.port);
-  const port = await proxy.listen();
-  t.teardown(async () => { await proxy.close(); await a.close(); });
+  const { a, port } = await proxiedEcho(t);
   const socket = await connect(port);
   t.equal(await ask(socket, 'x'), 'a:x');
   const ended = ending(socket);
