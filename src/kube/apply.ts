@@ -110,7 +110,7 @@ function requestedStorage(claim: ObjectLike | undefined): unknown {
 
 /** A JSON patch operation (RFC 6902), as this module writes them. */
 export interface PatchOperation {
-  readonly op: 'test' | 'replace' | 'remove';
+  readonly op: 'test' | 'replace';
   readonly path: string;
   readonly value?: unknown;
 }
@@ -329,42 +329,44 @@ export async function ensureChild<T extends ObjectLike>(
   const intent = applyIntent(desired, live !== undefined, options.applyReplicas === true, live);
   if (live !== undefined && holdsAppliedFields(live, intent, scheme.fieldManager)) return { action: 'unchanged', object: live };
   if (live !== undefined && options.dryRun !== true) {
-    await releaseDropped(scheme, client, intent, live, options.signal);
-    const clear = defaultsInTheWay(live, intent);
-    if (clear.length > 0) {
-      await client.patch(childPathIn(scheme.types, intent), clear, 'json', { fieldManager: scheme.fieldManager, ...(options.signal === undefined ? {} : { signal: options.signal }) });
-    }
+    // What an apply cannot mend on its own, each its own JSON patch (none in the common case).
+    await patchChild(scheme, client, intent, await releaseDropped(scheme, client, intent, live, options.signal), options.signal);
+    await patchChild(scheme, client, intent, defaultsInTheWay(live, intent), options.signal);
   }
   const object = await applyChild<T>(scheme, client, intent, options);
   return { action: live === undefined ? 'created' : 'updated', object };
 }
 
 /**
- * Before an apply that drops elements of keyed lists we hold: releases the shares other managers
- * hold in them (kube/fields-v1.ts says why), so that the apply removes them whole. The cache keeps
- * only our own field set, so the others' are read fresh, and the release is a JSON patch of
+ * Before an apply that drops elements of keyed lists we hold: the patch that releases the shares
+ * other managers hold in them (kube/fields-v1.ts says why), so that the apply removes them whole.
+ * The cache keeps only our own field set, so the others' are read fresh, and the patch is of
  * metadata.managedFields alone, guarded by the resourceVersion read (a 409 or 422 if the child
- * changed meanwhile: the queue retries). No request when the apply drops nothing, the common case,
- * or when no other manager holds a share of what it drops.
+ * changed meanwhile: the queue retries). None, and no request, when the apply drops nothing, the
+ * common case; none when no other manager holds a share of what it drops.
  */
-async function releaseDropped(scheme: ApplyScheme, client: ApplyClient, intent: ObjectLike, live: ObjectLike, signal: AbortSignal | undefined): Promise<void> {
+async function releaseDropped(scheme: ApplyScheme, client: ApplyClient, intent: ObjectLike, live: ObjectLike, signal: AbortSignal | undefined): Promise<PatchOperation[]> {
   const dropped = droppedEntries(ownFields(live, scheme.fieldManager), intent);
-  if (dropped.length === 0) return;
-  const path = childPathIn(scheme.types, intent);
-  const call = signal === undefined ? {} : { signal };
+  if (dropped.length === 0) return [];
   let fresh: ObjectLike;
   try {
-    fresh = await client.get<ObjectLike>(path, call);
+    fresh = await client.get<ObjectLike>(childPathIn(scheme.types, intent), signal === undefined ? {} : { signal });
   } catch (err) {
-    if (isNotFound(err)) return; // gone: the apply creates it afresh
+    if (isNotFound(err)) return []; // gone: the apply creates it afresh
     throw err;
   }
   const released = releaseShares(fresh.metadata?.managedFields ?? [], dropped, (e) => isOwnApply(e, scheme.fieldManager));
-  if (released === undefined) return;
-  await client.patch(path, [
+  if (released === undefined) return [];
+  return [
     { op: 'test', path: '/metadata/resourceVersion', value: fresh.metadata?.resourceVersion },
     { op: 'replace', path: '/metadata/managedFields', value: released },
-  ], 'json', { ...call, fieldManager: scheme.fieldManager });
+  ];
+}
+
+/** A JSON patch of the child `intent` names, by our field manager; nothing when `operations` is empty. */
+async function patchChild(scheme: ApplyScheme, client: ApplyClient, intent: ObjectLike, operations: readonly PatchOperation[], signal: AbortSignal | undefined): Promise<void> {
+  if (operations.length === 0) return;
+  await client.patch(childPathIn(scheme.types, intent), operations, 'json', { fieldManager: scheme.fieldManager, ...(signal === undefined ? {} : { signal }) });
 }
 
 /** The owner's uid in `object`'s controller ownerReference, if any. */
