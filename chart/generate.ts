@@ -25,7 +25,7 @@ const header = (source: string): string => GENERATED.replace('SOURCE', source);
  * with how a value becomes the variable's string: `string` as it is, `json` through toJson (an
  * empty object or list leaves the variable unset), `list` joined with commas. An empty value
  * leaves the variable unset, so the operator's own default (docs/configuration.md) applies: the defaults live
- * in src/config.ts only.
+ * in src/config/ only.
  */
 export const CONFIG_ENV: readonly { value: string; env: string; type: 'string' | 'json' | 'list' }[] = [
   { value: 'defaultAgentImage', env: 'DEFAULT_AGENT_IMAGE', type: 'string' },

@@ -7,7 +7,7 @@ import { constants, homedir } from 'node:os';
 import { join } from 'node:path';
 import { makeDevCerts } from '../certs/make-dev-certs.ts';
 import { renderWebhookConfigurations } from '../src/admission/webhook-configs.ts';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/config/config.ts';
 import { runtimesConfigMap } from '../src/api/mcp-runtime-defaults.ts';
 import { RUNTIMES_CONFIG_MAP } from '../src/api/mcp-runtimes.ts';
 import { KubeClient } from '../src/kube/client.ts';

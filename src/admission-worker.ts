@@ -1,14 +1,14 @@
 // The admission thread — wiring only, as main.ts is for the process: config → API client (for
 // the live reads of cache misses and the podSpec dry run) → the view of the cache the main thread
 // feeds → the webhook server (admission-server.ts) and its metrics. main.ts starts it as a worker
-// thread (server/admission-thread.ts says why); built to dist/admission-worker.js.
-import { startAdmissionServer } from './admission-server.ts';
-import { loadConfig } from './config.ts';
+// thread (admission-thread/thread.ts says why); built to dist/admission-worker.js.
+import { startAdmissionServer } from './admission-thread/admission-server.ts';
+import { loadConfig } from './config/config.ts';
 import { CacheLookup } from './cluster/cache-lookup.ts';
 import { CacheView, type CacheBatch } from './cluster/cache-view.ts';
 import { KubeClient } from './kube/client.ts';
-import { createRegistry, threadMetrics } from './prometheus.ts';
-import { serveAdmissionThread } from './server/admission-thread.ts';
+import { createRegistry, threadMetrics } from './leaves/prometheus.ts';
+import { serveAdmissionThread } from './admission-thread/thread.ts';
 import { createLogger } from './server/pino-logger.ts';
 
 /** The `thread` label of this thread's event-loop, GC and heap metrics. */

@@ -2,7 +2,7 @@
 // → the admission thread (admission-worker.ts: the webhook server on an event loop and a heap of
 // its own, fed the cache) → health and metrics → controller → signals. Every decision lives in the
 // modules it wires together.
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig, type Config } from './config/config.ts';
 import { Controller } from './controller/controller.ts';
 import { watchRuntimeRegistry } from './controller/runtime-registry.ts';
 import { httpRoutesWanted, registerControllerWatches } from './controller/watches.ts';
@@ -10,10 +10,10 @@ import { KaosCache } from './cluster/cache.ts';
 import { feedCache } from './cluster/cache-feed.ts';
 import type { CacheBatch } from './cluster/cache-view.ts';
 import { KubeClient } from './kube/client.ts';
-import { startAdmissionThread } from './server/admission-thread.ts';
+import { startAdmissionThread } from './admission-thread/thread.ts';
 import { allReady, startHealthServer } from './server/health-server.ts';
 import { createLogger, type Logger } from './server/pino-logger.ts';
-import { createRegistry } from './prometheus.ts';
+import { createRegistry } from './leaves/prometheus.ts';
 
 /** The admission thread's entry point, beside this one (dist/, or src/ when run from source). */
 const ADMISSION_ENTRY = new URL(import.meta.url.endsWith('.ts') ? './admission-worker.ts' : './admission-worker.js', import.meta.url);
@@ -46,7 +46,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
       })
     : undefined;
   const webhook = config.webhook.enabled && !config.webhook.thread
-    ? await (await import('./admission-server.ts')).startAdmissionServer({ config, logger, client, lookup: cache, registry })
+    ? await (await import('./admission-thread/admission-server.ts')).startAdmissionServer({ config, logger, client, lookup: cache, registry })
     : undefined;
   // What the cache holds now, then every change, reaches the admission thread's view of it.
   const feed = admission === undefined ? undefined : feedCache(cache, (batch) => admission.feed(batch));

@@ -9,7 +9,7 @@ import type { KaosKind } from '../api/kinds.ts';
 import { WEBHOOK_ENDPOINTS } from './webhook-paths.ts';
 import { BODY_LIMIT_BYTES, decodeReview, encodeDecision, errorReview, headUid, isDecision, parseJson, type RequestFacts } from './review.ts';
 import type { AdmissionHandler, AdmissionRequest, AdmissionReviewOut, HandlerFactory, WebhookType } from './types.ts';
-import { errorMessage } from '../error-message.ts';
+import { errorMessage } from '../leaves/error-message.ts';
 
 export { BODY_LIMIT_BYTES };
 

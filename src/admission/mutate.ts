@@ -1,7 +1,7 @@
 // The mutating webhook for one kind: resolve what the defaults depend on, then default (pure)
 // and answer with the JSON Patch from the request's object to the defaulted one.
 import jsonPatch from 'fast-json-patch';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { defaultObject } from '../api/defaulting/default-object.ts';
 import { asString, getIn, isSet, type JsonRecord } from '../api/json.ts';
 import type { KaosKind } from '../api/kinds.ts';

@@ -3,18 +3,18 @@
 // and versioned with the cluster, so instead of re-implementing it we render the Deployment the
 // controller would create and ask the API server to validate it with a server-side dry run.
 // Its field errors come back under spec.template.spec and are reported under spec.podSpec.
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { clip } from '../api/bounded-text.ts';
 import { FIELD_ERROR_TYPES, FieldError, TYPE_TEXT, invalid, type FieldErrorType } from '../api/field-error.ts';
 import { MAX_CAUSES } from '../api/validation/answer-limits.ts';
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject, Refusal } from '../api/meta.ts';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../leaves/logger.ts';
 import type { KaosObject } from '../api/schema/index.ts';
 import { fragmentPath, isRuntimeShape, renderPodSpec, type MCPServerDeps, type MCPServerInput } from '../render/index.ts';
 import { resolveRuntime, type RegistryState } from '../api/mcp-runtimes.ts';
 import type { PodSpecCheck } from './validate.ts';
-import { errorMessage } from '../error-message.ts';
+import { errorMessage } from '../leaves/error-message.ts';
 
 const TEMPLATE_SPEC = 'spec.template.spec';
 const PODSPEC_FIELD = 'spec.podSpec';

@@ -44,7 +44,7 @@ import { kubeObjectProblem } from '../api/object-meta.ts';
 import { clampWarning } from '../api/warnings.ts';
 import { clip } from '../api/bounded-text.ts';
 import { jsonShapeProblem, MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from './json-depth.ts';
-import { errorMessage } from '../error-message.ts';
+import { errorMessage } from '../leaves/error-message.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 export const ADMISSION_REVIEW_KIND = 'AdmissionReview';

@@ -1,6 +1,6 @@
 // The validating webhook for one kind: look up everything the rules need at once, then validate
 // (pure) and answer with Kubernetes' own 422 Invalid status, or allow with warnings.
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { referencedNames, type ReferencedNames } from '../api/agent-references.ts';
 import { DNS1123_SUBDOMAIN_MAX_LENGTH, validateDNS1123Subdomain } from '../api/name-validation.ts';
 import type { FieldError } from '../api/field-error.ts';

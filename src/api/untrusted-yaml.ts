@@ -13,7 +13,7 @@
 import { channel } from 'node:diagnostics_channel';
 import { CORE_SCHEMA, loadAll, mergeTag, YAMLException } from 'js-yaml';
 import { longerThan } from './bounded-text.ts';
-import { errorMessage } from '../error-message.ts';
+import { errorMessage } from '../leaves/error-message.ts';
 
 /** Levels of nesting, the document counting as one; a LiteLLM config or a registry entry needs fewer than ten. */
 export const MAX_YAML_DEPTH = 64;

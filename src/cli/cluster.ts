@@ -11,7 +11,7 @@ import { CONFIG_MAP, NAMESPACE, resourcePath } from '../kube/paths.ts';
 import { kaosPath } from '../cluster/kaos-resources.ts';
 import { RUNTIMES_CONFIG_MAP, registryFromConfigMap, type RegistryState } from '../api/mcp-runtimes.ts';
 import { API_VERSION } from '../api/kinds.ts';
-import { errorMessage } from '../error-message.ts';
+import { errorMessage } from '../leaves/error-message.ts';
 
 /** The cluster could not be read: the tool cannot give the verdict that was asked for (exit 2). */
 export class ClusterUnavailable extends Error {

@@ -1,7 +1,7 @@
 // One object through the webhooks' own handlers, as the API server would send it on a create:
 // the mutating handler's patch applied, then the validating handler's verdict on the result.
 import jsonPatch from 'fast-json-patch';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { cloneJson } from '../api/json.ts';
 import { GROUP, KIND_NAMES, KINDS, VERSION, type KaosKind } from '../api/kinds.ts';
 import type { KubeObject, ObjectLookup } from '../api/lookup.ts';

@@ -5,7 +5,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isMap, isNode, isSeq, LineCounter, parseAllDocuments } from 'yaml';
-import { errorMessage } from '../error-message.ts';
+import { errorMessage } from '../leaves/error-message.ts';
 
 /** Where a manifest came from. */
 export interface Origin {

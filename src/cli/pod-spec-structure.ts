@@ -5,7 +5,7 @@
 // (names, port ranges, unique container names, requests within limits, securityContext
 // combinations, anything a newer cluster version adds) runs only in the cluster's dry run.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import { toFieldError } from '../api/validation/ajv-field-errors.ts';
 import type { FieldError } from '../api/field-error.ts';
 import { isRecord } from '../api/json.ts';

@@ -2,7 +2,7 @@
 // handlers. I/O comes in through CliIO, so tests can run it in-process.
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { ConfigError, loadConfig, type Config } from '../config.ts';
+import { ConfigError, loadConfig, type Config } from '../config/config.ts';
 import { REFERENCE_POLICIES, type ReferencePolicy } from '../api/kinds.ts';
 import type { KubeObject } from '../api/lookup.ts';
 import { clusterSnapshot, ClusterUnavailable, kubeconfigPath } from './cluster.ts';
@@ -14,7 +14,7 @@ import { formatJson, formatText, type Report } from './report.ts';
 import { readRuntimesFile, registryInManifests } from './runtimes.ts';
 import { SetLookup } from './set-lookup.ts';
 import { prepareSet, type Finding } from './set.ts';
-import { errorMessage } from '../error-message.ts';
+import { errorMessage } from '../leaves/error-message.ts';
 
 export interface CliIO {
   stdout(text: string): void;

@@ -10,7 +10,7 @@ import { LookupNotMade, type LookupBudget } from '../api/lookup-budget.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { ApiError, isNotFound } from '../kube/errors.ts';
 import { NAMESPACE, resourcePath } from '../kube/paths.ts';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../leaves/logger.ts';
 import { kaosPath } from './kaos-resources.ts';
 
 /** One type's store as a lookup reads it: a reflector, a reflector group, or a replica. */

@@ -9,7 +9,7 @@ import type { Agent, KaosObjects, MCPServer, MemoryStore, ModelAPI } from '../ap
 import type { RegistryState } from '../api/mcp-runtimes.ts';
 import type { LookupBudget } from '../api/lookup-budget.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { silentLogger, type Logger } from '../logger.ts';
+import { silentLogger, type Logger } from '../leaves/logger.ts';
 import { NAMESPACE, type ResourceType } from '../kube/paths.ts';
 import { CacheLookup, type LookupStores } from './cache-lookup.ts';
 import { KAOS_TYPES } from './kaos-resources.ts';

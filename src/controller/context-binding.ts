@@ -11,7 +11,7 @@ import { ApiError, isNotFound } from '../kube/errors.ts';
 import type { EventInput } from '../kube/events.ts';
 import { kaosPath } from '../cluster/kaos-resources.ts';
 import type { ReflectorGroup } from '../kube/reflector-group.ts';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../leaves/logger.ts';
 import type { RenderConfig } from '../render/index.ts';
 import type { ChildKind } from '../cluster/kind-table.ts';
 import type { ReconcileContext, ReconcileReads, ReconcileWrites } from './reconcile/context.ts';

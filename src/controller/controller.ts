@@ -6,7 +6,7 @@
 import type { Registry } from 'prom-client';
 import { KINDS, type KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../api/lookup.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import type { KaosCache } from '../cluster/cache.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { EventRecorder } from '../kube/events.ts';
@@ -17,7 +17,7 @@ import {
   type LeaderElectionOptions,
 } from '../kube/leader-election.ts';
 import type { ReflectorEvent } from '../kube/reflector.ts';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../leaves/logger.ts';
 import { bindReconcileContext } from './context-binding.ts';
 import { createControllerMetrics, type ControllerMetrics } from './metrics.ts';
 import { WorkQueue } from './queue.ts';

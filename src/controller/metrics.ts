@@ -1,8 +1,8 @@
 // The controller's and work queue's metrics under controller-runtime's names and labels
 // (pkg/internal/controller/metrics and pkg/metrics/workqueue.go), so that its dashboards and
 // alerts work unchanged. As with the webhook metrics, counts are plain numbers that prom-client
-// reads only when /metrics is scraped (src/prometheus.ts).
-import { Histogram, registerCollected, type MetricType, type MetricValue, type Registry } from '../prometheus.ts';
+// reads only when /metrics is scraped (src/leaves/prometheus.ts).
+import { Histogram, registerCollected, type MetricType, type MetricValue, type Registry } from '../leaves/prometheus.ts';
 
 /** controller-runtime's `result` label values. */
 export const RECONCILE_RESULTS = ['success', 'error', 'requeue', 'requeue_after'] as const;

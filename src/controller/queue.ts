@@ -6,7 +6,7 @@
 // - `{ requeueAfter }` puts it back after that delay, `{ requeue: true }` with backoff.
 // A reconciler that throws (or rejects) is a retry; nothing escapes as an unhandled rejection.
 import { Backoff, type BackoffOptions } from '../kube/backoff.ts';
-import { errorFields, silentLogger, type Logger } from '../logger.ts';
+import { errorFields, silentLogger, type Logger } from '../leaves/logger.ts';
 import { noControllerMetrics, type ControllerMetrics, type ReconcileResultLabel } from './metrics.ts';
 
 /** What a reconciler returns: nothing ("done"), a delay before the next run, or a retry with backoff. */

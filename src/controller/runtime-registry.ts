@@ -20,7 +20,7 @@ import {
 import type { KaosCache } from '../cluster/cache.ts';
 import { CONFIG_MAP } from '../kube/paths.ts';
 import type { Reflector } from '../kube/reflector.ts';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../leaves/logger.ts';
 import { refKey } from '../cluster/object-ref.ts';
 
 export const RUNTIMES_FIELD_SELECTOR = `metadata.name=${RUNTIMES_CONFIG_MAP}`;

@@ -7,7 +7,7 @@ import type { Phase } from '../api/enums.ts';
 import { KIND_NAMES, type KaosKind } from '../api/kinds.ts';
 import type { Condition, DeploymentStatus } from '../api/schema/status.ts';
 import { asRecord, jsonEqual } from '../api/json.ts';
-import { formatTime } from '../meta-time.ts';
+import { formatTime } from '../leaves/meta-time.ts';
 import { notServedMessage } from '../api/model-patterns.ts';
 
 /** `status` of any of the four kinds, as the controller writes it. */

@@ -4,7 +4,7 @@
 // enabled and served), and a reflector per dependency type, metadata only — never a Secret's
 // data. ConfigMaps are both: the owned ones label-selected and whole, and every ConfigMap as
 // metadata only (an API key's); two independent reflectors, read apart. Registered before the cache starts, so /readyz waits for every one of them to sync.
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 import type { RegisterOptions } from '../cluster/cache.ts';
 import { HTTP_ROUTE, type ResourceType } from '../kube/paths.ts';
 import { KIND_TABLE, type ChildKind, type DependencyTypeKind, type KindTable, type OptionalAPI } from '../cluster/kind-table.ts';

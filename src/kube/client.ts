@@ -10,7 +10,7 @@ import https from 'node:https';
 import type { Socket } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { ApiError, isStatus, type ApiStatus } from './errors.ts';
-import { http } from '../node-http.ts';
+import { http } from '../leaves/node-http.ts';
 import { inClusterConnection, kubeconfigConnection } from './kubeconfig.ts';
 
 /** TLS material for the connection to the API server (node:tls names). */

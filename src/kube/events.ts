@@ -12,8 +12,8 @@
 // reconcile. Errors are logged.
 import type { KubeClient } from './client.ts';
 import { isNotFound } from './errors.ts';
-import { errorFields, silentLogger, type Logger } from '../logger.ts';
-import { formatMicroTime } from '../meta-time.ts';
+import { errorFields, silentLogger, type Logger } from '../leaves/logger.ts';
+import { formatMicroTime } from '../leaves/meta-time.ts';
 
 export const REPORTING_CONTROLLER = 'kaos.tools/kaos-operator';
 const EVENTS_PATH = (namespace: string): string => `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`;

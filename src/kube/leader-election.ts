@@ -15,9 +15,9 @@ import type { Registry } from 'prom-client';
 import { Gauge } from 'prom-client';
 import type { KubeClient } from './client.ts';
 import { isConflict, isNotFound } from './errors.ts';
-import { errorFields, silentLogger, type Logger } from '../logger.ts';
+import { errorFields, silentLogger, type Logger } from '../leaves/logger.ts';
 import { LEASE, resourcePath } from './paths.ts';
-import { formatMicroTime } from '../meta-time.ts';
+import { formatMicroTime } from '../leaves/meta-time.ts';
 
 /** coordination.k8s.io/v1 LeaseSpec (the fields leader election uses). */
 export interface LeaseSpec {

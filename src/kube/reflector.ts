@@ -13,7 +13,7 @@ import type { KubeObject } from './meta.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import type { KubeClient, WatchEvent } from './client.ts';
 import { ApiError, isGone } from './errors.ts';
-import { errorFields, silentLogger, type Logger } from '../logger.ts';
+import { errorFields, silentLogger, type Logger } from '../leaves/logger.ts';
 import { apiVersionOf, storeKey, resourcePath, type ResourceType } from './paths.ts';
 
 /** What a reflector needs from the client (a narrow seam for tests). */

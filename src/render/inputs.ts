@@ -19,7 +19,7 @@ import type {
   SecretKeySelector,
   Telemetry,
 } from '../api/schema/index.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../config/config.ts';
 
 // The objects render reads are the API's own types (TypeBox Static, src/api/schema): one type
 // per kind. The names below are render's words for them, not other types.

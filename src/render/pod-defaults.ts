@@ -8,7 +8,7 @@
 // Every value is copied, never shared with the config, so a caller that edits a rendered
 // object cannot change the next render.
 import type { KaosKind } from '../api/kinds.ts';
-import type { ResourceDefaults, WorkloadDefaults } from '../config.ts';
+import type { ResourceDefaults, WorkloadDefaults } from '../config/config.ts';
 import type { Container, PodSpec } from './k8s.ts';
 
 /**

@@ -1,7 +1,7 @@
 // The Deployment and Service every kind owns (docs/api.md, "Common behaviour"): one replica at creation, selector =
 // the two selector labels, the operator's pod defaults, then the user's spec.podSpec merged
 // last, then the hashes that roll the pods whenever the pod spec or the config file changes.
-import type { WorkloadDefaults } from '../config.ts';
+import type { WorkloadDefaults } from '../config/config.ts';
 import { childMeta, selectorLabels, type ParentIdentity } from './labels.ts';
 import type { Deployment, PodSpec, Service } from './k8s.ts';
 import { CONFIG_HASH_ANNOTATION, POD_SPEC_HASH_ANNOTATION, configHash, podSpecHash } from './hash.ts';

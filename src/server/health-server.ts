@@ -1,14 +1,14 @@
 // Liveness, readiness and metrics on a plain-HTTP port of their own, so that probes and
 // Prometheus need no certificate and a webhook under load does not starve them of sockets.
 import type { Server, ServerResponse } from 'node:http';
-import { http } from '../node-http.ts';
+import { http } from '../leaves/node-http.ts';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { bareExpressApp } from './express-app.ts';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../logger.ts';
-import { mergeExpositions, type Registry } from '../prometheus.ts';
+import type { Logger } from '../leaves/logger.ts';
+import { mergeExpositions, type Registry } from '../leaves/prometheus.ts';
 import { closeGracefully } from './close.ts';
-import { errorMessage } from '../error-message.ts';
+import { errorMessage } from '../leaves/error-message.ts';
 
 export type Readiness = { ready: true } | { ready: false; reason: string };
 /** Answers "may this replica receive traffic?" (e.g. caches synced); may be async. */

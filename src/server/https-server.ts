@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:https';
 import type { RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../leaves/logger.ts';
 import {
   loadCertificatePair,
   watchCertificates,

@@ -3,7 +3,7 @@
 // never whole objects; the redaction below is a second line of defence, not the policy.
 import { hostname } from 'node:os';
 import { pino, type DestinationStream } from 'pino';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../leaves/logger.ts';
 
 export type { Logger };
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

@@ -1,7 +1,7 @@
 // The webhook metrics, under controller-runtime's names and labels so that its dashboards and
 // alerts work unchanged, and the certificate-expiry gauge. They live in the process's registry
-// (src/prometheus.ts), which main hands to every part of the operator that has metrics.
-import { Histogram, registerCollected, type MetricValue, type Registry } from '../prometheus.ts';
+// (src/leaves/prometheus.ts), which main hands to every part of the operator that has metrics.
+import { Histogram, registerCollected, type MetricValue, type Registry } from '../leaves/prometheus.ts';
 
 /** Metrics of one webhook path, bound once so that a request pays no label lookup for them. */
 export interface WebhookPathMetrics {
@@ -30,7 +30,7 @@ interface PathStats {
   readonly latency: Histogram;
 }
 
-/** The webhook metrics, read by prom-client only when /metrics is scraped (src/prometheus.ts). */
+/** The webhook metrics, read by prom-client only when /metrics is scraped (src/leaves/prometheus.ts). */
 export function createWebhookMetrics(registry: Registry): WebhookMetrics {
   const stats: PathStats[] = [];
   const latency = 'controller_runtime_webhook_latency_seconds';

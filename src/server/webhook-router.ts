@@ -8,11 +8,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { bareExpressApp } from './express-app.ts';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../leaves/logger.ts';
 import { clip } from '../api/bounded-text.ts';
 import { admit, BODY_LIMIT_BYTES, createWebhooks, messageBody, type Answer, type Webhook } from '../admission/admit.ts';
 import type { HandlerFactory } from '../admission/types.ts';
-import { WEBHOOK_DEFAULTS } from '../config.ts';
+import { WEBHOOK_DEFAULTS } from '../config/config.ts';
 import { readBody } from './body.ts';
 import { noWebhookMetrics, type WebhookMetrics, type WebhookPathMetrics } from './webhook-metrics.ts';
 

@@ -1,7 +1,7 @@
 // The admission webhook server: the webhook routes on an HTTPS server that reloads its
 // certificate. This is what main.ts starts (and closes on SIGTERM).
-import type { Logger } from '../logger.ts';
-import { WEBHOOK_DEFAULTS, type Config } from '../config.ts';
+import type { Logger } from '../leaves/logger.ts';
+import { WEBHOOK_DEFAULTS, type Config } from '../config/config.ts';
 import type { HandlerFactory } from '../admission/types.ts';
 import { createWebhookApp } from './webhook-router.ts';
 import { startHttpsServer, type RunningHttpsServer } from './https-server.ts';

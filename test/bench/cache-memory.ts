@@ -9,7 +9,7 @@
 // Env: N (2000 copies per kind).
 import { isRecord } from '../../src/api/json.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/config.ts';
 import { nextStatus, deploymentProgress } from '../../src/controller/status.ts';
 import { FIELD_MANAGER } from '../../src/cluster/child-apply.ts';
 import { LAST_APPLIED_ANNOTATION, slimChild, slimDeployment, slimObject } from '../../src/kube/slim.ts';

@@ -14,7 +14,7 @@
 import { KINDS } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/lookup.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
-import { silentLogger } from '../../src/logger.ts';
+import { silentLogger } from '../../src/leaves/logger.ts';
 import { threadCpuMs } from '../support/work-budget.ts';
 import { ROOT, loadFrom, treeAt } from './tree-at.ts';
 
@@ -51,7 +51,7 @@ type Lookup = 'cache' | 'view';
 async function modules(root: string) {
   return {
     validate: (await loadFrom(root, 'src/admission/validate.ts')) as unknown as typeof import('../../src/admission/validate.ts'),
-    config: (await loadFrom(root, 'src/config.ts')) as unknown as typeof import('../../src/config.ts'),
+    config: (await loadFrom(root, 'src/config/config.ts')) as unknown as typeof import('../../src/config/config.ts'),
     lookups: (await loadFrom(root, 'test/bench/lookup.ts')) as unknown as typeof import('./lookup.ts'),
     reviews: (await loadFrom(root, 'test/support/admission-request.ts')) as unknown as typeof import('../support/admission-request.ts'),
     views: (await loadFrom(root, 'src/cluster/cache-view.ts')) as unknown as typeof import('../../src/cluster/cache-view.ts'),

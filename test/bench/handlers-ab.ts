@@ -30,7 +30,7 @@ async function pipelines(root: string): Promise<Map<string, Run>> {
   const review = (await load('src/admission/review.ts')) as unknown as typeof import('../../src/admission/review.ts');
   const mutate = (await load('src/admission/mutate.ts')) as unknown as typeof import('../../src/admission/mutate.ts');
   const validate = (await load('src/admission/validate.ts')) as unknown as typeof import('../../src/admission/validate.ts');
-  const config = (await load('src/config.ts')) as unknown as typeof import('../../src/config.ts');
+  const config = (await load('src/config/config.ts')) as unknown as typeof import('../../src/config/config.ts');
   const reviews = (await load('test/bench/reviews.ts')) as unknown as typeof import('./reviews.ts');
   const lookupModule = (await load('test/bench/lookup.ts')) as unknown as typeof import('./lookup.ts');
   const jsonPatch = (await import('fast-json-patch')).default;

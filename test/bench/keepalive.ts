@@ -12,7 +12,7 @@ import { connect, type TLSSocket } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { webhookPath } from '../../src/admission/webhook-paths.ts';
 import type { AdmissionDecision } from '../../src/admission/types.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/server/pino-logger.ts';
 import { startWebhookServer } from '../../src/server/webhook-server.ts';
 import { makeTestCerts } from '../support/certs.ts';

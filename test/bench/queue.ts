@@ -2,7 +2,7 @@
 // merge rate of duplicate adds. Not part of pass/fail. Run: node test/bench/queue.ts
 import { WorkQueue } from '../../src/controller/queue.ts';
 import { createControllerMetrics } from '../../src/controller/metrics.ts';
-import { createRegistry } from '../../src/prometheus.ts';
+import { createRegistry } from '../../src/leaves/prometheus.ts';
 
 const KEYS = 100_000;
 const metrics = createControllerMetrics(createRegistry({ defaultMetrics: false })).forController('agent');

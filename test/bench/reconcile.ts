@@ -54,7 +54,7 @@ import {
 import { makeDevCerts } from '../../certs/make-dev-certs.ts';
 import { CONFIGURATION_NAMES, renderWebhookConfigurations } from '../../src/admission/webhook-configs.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/config.ts';
 import { resolveAgentDeps } from '../../src/controller/reconcile/agent.ts';
 import { desiredChildren } from '../../src/controller/reconcile/children.ts';
 import type { ReconcileReads } from '../../src/controller/reconcile/context.ts';

@@ -2,7 +2,7 @@
 // this checkout's node_modules and package.json, so that a benchmark loads the same modules at two
 // commits in one process and compares them side by side under the same background load.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -32,6 +32,14 @@ export function treeAt(ref: string): Tree {
   };
 }
 
-/** One module of the tree at `root` (ROOT or a Tree's dir), by its path; typed by the caller as this checkout's. */
-export const loadFrom = (root: string, path: string): Promise<Record<string, unknown>> =>
-  import(pathToFileURL(join(root, path)).href) as Promise<Record<string, unknown>>;
+/** Where a module of this checkout stood in older trees, so that a benchmark still loads them. */
+const FORMER_PATHS: Readonly<Record<string, string>> = {
+  'src/config/config.ts': 'src/config.ts',
+};
+
+/** One module of the tree at `root` (ROOT or a Tree's dir), by its path in this checkout; typed by the caller as this checkout's. */
+export const loadFrom = (root: string, path: string): Promise<Record<string, unknown>> => {
+  const former = FORMER_PATHS[path];
+  const at = former !== undefined && !existsSync(join(root, path)) ? former : path;
+  return import(pathToFileURL(join(root, at)).href) as Promise<Record<string, unknown>>;
+};

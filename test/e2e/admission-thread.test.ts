@@ -1,4 +1,4 @@
-// The webhooks on a thread of their own (src/server/admission-thread.ts), through the real entry
+// The webhooks on a thread of their own (src/admission-thread/thread.ts), through the real entry
 // point and a real kube-apiserver: /metrics reports both threads' event-loop delay and GC pauses
 // under prom-client's names, the admission thread's view of the cache follows it (a new object is
 // known, a deleted one is not), and with WEBHOOK_THREAD=false a replica answers the same requests

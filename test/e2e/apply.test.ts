@@ -7,7 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { eventually } from '../support/poll.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/config.ts';
 import { applyIntent, type ObjectLike } from '../../src/kube/apply.ts';
 import { FIELD_MANAGER, applyChild, ensureChild, holdsAppliedFields, pruneOwned } from '../../src/cluster/child-apply.ts';
 import { KubeClient } from '../../src/kube/client.ts';

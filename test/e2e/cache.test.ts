@@ -9,7 +9,7 @@ import { eventually } from '../support/poll.ts';
 import type { KubeObject, Referrer } from '../../src/api/lookup.ts';
 import { KaosCache, type CacheClient } from '../../src/cluster/cache.ts';
 import { KubeClient, type CallOptions, type KubeList, type ListOptions, type WatchEvent, type WatchOptions } from '../../src/kube/client.ts';
-import { silentLogger, type Logger } from '../../src/logger.ts';
+import { silentLogger, type Logger } from '../../src/leaves/logger.ts';
 import { CONFIG_MAP, NAMESPACE, resourcePath } from '../../src/kube/paths.ts';
 import { kaosPath } from '../../src/cluster/kaos-resources.ts';
 import type { ReflectorEvent } from '../../src/kube/reflector.ts';

@@ -11,7 +11,7 @@ import { EventRecorder, type EventInput, type KubeEvent } from '../../src/kube/e
 import { LeaderElector, createLeaderElectionMetrics, type Lease } from '../../src/kube/leader-election.ts';
 import { LEASE, NAMESPACE, resourcePath } from '../../src/kube/paths.ts';
 import { OPERATOR_IDENTITY, OPERATOR_USER, renderRbac } from '../../src/cluster/rbac.ts';
-import { createRegistry, type Registry } from '../../src/prometheus.ts';
+import { createRegistry, type Registry } from '../../src/leaves/prometheus.ts';
 import { startControlPlane } from '../cluster/control-plane.ts';
 
 const operatorToken = randomBytes(24).toString('hex');

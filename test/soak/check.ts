@@ -21,7 +21,7 @@ import type { ReconcileContext, ReconcileReads } from '../../src/controller/reco
 import { RECONCILERS } from '../../src/controller/reconcile/index.ts';
 import { statusChanged, type KaosStatus } from '../../src/controller/status.ts';
 import { controllerUid, type ObjectLike } from '../../src/kube/apply.ts';
-import { silentLogger } from '../../src/logger.ts';
+import { silentLogger } from '../../src/leaves/logger.ts';
 import type { Child, RenderConfig } from '../../src/render/index.ts';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../src/render/index.ts';
 

@@ -3,7 +3,7 @@
 // as the controller binds them, so the final check resolves every dependency exactly as the
 // controller does. It is a cache of its own, listed after the faults, so nothing the operator's
 // caches went through (cut watches, restarts) is in it.
-import type { Config } from '../../src/config.ts';
+import type { Config } from '../../src/config/config.ts';
 import { KaosCache } from '../../src/cluster/cache.ts';
 import { bindReads } from '../../src/controller/context-binding.ts';
 import { watchRuntimeRegistry } from '../../src/controller/runtime-registry.ts';
@@ -12,7 +12,7 @@ import { KIND_TABLE, type ChildKind } from '../../src/cluster/kind-table.ts';
 import type { KubeClient } from '../../src/kube/client.ts';
 import type { ObjectLike } from '../../src/kube/apply.ts';
 import { resourcePath } from '../../src/kube/paths.ts';
-import { silentLogger } from '../../src/logger.ts';
+import { silentLogger } from '../../src/leaves/logger.ts';
 import type { ClusterState } from './check.ts';
 
 export interface ClusterView {

@@ -7,7 +7,7 @@
 //   their readiness probe, with a retry on the other when one dies or freezes under a review.
 // A replica that is killed is started again under a new name, as a Deployment's new pod would be.
 import { join } from 'node:path';
-import { loadConfig, type Config } from '../../src/config.ts';
+import { loadConfig, type Config } from '../../src/config/config.ts';
 import { LEASE_NAME } from '../../src/controller/controller.ts';
 import type { Lease } from '../../src/kube/leader-election.ts';
 import { LEASE, resourcePath } from '../../src/kube/paths.ts';

@@ -10,7 +10,7 @@ import { createMutatingHandler } from '../../src/admission/mutate.ts';
 import { createPodSpecCheck } from '../../src/admission/pod-spec-check.ts';
 import { createWebhookApp } from '../../src/server/webhook-router.ts';
 import { createValidatingHandler } from '../../src/admission/validate.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/config.ts';
 import { isRecord } from '../../src/api/json.ts';
 import { isKaosKind } from '../../src/api/kinds.ts';
 import { CONTAINER_NAME } from '../../src/render/names.ts';

@@ -15,7 +15,7 @@ import type { AdmissionRequest, AdmissionReviewOut, AdmissionResponse } from '..
 import { createValidatingHandler } from '../../src/admission/validate.ts';
 import { GROUP, isKaosKind, KIND_NAMES, VERSION, type KaosKind } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/lookup.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/config.ts';
 import { createLogger } from '../../src/server/pino-logger.ts';
 import { startWebhookServer } from '../../src/server/webhook-server.ts';
 import { sampleObjects } from './arbitraries.ts';

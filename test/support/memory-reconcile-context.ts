@@ -16,7 +16,7 @@ import type { KaosKind } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
 import type { KaosObjects } from '../../src/api/schema/index.ts';
 import type { RegistryState } from '../../src/api/mcp-runtimes.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/config.ts';
 import type { ChildKind } from '../../src/cluster/kind-table.ts';
 import type { ReconcileContext, ReconcileReads, ReconcileWrites } from '../../src/controller/reconcile/context.ts';
 import type { KaosStatus } from '../../src/controller/status.ts';
@@ -24,7 +24,7 @@ import { applyIntent, staleChildren, type EnsureResult, type ObjectLike, type Pr
 import { holdsAppliedFields } from '../../src/cluster/child-apply.ts';
 import { ApiError } from '../../src/kube/errors.ts';
 import type { EventInput } from '../../src/kube/events.ts';
-import type { Logger } from '../../src/logger.ts';
+import type { Logger } from '../../src/leaves/logger.ts';
 import type { Child, RenderConfig } from '../../src/render/index.ts';
 
 /** One write request as the API server would have received it. */

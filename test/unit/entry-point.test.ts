@@ -1,7 +1,7 @@
 // What the shipped entry points load (dist/main.js and the admission thread's
 // dist/admission-worker.js, built by `npm run build` before the tests): one file of our own each,
 // bundled (scripts/build.ts), and none of the Node builtins that only an ES import of node:http
-// would drag in (src/node-http.ts). Each costs resident memory for nothing. The operator stops at
+// would drag in (src/leaves/node-http.ts). Each costs resident memory for nothing. The operator stops at
 // configuration (an invalid LOG_LEVEL), the admission thread's entry run as a process at its
 // first line that needs a parent thread: both after every import has run.
 import { spawnSync } from 'node:child_process';

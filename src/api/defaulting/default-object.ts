@@ -2,7 +2,7 @@
 // (container image, an Agent's MODEL_NAME, toolCallMode and memory defaults, a MemoryStore's
 // replicas) first, then the schema's constant defaults. Idempotent: running it on its own output
 // changes nothing. Never touches status.
-import type { Config } from '../../config.ts';
+import type { Config } from '../../config/config.ts';
 import { readDefaulted, writeDefaulted } from './defaulted-annotation.ts';
 import {
   defaultImage,

@@ -1,7 +1,7 @@
 // Values the webhook derives from other fields or from the operator's configuration (docs/api.md, "Defaulting"):
 // the container image of each kind, an Agent's MODEL_NAME, memory type and (newer shape) toolCallMode,
 // a MemoryStore's replicas.
-import type { Config, ImageDefaults } from '../../config.ts';
+import type { Config, ImageDefaults } from '../../config/config.ts';
 import { AGENT_DEFAULTS, MEMORY_STORE_DEFAULTS } from '../defaults.ts';
 import { asArray, asRecord, asString, getIn, isRecord, isSet, type JsonRecord } from '../json.ts';
 import type { KaosKind } from '../kinds.ts';

@@ -8,7 +8,7 @@ import type { KaosObjects } from '../../api/schema/index.ts';
 import type { RegistryState } from '../../api/mcp-runtimes.ts';
 import type { EnsureResult, ObjectLike, PruneResult } from '../../kube/apply.ts';
 import type { EventInput } from '../../kube/events.ts';
-import type { Logger } from '../../logger.ts';
+import type { Logger } from '../../leaves/logger.ts';
 import type { Child, RenderConfig } from '../../render/index.ts';
 import type { ReconcileResult } from '../queue.ts';
 import type { KaosStatus } from '../status.ts';

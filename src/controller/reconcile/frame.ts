@@ -9,7 +9,7 @@ import type { ObjectLike } from '../../kube/apply.ts';
 import type { KaosObjects } from '../../api/schema/index.ts';
 import { isConflict } from '../../kube/errors.ts';
 import type { EventRegarding } from '../../kube/events.ts';
-import { errorFields } from '../../logger.ts';
+import { errorFields } from '../../leaves/logger.ts';
 import type { ReconcileResult } from '../queue.ts';
 import { nextStatus, statusChanged, type Outcome, type Verdict } from '../status.ts';
 import { asRecord, asString } from '../../api/json.ts';

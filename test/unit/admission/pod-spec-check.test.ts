@@ -1,9 +1,9 @@
 import t from 'tap';
 import { createPodSpecCheck, isOutage, podSpecErrors } from '../../../src/admission/pod-spec-check.ts';
-import { loadConfig } from '../../../src/config.ts';
+import { loadConfig } from '../../../src/config/config.ts';
 import { MAX_CAUSES } from '../../../src/api/validation/answer-limits.ts';
 import type { Agent, MCPServer } from '../../../src/api/schema/index.ts';
-import { silentLogger, type Logger } from '../../../src/logger.ts';
+import { silentLogger, type Logger } from '../../../src/leaves/logger.ts';
 import { deploymentDryRun } from '../../../src/kube/dry-run.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
 import type { AgentInput, Deployment } from '../../../src/render/index.ts';

@@ -1,5 +1,5 @@
 // Builders for the unit tests of src/api and src/admission.
-import { loadConfig, type Config } from '../../../src/config.ts';
+import { loadConfig, type Config } from '../../../src/config/config.ts';
 import { referencedNames } from '../../../src/api/agent-references.ts';
 import type { KaosKind } from '../../../src/api/kinds.ts';
 import type { KubeObject } from '../../../src/api/lookup.ts';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { parseAllDocuments, stringify } from 'yaml';
-import { loadConfig } from '../../../src/config.ts';
+import { loadConfig } from '../../../src/config/config.ts';
 import { createMutatingHandler } from '../../../src/admission/mutate.ts';
 import { createValidatingHandler } from '../../../src/admission/validate.ts';
 import { isKaosKind } from '../../../src/api/kinds.ts';

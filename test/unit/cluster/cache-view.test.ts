@@ -10,7 +10,7 @@ import { CacheView, type CacheBatch } from '../../../src/cluster/cache-view.ts';
 import { KAOS_TYPES } from '../../../src/cluster/kaos-resources.ts';
 import { KubeClient } from '../../../src/kube/client.ts';
 import { NAMESPACE } from '../../../src/kube/paths.ts';
-import { silentLogger } from '../../../src/logger.ts';
+import { silentLogger } from '../../../src/leaves/logger.ts';
 import { FakeApiServer, status } from '../../support/fake-apiserver.ts';
 import { eventually } from '../../support/poll.ts';
 

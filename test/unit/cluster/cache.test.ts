@@ -10,7 +10,7 @@ import { eventually } from '../../support/poll.ts';
 import { admissionRequest } from '../../support/admission-request.ts';
 import { LookupBudget, LookupNotMade } from '../../../src/api/lookup-budget.ts';
 import { createValidatingHandler } from '../../../src/admission/validate.ts';
-import { loadConfig } from '../../../src/config.ts';
+import { loadConfig } from '../../../src/config/config.ts';
 import { freePorts } from '../../cluster/control-plane.ts';
 
 /** The names of the objects that name one, as the deletion warning lists them. */

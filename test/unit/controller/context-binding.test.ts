@@ -2,12 +2,12 @@ import type { KaosKind } from '../../../src/api/kinds.ts';
 import type { KaosObjects } from '../../../src/api/schema/index.ts';
 import t from 'tap';
 import type { KubeObject } from '../../../src/api/meta.ts';
-import { loadConfig } from '../../../src/config.ts';
+import { loadConfig } from '../../../src/config/config.ts';
 import { bindReconcileContext, removeFinalizersPatch, statusBody, type WriteClient } from '../../../src/controller/context-binding.ts';
 import type { KaosStatus } from '../../../src/controller/status.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
 import type { ObjectLike } from '../../../src/kube/apply.ts';
-import { silentLogger } from '../../../src/logger.ts';
+import { silentLogger } from '../../../src/leaves/logger.ts';
 
 interface Call { method: string; path: string; body: unknown; options: unknown; args: unknown[] }
 

@@ -4,7 +4,7 @@
 import t from 'tap';
 import type { KubeObject } from '../../../src/api/lookup.ts';
 import type { KaosKind } from '../../../src/api/kinds.ts';
-import { loadConfig } from '../../../src/config.ts';
+import { loadConfig } from '../../../src/config/config.ts';
 import { Controller, resyncDelay } from '../../../src/controller/controller.ts';
 import type { KindReconciler } from '../../../src/controller/reconcile/context.ts';
 import { registerControllerWatches } from '../../../src/controller/watches.ts';
@@ -13,8 +13,8 @@ import { KubeClient, METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from '../../.
 import { CONFIG_MAP, DEPLOYMENT, NAMESPACE, SECRET } from '../../../src/kube/paths.ts';
 import { KAOS_TYPES } from '../../../src/cluster/kaos-resources.ts';
 import { CHILD_TYPES } from '../../../src/cluster/child-apply.ts';
-import { createRegistry } from '../../../src/prometheus.ts';
-import { silentLogger } from '../../../src/logger.ts';
+import { createRegistry } from '../../../src/leaves/prometheus.ts';
+import { silentLogger } from '../../../src/leaves/logger.ts';
 import { FakeApiServer } from '../../support/fake-apiserver.ts';
 import { eventually } from '../../support/poll.ts';
 

@@ -1,8 +1,8 @@
 import t from 'tap';
-import { silentLogger } from '../../../src/logger.ts';
+import { silentLogger } from '../../../src/leaves/logger.ts';
 import { ExponentialRateLimiter, WorkQueue, type ReconcileResult, type Reconciler } from '../../../src/controller/queue.ts';
 import { createControllerMetrics, type ControllerMetrics, type ReconcileResultLabel } from '../../../src/controller/metrics.ts';
-import { createRegistry } from '../../../src/prometheus.ts';
+import { createRegistry } from '../../../src/leaves/prometheus.ts';
 import { FakeClock, deferred, settle } from './fake-clock.ts';
 
 /** A reconciler whose runs a test holds open and ends by hand, recording each start. */

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { loadConfig } from '../../../src/config.ts';
+import { loadConfig } from '../../../src/config/config.ts';
 import { CONFIG_HASH_ANNOTATION } from '../../../src/render/index.ts';
 import { MemoryReconcileContext } from '../../support/memory-reconcile-context.ts';
 import { gatewayConfig } from '../render/helpers.ts';

@@ -1,6 +1,6 @@
 import { ApiError } from '../../../src/kube/errors.ts';
 import t from 'tap';
-import { loadConfig } from '../../../src/config.ts';
+import { loadConfig } from '../../../src/config/config.ts';
 import { CONFIG_HASH_ANNOTATION, POD_SPEC_HASH_ANNOTATION } from '../../../src/render/index.ts';
 import { MemoryReconcileContext } from '../../support/memory-reconcile-context.ts';
 import { gatewayConfig } from '../render/helpers.ts';

@@ -15,7 +15,7 @@ import {
   type KaosStatus,
 } from '../../../src/controller/status.ts';
 import { jsonEqual } from '../../../src/api/json.ts';
-import { formatTime } from '../../../src/meta-time.ts';
+import { formatTime } from '../../../src/leaves/meta-time.ts';
 
 const T0 = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
 const T1 = T0 + 60_000;

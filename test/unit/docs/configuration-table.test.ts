@@ -5,13 +5,13 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { loadConfig } from '../../../src/config.ts';
+import { loadConfig } from '../../../src/config/config.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const DOC = 'docs/configuration.md';
 const SECTION = '## Environment variables';
 const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
-const CONFIG_SOURCES = ['src/config.ts', 'src/config-workload.ts'];
+const CONFIG_SOURCES = ['src/config/config.ts', 'src/config/workload.ts'];
 /** Rows for the run command and the control-plane build, not the operator: who reads each. */
 const RUN_COMMAND_VARIABLES: Readonly<Record<string, string>> = { WEBHOOK_URL: 'scripts/start.ts', KAOS_CACHE_DIR: 'test/cluster/build.sh' };
 

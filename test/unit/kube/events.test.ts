@@ -1,5 +1,5 @@
 import t from 'tap';
-import { silentLogger } from '../../../src/logger.ts';
+import { silentLogger } from '../../../src/leaves/logger.ts';
 import type { PatchType, WriteOptions } from '../../../src/kube/client.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
 import { EventRecorder, buildEvent, eventKey, type EventInput, type KubeEvent } from '../../../src/kube/events.ts';

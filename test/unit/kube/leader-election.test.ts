@@ -1,6 +1,6 @@
 import t from 'tap';
 import { eventually } from '../../support/poll.ts';
-import { createRegistry } from '../../../src/prometheus.ts';
+import { createRegistry } from '../../../src/leaves/prometheus.ts';
 import type { CallOptions, WriteOptions } from '../../../src/kube/client.ts';
 import { ApiError } from '../../../src/kube/errors.ts';
 import {
@@ -14,7 +14,7 @@ import {
   type Lease,
   type LeaseClient,
 } from '../../../src/kube/leader-election.ts';
-import { formatMicroTime } from '../../../src/meta-time.ts';
+import { formatMicroTime } from '../../../src/leaves/meta-time.ts';
 
 const NOW = new Date('2026-03-01T10:00:00.123Z');
 

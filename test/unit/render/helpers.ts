@@ -2,7 +2,7 @@
 // from the KAOS repository into test/fixtures/samples/).
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import { loadConfig } from '../../../src/config.ts';
+import { loadConfig } from '../../../src/config/config.ts';
 import type { AgentInput, MCPServerInput, ModelAPIInput, RenderConfig } from '../../../src/render/inputs.ts';
 import type { Container, Deployment, EnvVar } from '../../../src/render/k8s.ts';
 

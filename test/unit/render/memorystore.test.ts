@@ -2,7 +2,7 @@
 // with its container, env in order and volume, the Service, the PersistentVolumeClaim in local
 // mode, the PodDisruptionBudget with two or more replicas, the HTTPRoute with the gateway.
 import t from 'tap';
-import { loadConfig } from '../../../src/config.ts';
+import { loadConfig } from '../../../src/config/config.ts';
 import { childrenOf } from '../../../src/render/rendered.ts';
 import { renderMemoryStore, shortestDecimal } from '../../../src/render/memorystore.ts';
 import type { MemoryStoreInput } from '../../../src/render/inputs.ts';

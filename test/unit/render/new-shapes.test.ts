@@ -3,7 +3,7 @@
 // PROXY_* env, container.env in the place of the kind's own list, telemetry and log level.
 import t from 'tap';
 import { parse } from 'yaml';
-import { loadConfig } from '../../../src/config.ts';
+import { loadConfig } from '../../../src/config/config.ts';
 import { renderAgent } from '../../../src/render/agent.ts';
 import type { AgentDeps, AgentInput, MCPServerInput, ModelAPIInput } from '../../../src/render/inputs.ts';
 import { renderMCPServer } from '../../../src/render/mcpserver.ts';

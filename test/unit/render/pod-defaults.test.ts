@@ -1,5 +1,5 @@
 import t from 'tap';
-import { loadConfig } from '../../../src/config.ts';
+import { loadConfig } from '../../../src/config/config.ts';
 import {
   renderAgent,
   renderMCPServer,

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { request } from 'node:http';
 import { allReady, startHealthServer, type Readiness } from '../../../src/server/health-server.ts';
-import { createRegistry } from '../../../src/prometheus.ts';
+import { createRegistry } from '../../../src/leaves/prometheus.ts';
 import { createWebhookMetrics } from '../../../src/server/webhook-metrics.ts';
 import { Counter } from 'prom-client';
 import { captureLogger } from './helpers.ts';

@@ -2,7 +2,7 @@
 // test CA, a deferred (requests: test/support/admission-request.ts; polling: test/support/poll.ts).
 import { request, Agent } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
-import type { Logger } from '../../../src/logger.ts';
+import type { Logger } from '../../../src/leaves/logger.ts';
 import { createLogger } from '../../../src/server/pino-logger.ts';
 
 export interface LogLine {

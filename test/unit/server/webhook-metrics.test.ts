@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createRegistry } from '../../../src/prometheus.ts';
+import { createRegistry } from '../../../src/leaves/prometheus.ts';
 import { CERTIFICATE_EXPIRY_METRIC, createWebhookMetrics, registerCertificateExpiryMetric } from '../../../src/server/webhook-metrics.ts';
 
 t.test('webhook metrics render as Prometheus counter, cumulative histogram and gauge', async (t) => {

@@ -4,7 +4,7 @@ import t, { type Test } from 'tap';
 import { Agent } from 'node:https';
 import { connect } from 'node:tls';
 import { startWebhookServer, type RunningWebhookServer } from '../../../src/server/webhook-server.ts';
-import { createRegistry } from '../../../src/prometheus.ts';
+import { createRegistry } from '../../../src/leaves/prometheus.ts';
 import { createWebhookMetrics } from '../../../src/server/webhook-metrics.ts';
 import { webhookPath, WEBHOOK_ENDPOINTS } from '../../../src/admission/webhook-paths.ts';
 import type { AdmissionDecision, AdmissionRequest, AdmissionReviewOut, WebhookType } from '../../../src/admission/types.ts';

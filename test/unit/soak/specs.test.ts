@@ -11,7 +11,7 @@ import type { KubeObject } from '../../../src/api/lookup.ts';
 import { parseRuntimes, type RegistryState } from '../../../src/api/mcp-runtimes.ts';
 import { runtimesYaml } from '../../../src/api/mcp-runtime-defaults.ts';
 import { KIND_TABLE } from '../../../src/cluster/kind-table.ts';
-import { loadConfig } from '../../../src/config.ts';
+import { loadConfig } from '../../../src/config/config.ts';
 import { applyPatch, createHandlers, createRequest } from '../../../src/cli/judge.ts';
 import { MemoryLookup } from '../../support/memory-lookup.ts';
 import { classify } from '../../soak/outcomes.ts';

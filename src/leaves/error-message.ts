@@ -1,5 +1,5 @@
 // The message of anything thrown, written once: an Error's message, a thrown string as is,
-// anything else as String() makes it. A shared leaf, like config.ts and logger.ts.
+// anything else as String() makes it. A shared leaf (src/leaves/).
 
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;

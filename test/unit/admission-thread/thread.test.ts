@@ -1,10 +1,10 @@
-// server/admission-thread.ts with a real worker thread running a stand-in entry
+// src/admission-thread/thread.ts with a real worker thread running a stand-in entry
 // (test/fixtures/admission-thread-entry.ts): it starts and says its port, batches arrive in order
 // (those posted before it listened too), metrics come back per scrape, close ends the thread,
 // and a thread that fails — before or after it started — is reported, never silent.
 import t from 'tap';
-import { startAdmissionThread } from '../../../src/server/admission-thread.ts';
-import { captureLogger } from './helpers.ts';
+import { startAdmissionThread } from '../../../src/admission-thread/thread.ts';
+import { captureLogger } from '../server/helpers.ts';
 
 const ENTRY = new URL('../../fixtures/admission-thread-entry.ts', import.meta.url);
 

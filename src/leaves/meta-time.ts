@@ -1,6 +1,6 @@
 // The two time formats of the Kubernetes API, written once: metav1.Time (conditions'
-// lastTransitionTime) and metav1.MicroTime (Leases, events.k8s.io Events). A shared leaf, like
-// config.ts and logger.ts: the generic kube/ runtime and the controller both write them.
+// lastTransitionTime) and metav1.MicroTime (Leases, events.k8s.io Events). A shared leaf (src/leaves/):
+// the generic kube/ runtime and the controller both write them.
 
 /** metav1.Time's text: RFC 3339 in UTC, whole seconds. */
 export function formatTime(now: Date | number): string {

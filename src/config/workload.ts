@@ -6,9 +6,9 @@
 //
 // Empty maps and lists normalise to "unset": the API server drops them from what it stores
 // (omitempty), so rendering them would make the applied pod differ forever from the cached one.
-import { dns1123SubdomainProblems } from './api/name-validation.ts';
-import { isRecord, type JsonRecord } from './api/json.ts';
-import { errorMessage } from './error-message.ts';
+import { dns1123SubdomainProblems } from '../api/name-validation.ts';
+import { isRecord, type JsonRecord } from '../api/json.ts';
+import { errorMessage } from '../leaves/error-message.ts';
 
 /** core/v1 ResourceRequirements, without `claims` (those name claims of one pod only). */
 export interface ResourceDefaults {

@@ -10,8 +10,8 @@
 // makes them, cluster/cache-view.ts applies them) and asks for the thread's metrics at each scrape;
 // the thread says where it listens, answers, and ends once its server has closed.
 import { Worker, parentPort, type ResourceLimits } from 'node:worker_threads';
-import type { Logger } from '../logger.ts';
-import { errorMessage } from '../error-message.ts';
+import type { Logger } from '../leaves/logger.ts';
+import { errorMessage } from '../leaves/error-message.ts';
 
 export type ToAdmissionThread<Batch> =
   | { type: 'feed'; batch: Batch }

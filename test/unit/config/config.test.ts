@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ConfigError, loadConfig } from '../../../src/config/config.ts';
 
 t.test('defaults: docs/configuration.md images and model, webhook and metrics ports', async (t) => {
   const c = loadConfig({});

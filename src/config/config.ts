@@ -1,7 +1,7 @@
 // Every setting of the operator process, parsed and validated in one place (docs/api.md, "Operator configuration"; every variable in docs/configuration.md).
 // Each variable is documented in docs/configuration.md's configuration table.
-import { CONTAINER_LOG_LEVELS, DEFAULT_CONTAINER_LOG_LEVEL, type ContainerLogLevel } from './api/enums.ts';
-import { REFERENCE_POLICIES, type ReferencePolicy } from './api/kinds.ts';
+import { CONTAINER_LOG_LEVELS, DEFAULT_CONTAINER_LOG_LEVEL, type ContainerLogLevel } from '../api/enums.ts';
+import { REFERENCE_POLICIES, type ReferencePolicy } from '../api/kinds.ts';
 import {
   POD_SECURITY_CONTEXTS,
   dns1123LabelProblems,
@@ -12,9 +12,9 @@ import {
   parseResources,
   parseTolerations,
   type WorkloadDefaults,
-} from './config-workload.ts';
+} from './workload.ts';
 
-export type { ResourceDefaults, Toleration, WorkloadDefaults, PodSecurityContextMode } from './config-workload.ts';
+export type { ResourceDefaults, Toleration, WorkloadDefaults, PodSecurityContextMode } from './workload.ts';
 
 export interface ImageDefaults {
   agent: string;

@@ -1,8 +1,8 @@
-// src/prometheus.ts: the event-loop and GC metrics a thread reports of itself, and several
+// src/leaves/prometheus.ts: the event-loop and GC metrics a thread reports of itself, and several
 // expositions served as one (the admission thread's beside the main thread's).
 import t from 'tap';
 import { Gauge, Registry } from 'prom-client';
-import { createRegistry, mergeExpositions, threadMetrics } from '../../src/prometheus.ts';
+import { createRegistry, mergeExpositions, threadMetrics } from '../../../src/leaves/prometheus.ts';
 
 t.test('a family two sources report is written once, with the series of both', async (t) => {
   const main = [

@@ -1,18 +1,18 @@
 // The webhook server with the webhooks' handlers over a lookup — wiring, written once for the two
 // places that run it: the admission thread (admission-worker.ts, over its view of the cache) and,
 // with WEBHOOK_THREAD=false, main.ts on its own thread (over the cache itself).
-import { createMutatingHandler } from './admission/mutate.ts';
-import { createPodSpecCheck } from './admission/pod-spec-check.ts';
-import type { HandlerFactory } from './admission/types.ts';
-import { createValidatingHandler } from './admission/validate.ts';
-import type { ObjectLookup } from './api/lookup.ts';
-import type { Config } from './config.ts';
-import type { KubeClient } from './kube/client.ts';
-import { deploymentDryRun } from './kube/dry-run.ts';
-import type { Logger } from './logger.ts';
-import type { Registry } from './prometheus.ts';
-import { createWebhookMetrics, registerCertificateExpiryMetric } from './server/webhook-metrics.ts';
-import { startWebhookServer, type RunningWebhookServer } from './server/webhook-server.ts';
+import { createMutatingHandler } from '../admission/mutate.ts';
+import { createPodSpecCheck } from '../admission/pod-spec-check.ts';
+import type { HandlerFactory } from '../admission/types.ts';
+import { createValidatingHandler } from '../admission/validate.ts';
+import type { ObjectLookup } from '../api/lookup.ts';
+import type { Config } from '../config/config.ts';
+import type { KubeClient } from '../kube/client.ts';
+import { deploymentDryRun } from '../kube/dry-run.ts';
+import type { Logger } from '../leaves/logger.ts';
+import type { Registry } from '../leaves/prometheus.ts';
+import { createWebhookMetrics, registerCertificateExpiryMetric } from '../server/webhook-metrics.ts';
+import { startWebhookServer, type RunningWebhookServer } from '../server/webhook-server.ts';
 
 export interface AdmissionServerOptions {
   config: Config;
