@@ -66,8 +66,10 @@ function isObject(value: unknown): value is JsonObject {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+const DOLLAR = 0x24;
+
 function isDirectiveKey(key: string): boolean {
-  return key.startsWith('$');
+  return key.charCodeAt(0) === DOLLAR;
 }
 
 /**
@@ -88,12 +90,15 @@ function mergeObject(base: JsonObject, patch: JsonObject, rules: MergeRules): Js
   const directive = patch[PATCH];
   if (directive === 'delete') return undefined;
   if (directive === 'replace') return mergeObject({}, withoutKey(patch, PATCH), rules);
+  // Keys, not entries: a fragment may hold 100,000 items, and a pair for each key of each adds up.
   const out: JsonObject = {};
-  for (const [key, value] of Object.entries(base)) {
+  for (const key of Object.keys(base)) {
+    const value = base[key];
     if (value !== undefined) setOwn(out, key, cloneJson(value));
   }
-  for (const [key, patchValue] of Object.entries(patch)) {
-    if (isDirectiveKey(key) || patchValue === undefined) continue;
+  for (const key of Object.keys(patch)) {
+    const patchValue = patch[key];
+    if (patchValue === undefined || isDirectiveKey(key)) continue;
     if (patchValue === null) {
       delete out[key];
       continue;
@@ -169,24 +174,30 @@ function mergeList(base: readonly unknown[], patch: readonly unknown[], rule: Li
  * SameValueZero differs only for NaN, which JSON cannot hold).
  */
 class KeyIndex {
-  readonly #positions = new Map<unknown, number[]>();
+  /** A key's one position, or its positions in order when several items share it. */
+  readonly #positions = new Map<unknown, number | number[]>();
 
   add(item: unknown, key: string, position: number): void {
     if (!isObject(item)) return;
     const value = item[key];
     const positions = this.#positions.get(value);
-    if (positions === undefined) this.#positions.set(value, [position]);
+    if (positions === undefined) this.#positions.set(value, position);
+    else if (typeof positions === 'number') this.#positions.set(value, [positions, position]);
     else positions.push(position);
   }
 
   first(value: unknown): number | undefined {
-    return this.#positions.get(value)?.[0];
+    const positions = this.#positions.get(value);
+    return typeof positions === 'number' ? positions : positions?.[0];
   }
 
   removeFirst(value: unknown): void {
     const positions = this.#positions.get(value);
-    positions?.shift();
-    if (positions?.length === 0) this.#positions.delete(value);
+    if (typeof positions === 'number') this.#positions.delete(value);
+    else if (positions !== undefined) {
+      positions.shift();
+      if (positions.length === 1) this.#positions.set(value, positions[0] as number);
+    }
   }
 }
 
