@@ -152,10 +152,16 @@ function mergeList(base: readonly unknown[], patch: readonly unknown[], rule: Li
       if (item[PATCH] !== 'replace') out.push(mergeObject({}, item, itemRules) ?? {});
       continue;
     }
-    const index = byKey.first(item[rule.key]);
+    const key = item[rule.key];
+    const index = byKey.first(key);
     if (index === undefined) {
-      const created = mergeObject({}, item, itemRules);
-      if (created !== undefined) byKey.add(created, rule.key, out.push(created) - 1);
+      // Merged onto nothing, an item of plain values is a copy of itself: the common item of a
+      // long list (an env entry, a port) skips the general merge.
+      const created = isPlain(item) ? { ...item } : mergeObject({}, item, itemRules);
+      if (created === undefined) continue;
+      const position = out.push(created) - 1;
+      if (created[rule.key] === key) byKey.addAbsent(key, position);
+      else byKey.add(created, rule.key, position);
       continue;
     }
     const existing = out[index] as JsonObject;
@@ -186,6 +192,11 @@ class KeyIndex {
     else positions.push(position);
   }
 
+  /** `value`'s one position: for a value `first` has just found nowhere. */
+  addAbsent(value: unknown, position: number): void {
+    this.#positions.set(value, position);
+  }
+
   first(value: unknown): number | undefined {
     const positions = this.#positions.get(value);
     return typeof positions === 'number' ? positions : positions?.[0];
@@ -199,6 +210,15 @@ class KeyIndex {
       if (positions.length === 1) this.#positions.set(value, positions[0] as number);
     }
   }
+}
+
+/** Whether every value of `item` is a string, number or boolean, and no key a directive. */
+function isPlain(item: JsonObject): boolean {
+  for (const key of Object.keys(item)) {
+    const value = item[key];
+    if (isDirectiveKey(key) || value === null || typeof value === 'object' || value === undefined) return false;
+  }
+  return true;
 }
 
 /** The fields of `base` that `patch` also names (retainKeys). */
