@@ -36,6 +36,17 @@ export const MAX_JSON_MEMBERS = 1024;
  */
 export const MAX_OBJECT_BYTES = 2 * 1024 * 1024;
 
+/**
+ * Values one object or array at level 3 of the body may hold, counted as the scan sees them:
+ * each object and array in it (itself included), and each member or item after the first of
+ * each (a comma). What a review costs is mostly what its values cost (each one parsed, walked,
+ * copied, collected): 2 MiB of values of a few bytes each (`[[{"x":1}]]`, numbers, short strings)
+ * is half a million of them, four times what the work budget holds. Real objects hold a few
+ * thousand (a podSpec of a few containers with their env and volumes, the labels, annotations,
+ * and managedFields of it all): docs/limits.md.
+ */
+export const MAX_OBJECT_VALUES = 50_000;
+
 const QUOTE = 0x22;
 const COMMA = 0x2c;
 const COLON = 0x3a;
@@ -61,14 +72,20 @@ export interface ShapeLimits {
   maxMembers: number;
   /** Most bytes an object or array at level 3 may span, brackets included (default: no limit). */
   maxMemberBytes?: number;
+  /** Most values an object or array at level 3 may hold, counted as MAX_OBJECT_VALUES says (default: no limit). */
+  maxMemberValues?: number;
 }
 
-/** What makes a JSON text too costly to read: nested too deep, an object too wide, or a member of the request too large. */
+/**
+ * What makes a JSON text too costly to read: nested too deep, an object too wide, or a member of
+ * the request too large (its bytes) or holding too many values (more than `values`).
+ */
 export type JsonShapeProblem =
   | { kind: 'depth' }
   | { kind: 'members' }
   /** `member`: where the object or array is, as `request.object` (or `request[…]` in an array). */
-  | { kind: 'size'; member: string; bytes: number };
+  | { kind: 'size'; member: string; bytes: number }
+  | { kind: 'values'; member: string; values: number };
 
 /**
  * The first way `text` exceeds `limits`, or undefined when it does not. Brackets, commas and
@@ -78,6 +95,7 @@ export type JsonShapeProblem =
 export function jsonShapeProblem(text: Buffer, limits: ShapeLimits): JsonShapeProblem | undefined {
   const { maxDepth, maxMembers } = limits;
   const maxMemberBytes = limits.maxMemberBytes ?? Number.POSITIVE_INFINITY;
+  const maxMemberValues = limits.maxMemberValues ?? Number.POSITIVE_INFINITY;
   const length = text.length;
   // Per open level: -1 for an array, else the commas seen so far in that object (members - 1).
   const commas = new Int32Array(Math.min(maxDepth, length) + 2);
@@ -88,6 +106,7 @@ export function jsonShapeProblem(text: Buffer, limits: ShapeLimits): JsonShapePr
   const keyEnd = [0, 0, 0];
   let awaitingKey = false;
   let sizedStart = -1;
+  let sizedValues = 0;
   for (let i = 0; i < length; i++) {
     const byte = text[i] as number;
     // Most bytes of a body are none of the six below: one lookup passes them.
@@ -104,7 +123,11 @@ export function jsonShapeProblem(text: Buffer, limits: ShapeLimits): JsonShapePr
       if (++depth > maxDepth) return { kind: 'depth' };
       commas[depth] = byte === OPEN_OBJECT ? 0 : -1;
       awaitingKey = byte === OPEN_OBJECT;
-      if (depth === SIZED_LEVEL) sizedStart = i;
+      if (depth === SIZED_LEVEL) {
+        sizedStart = i;
+        sizedValues = 0;
+      }
+      if (depth >= SIZED_LEVEL && ++sizedValues > maxMemberValues) return tooMany(text, commas, keyStart, keyEnd, maxMemberValues);
     } else if (byte === CLOSE_OBJECT || byte === CLOSE_ARRAY) {
       if (depth === SIZED_LEVEL && i - sizedStart + 1 > maxMemberBytes) {
         return { kind: 'size', member: memberName(text, commas, keyStart, keyEnd), bytes: i - sizedStart + 1 };
@@ -115,6 +138,7 @@ export function jsonShapeProblem(text: Buffer, limits: ShapeLimits): JsonShapePr
       const count = commas[depth] as number;
       awaitingKey = count >= 0 && depth > 0;
       if (awaitingKey && (commas[depth] = count + 1) >= maxMembers) return { kind: 'members' };
+      if (depth >= SIZED_LEVEL && ++sizedValues > maxMemberValues) return tooMany(text, commas, keyStart, keyEnd, maxMemberValues);
     } else {
       awaitingKey = false;
     }
@@ -152,6 +176,10 @@ function stringEnd(text: Buffer, open: number): number {
     else if (byte === QUOTE) return i;
   }
   return -1;
+}
+
+function tooMany(text: Buffer, commas: Int32Array, keyStart: number[], keyEnd: number[], values: number): JsonShapeProblem {
+  return { kind: 'values', member: memberName(text, commas, keyStart, keyEnd), values };
 }
 
 /** `request.object`: the keys of levels 1 and 2 that lead to the level-3 object or array just read. */

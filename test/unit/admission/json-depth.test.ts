@@ -4,11 +4,11 @@
 // and headroom in every recursive walk of an object: each survives ten times the limit. An object
 // of exactly the most members is answered, one more is a clean denial (HTTP 400 when the body's
 // head does not give its uid); an object and an old object of exactly the largest size are
-// answered, one byte more is a denial with code 413.
+// answered, one byte more is a denial with code 413, and so for the most values an object holds.
 import t from 'tap';
 import fc from 'fast-check';
 import jsonPatch from 'fast-json-patch';
-import { jsonShapeProblem, MAX_JSON_DEPTH, MAX_JSON_MEMBERS, MAX_OBJECT_BYTES, nestsDeeperThan } from '../../../src/admission/json-depth.ts';
+import { jsonShapeProblem, MAX_JSON_DEPTH, MAX_JSON_MEMBERS, MAX_OBJECT_BYTES, MAX_OBJECT_VALUES, nestsDeeperThan } from '../../../src/admission/json-depth.ts';
 import { webhookPath } from '../../../src/admission/webhook-paths.ts';
 import { cloneJson, isRecord, jsonEqual } from '../../../src/api/json.ts';
 import { goJSON } from '../../../src/api/go-format.ts';
@@ -159,6 +159,17 @@ t.test('the scan sizes every object and array at level 3 and names where it is',
   t.same(size(`{"request":{"object":{"a":{"b":{"c":${object}}}}}}`, 38), { kind: 'size', member: 'request.object', bytes: 39 });
 });
 
+t.test('the scan counts the values of every object and array at level 3: each object and array, and each member or item after the first', async (t) => {
+  const values = (text: string, maxMemberValues: number) => jsonShapeProblem(bytes(text), { maxDepth: MAX_JSON_DEPTH, maxMembers: MAX_JSON_MEMBERS, maxMemberValues });
+  // {, then "a", [ and the two commas in it, then "b": 1 + 1 + 1 + 2 + 1 = 6.
+  const object = '{"a":[1,2,{"x":"y,z"}],"b":"[{,"}';
+  t.equal(values(`{"request":{"uid":"u","object":${object}}}`, 6), undefined, 'exactly at the limit (commas and brackets in strings count for nothing)');
+  t.same(values(`{"request":{"uid":"u","object":${object}}}`, 5), { kind: 'values', member: 'request.object', values: 5 });
+  t.same(values(`{"request":{"oldObject":[${'0,'.repeat(99)}0]}}`, 99), { kind: 'values', member: 'request.oldObject', values: 99 }, 'items of a list');
+  t.equal(values(`{"request":{"object":{}},"other":{"object":{}},"request2":[${'0,'.repeat(99)}0]}`, 10), undefined, 'a level 2 list is not an object of the request: its parse costs what its bytes cost');
+  t.equal(values(`{"request":{"object":${object},"oldObject":${object}}}`, 6), undefined, 'each object counts its own');
+});
+
 t.test('an object of exactly the most members is answered; one more is a clean denial', async (t) => {
   const samples = (await sampleObjects()).map(withPodParts);
   const harness = await startHarness(samples);
@@ -213,6 +224,46 @@ t.test('an object (and an old one) of exactly the largest size is answered; one 
       }
       const over = await harness.post(webhookPath(type, kind), deepReview(kind, sized(sample, MAX_OBJECT_BYTES + 1), undefined, 0));
       t.match((over.body as Answer).response, { uid: 'u1', allowed: false, status: { code: 413, reason: 'RequestEntityTooLarge' } }, `${type} ${kind}: an object one byte larger is denied`);
+    }
+  }
+});
+
+t.test('an object of exactly the most values is answered; one more is a denial with code 413', async (t) => {
+  const samples = (await sampleObjects()).map(withPodParts);
+  const harness = await startHarness(samples);
+  t.teardown(() => harness.close());
+  /** The values the scan counts in a JSON text: its objects and arrays, and its commas, outside strings. */
+  const counted = (text: string): number => {
+    let n = 0;
+    let inString = false;
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (inString) {
+        if (c === '\\') i++;
+        else if (c === '"') inString = false;
+      } else if (c === '"') inString = true;
+      else if (c === '{' || c === '[' || c === ',') n++;
+    }
+    return n;
+  };
+  for (const sample of samples.filter((o, i) => samples.findIndex((p) => p.kind === o.kind) === i)) {
+    const kind = sample.kind as KaosKind;
+    const spec = sample.spec as Record<string, unknown>;
+    // A list of zeros in the podSpec (its own value, and one more for each item after the first).
+    const withZeros = (n: number): KubeObject => ({ ...sample, spec: { ...spec, podSpec: { ...(spec.podSpec as object), zeros: Array.from({ length: n }, () => 0) } } });
+    const atLimit = withZeros(MAX_OBJECT_VALUES - counted(JSON.stringify(withZeros(1))) + 1);
+    t.equal(counted(JSON.stringify(atLimit)), MAX_OBJECT_VALUES);
+    for (const type of ['mutate', 'validate'] as const) {
+      const ok = await harness.post(webhookPath(type, kind), deepReview(kind, atLimit, atLimit, 0));
+      t.equal(ok.status, 200, `${type} ${kind}: an UPDATE from an object of ${MAX_OBJECT_VALUES} values to another is read`);
+      t.not((ok.body as Answer).response?.status?.code, 413);
+      const over = withZeros(MAX_OBJECT_VALUES - counted(JSON.stringify(withZeros(1))) + 2);
+      const refused = await harness.post(webhookPath(type, kind), deepReview(kind, sample, over, 0));
+      t.match((refused.body as Answer).response, {
+        uid: 'u1',
+        allowed: false,
+        status: { code: 413, reason: 'RequestEntityTooLarge', message: `request.oldObject holds more than ${MAX_OBJECT_VALUES} JSON values: more than the webhooks read in one object` },
+      }, `${type} ${kind}: one value more is denied`);
     }
   }
 });
