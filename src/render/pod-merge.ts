@@ -120,12 +120,17 @@ function setOwn(out: JsonObject, key: string, value: unknown): void {
 function mergeValue(base: unknown, patch: unknown, listRule: ListRule | undefined): unknown {
   if (Array.isArray(patch)) {
     if (listRule !== undefined) return mergeList(Array.isArray(base) ? base : [], patch, listRule);
-    // Unkeyed lists replace; their items may still carry directives to drop.
-    return patch.flatMap((item) => {
-      if (!isObject(item)) return [item];
-      const materialized = mergeObject({}, item, NO_RULES);
-      return materialized === undefined ? [] : [materialized];
-    });
+    // Unkeyed lists replace; their items may still carry directives to drop. A loop, not
+    // flatMap: an array for each item of a list of 100,000 added up.
+    const out: unknown[] = [];
+    for (const item of patch) {
+      if (!isObject(item)) out.push(item);
+      else {
+        const materialized = isPlain(item) ? { ...item } : mergeObject({}, item, NO_RULES);
+        if (materialized !== undefined) out.push(materialized);
+      }
+    }
+    return out;
   }
   if (isObject(patch)) return mergeObject(isObject(base) ? base : {}, patch, NO_RULES);
   return patch;
