@@ -47,6 +47,13 @@ export const MAX_OBJECT_BYTES = 2 * 1024 * 1024;
  */
 export const MAX_OBJECT_VALUES = 50_000;
 
+/**
+ * Values a whole body may hold, counted the same way: an object and its old version at
+ * MAX_OBJECT_VALUES each, and room for the rest of the review (the user's groups, the options).
+ * Without it, many objects of the request, each under MAX_OBJECT_VALUES, could add up to millions.
+ */
+export const MAX_BODY_VALUES = 2 * MAX_OBJECT_VALUES + 10_000;
+
 const QUOTE = 0x22;
 const COMMA = 0x2c;
 const COLON = 0x3a;
@@ -74,6 +81,8 @@ export interface ShapeLimits {
   maxMemberBytes?: number;
   /** Most values an object or array at level 3 may hold, counted as MAX_OBJECT_VALUES says (default: no limit). */
   maxMemberValues?: number;
+  /** Most values the whole text may hold, counted alike (default: no limit). */
+  maxValues?: number;
 }
 
 /**
@@ -85,7 +94,8 @@ export type JsonShapeProblem =
   | { kind: 'members' }
   /** `member`: where the object or array is, as `request.object` (or `request[…]` in an array). */
   | { kind: 'size'; member: string; bytes: number }
-  | { kind: 'values'; member: string; values: number };
+  | { kind: 'values'; member: string; values: number }
+  | { kind: 'body-values'; values: number };
 
 /**
  * The first way `text` exceeds `limits`, or undefined when it does not. Brackets, commas and
@@ -96,6 +106,8 @@ export function jsonShapeProblem(text: Buffer, limits: ShapeLimits): JsonShapePr
   const { maxDepth, maxMembers } = limits;
   const maxMemberBytes = limits.maxMemberBytes ?? Number.POSITIVE_INFINITY;
   const maxMemberValues = limits.maxMemberValues ?? Number.POSITIVE_INFINITY;
+  const maxValues = limits.maxValues ?? Number.POSITIVE_INFINITY;
+  let values = 0;
   const length = text.length;
   // Per open level: -1 for an array, else the commas seen so far in that object (members - 1).
   const commas = new Int32Array(Math.min(maxDepth, length) + 2);
@@ -121,6 +133,7 @@ export function jsonShapeProblem(text: Buffer, limits: ShapeLimits): JsonShapePr
       }
     } else if (byte === OPEN_OBJECT || byte === OPEN_ARRAY) {
       if (++depth > maxDepth) return { kind: 'depth' };
+      if (++values > maxValues) return { kind: 'body-values', values: maxValues };
       commas[depth] = byte === OPEN_OBJECT ? 0 : -1;
       awaitingKey = byte === OPEN_OBJECT;
       if (depth === SIZED_LEVEL) {
@@ -138,6 +151,7 @@ export function jsonShapeProblem(text: Buffer, limits: ShapeLimits): JsonShapePr
       const count = commas[depth] as number;
       awaitingKey = count >= 0 && depth > 0;
       if (awaitingKey && (commas[depth] = count + 1) >= maxMembers) return { kind: 'members' };
+      if (depth > 0 && ++values > maxValues) return { kind: 'body-values', values: maxValues };
       if (depth >= SIZED_LEVEL && ++sizedValues > maxMemberValues) return tooMany(text, commas, keyStart, keyEnd, maxMemberValues);
     } else {
       awaitingKey = false;

@@ -10,7 +10,8 @@
 //   a body larger than BODY_LIMIT_BYTES (never read past its head), a body that is not JSON,
 //   JSON nested deeper than MAX_JSON_DEPTH (100) levels, with an object of more than
 //   MAX_JSON_MEMBERS (1,024) members or with an object or oldObject larger than
-//   MAX_OBJECT_BYTES or holding more than MAX_OBJECT_VALUES values (found by a linear scan
+//   MAX_OBJECT_BYTES or holding more than MAX_OBJECT_VALUES values, or more than
+//   MAX_BODY_VALUES values in all (found by a linear scan
 //   before JSON.parse, so that no recursive walk of the object can overflow the stack, no object
 //   is a hash table costly to read, and no object costs more than the work budget holds) whose
 //   head does not give its uid (headUid: the API server's always does, and those are then
@@ -47,7 +48,7 @@ import { GROUP, KIND_NAMES, VERSION, type KaosKind } from '../api/kinds.ts';
 import { kubeObjectProblem } from '../api/object-meta.ts';
 import { clampWarning } from '../api/warnings.ts';
 import { clip } from '../api/bounded-text.ts';
-import { jsonShapeProblem, MAX_JSON_DEPTH, MAX_JSON_MEMBERS, MAX_OBJECT_BYTES, MAX_OBJECT_VALUES } from './json-depth.ts';
+import { jsonShapeProblem, MAX_BODY_VALUES, MAX_JSON_DEPTH, MAX_JSON_MEMBERS, MAX_OBJECT_BYTES, MAX_OBJECT_VALUES } from './json-depth.ts';
 import { errorMessage } from '../leaves/error-message.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
@@ -96,7 +97,7 @@ const QUOTE_LIMIT = 120;
 const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
 
 export function parseJson(body: Buffer): ParseResult {
-  const shape = jsonShapeProblem(body, { maxDepth: MAX_JSON_DEPTH, maxMembers: MAX_JSON_MEMBERS, maxMemberBytes: MAX_OBJECT_BYTES, maxMemberValues: MAX_OBJECT_VALUES });
+  const shape = jsonShapeProblem(body, { maxDepth: MAX_JSON_DEPTH, maxMembers: MAX_JSON_MEMBERS, maxMemberBytes: MAX_OBJECT_BYTES, maxMemberValues: MAX_OBJECT_VALUES, maxValues: MAX_BODY_VALUES });
   if (shape?.kind === 'depth') return { ok: false, message: `request body is nested deeper than ${MAX_JSON_DEPTH} levels`, code: 400 };
   if (shape?.kind === 'members') return { ok: false, message: `request body has an object of more than ${MAX_JSON_MEMBERS} members`, code: 400 };
   if (shape?.kind === 'size') {
@@ -107,6 +108,7 @@ export function parseJson(body: Buffer): ParseResult {
     const message = `${clip(shape.member, QUOTE_LIMIT)} holds more than ${shape.values} JSON values: more than the webhooks read in one object`;
     return { ok: false, message, code: 413 };
   }
+  if (shape?.kind === 'body-values') return { ok: false, message: `request body holds more than ${shape.values} JSON values: more than the webhooks read in one review`, code: 413 };
   try {
     return { ok: true, value: JSON.parse(UTF8.decode(body)) as unknown };
   } catch (err) {

@@ -168,6 +168,12 @@ t.test('the scan counts the values of every object and array at level 3: each ob
   t.same(values(`{"request":{"oldObject":[${'0,'.repeat(99)}0]}}`, 99), { kind: 'values', member: 'request.oldObject', values: 99 }, 'items of a list');
   t.equal(values(`{"request":{"object":{}},"other":{"object":{}},"request2":[${'0,'.repeat(99)}0]}`, 10), undefined, 'a level 2 list is not an object of the request: its parse costs what its bytes cost');
   t.equal(values(`{"request":{"object":${object},"oldObject":${object}}}`, 6), undefined, 'each object counts its own');
+  const all = (text: string, maxValues: number) => jsonShapeProblem(bytes(text), { maxDepth: MAX_JSON_DEPTH, maxMembers: MAX_JSON_MEMBERS, maxMemberValues: 6, maxValues });
+  // The review's {, request's { and its two commas, then the two objects of 6: 2 + 2 + 12 = 16.
+  const review = `{"request":{"uid":"u","object":${object},"oldObject":${object}}}`;
+  t.equal(all(review, 16), undefined, 'the whole body: exactly at its limit');
+  t.same(all(review, 15), { kind: 'body-values', values: 15 }, 'the whole body: one more');
+  t.same(all(`{"request":{${Array.from({ length: 5 }, (_, i) => `"m${i}":[1,2,3]`).join(',')}}}`, 12), { kind: 'body-values', values: 12 }, 'many members of the request, each under the limit of one');
 });
 
 t.test('an object of exactly the most members is answered; one more is a clean denial', async (t) => {
