@@ -19,6 +19,7 @@ import { defaultObject } from '../../../src/api/defaulting/default-object.ts';
 import { mergePodSpec } from '../../../src/render/pod-merge.ts';
 import type { PodSpec } from '../../../src/render/k8s.ts';
 import { CONFIG, sampleObjects, startHarness, withPodParts } from '../../support/admission-harness.ts';
+import { countedValues } from '../../support/arbitraries.ts';
 
 const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
 
@@ -238,32 +239,18 @@ t.test('an object of exactly the most values is answered; one more is a denial w
   const samples = (await sampleObjects()).map(withPodParts);
   const harness = await startHarness(samples);
   t.teardown(() => harness.close());
-  /** The values the scan counts in a JSON text: its objects and arrays, and its commas, outside strings. */
-  const counted = (text: string): number => {
-    let n = 0;
-    let inString = false;
-    for (let i = 0; i < text.length; i++) {
-      const c = text[i];
-      if (inString) {
-        if (c === '\\') i++;
-        else if (c === '"') inString = false;
-      } else if (c === '"') inString = true;
-      else if (c === '{' || c === '[' || c === ',') n++;
-    }
-    return n;
-  };
   for (const sample of samples.filter((o, i) => samples.findIndex((p) => p.kind === o.kind) === i)) {
     const kind = sample.kind as KaosKind;
     const spec = sample.spec as Record<string, unknown>;
     // A list of zeros in the podSpec (its own value, and one more for each item after the first).
     const withZeros = (n: number): KubeObject => ({ ...sample, spec: { ...spec, podSpec: { ...(spec.podSpec as object), zeros: Array.from({ length: n }, () => 0) } } });
-    const atLimit = withZeros(MAX_OBJECT_VALUES - counted(JSON.stringify(withZeros(1))) + 1);
-    t.equal(counted(JSON.stringify(atLimit)), MAX_OBJECT_VALUES);
+    const atLimit = withZeros(MAX_OBJECT_VALUES - countedValues(JSON.stringify(withZeros(1))) + 1);
+    t.equal(countedValues(JSON.stringify(atLimit)), MAX_OBJECT_VALUES);
     for (const type of ['mutate', 'validate'] as const) {
       const ok = await harness.post(webhookPath(type, kind), deepReview(kind, atLimit, atLimit, 0));
       t.equal(ok.status, 200, `${type} ${kind}: an UPDATE from an object of ${MAX_OBJECT_VALUES} values to another is read`);
       t.not((ok.body as Answer).response?.status?.code, 413);
-      const over = withZeros(MAX_OBJECT_VALUES - counted(JSON.stringify(withZeros(1))) + 2);
+      const over = withZeros(MAX_OBJECT_VALUES - countedValues(JSON.stringify(withZeros(1))) + 2);
       const refused = await harness.post(webhookPath(type, kind), deepReview(kind, sample, over, 0));
       t.match((refused.body as Answer).response, {
         uid: 'u1',
