@@ -27,6 +27,8 @@ const SEED = Number(process.env.FUZZ_SEED ?? 0x6b616f73);
 /** A few seconds of CI: enough that, run after run, the seeds cover what no fixed one does. */
 const RANDOM_RUNS = 300;
 const RANDOM_SEED = Number(process.env.FUZZ_RANDOM_SEED ?? Date.now() % 2 ** 31);
+// On stderr, which the test runner passes through: every run's log names the seed it tried.
+process.stderr.write(`admission fuzz: ${RANDOM_RUNS} cases from seed ${RANDOM_SEED} (FUZZ_RANDOM_SEED=${RANDOM_SEED} repeats them)\n`);
 /** Live heap the serving thread may keep after a run: caches (compiled schemas, the LRU of warnings). */
 const RETAINED_GROWTH_LIMIT = 32 * 1024 * 1024;
 
@@ -54,7 +56,7 @@ t.teardown(() => target.close());
 /** The property, `runs` times from `seed` (the largest cases first when given), as one subtest. */
 function fuzz(name: string, runs: number, seed: number, examples: readonly FuzzCase[]): void {
   t.test(name, async (t) => {
-    t.comment(`seed ${seed} (FUZZ_SEED=${seed} npm run fuzz repeats it with figures)`);
+    t.comment(`seed ${seed} (FUZZ_SEED=${seed} npm run fuzz runs it with figures)`);
     let sent = 0;
     let costliest = { cpuMs: 0, what: '' };
     const property = fc.asyncProperty(fuzzCase, async (c) => {
