@@ -7,14 +7,19 @@
 import { clip } from '../api/bounded-text.ts';
 import type { KaosKind } from '../api/kinds.ts';
 import { WEBHOOK_ENDPOINTS } from './webhook-paths.ts';
-import { BODY_LIMIT_BYTES, decodeReview, encodeDecision, errorReview, headUid, isDecision, parseJson, type RequestFacts } from './review.ts';
+import { BODY_LIMIT_BYTES, decodeReview, encodeDecision, errorReview, HEAD_BYTES, headUid, isDecision, parseJson, type RequestFacts } from './review.ts';
 import type { AdmissionHandler, AdmissionRequest, AdmissionReviewOut, HandlerFactory, WebhookType } from './types.ts';
 import { errorMessage } from '../leaves/error-message.ts';
 
 export { BODY_LIMIT_BYTES };
+/** How much of a body refused for its size the server keeps: its head, where the uid is. */
+export const BODY_HEAD_BYTES = HEAD_BYTES;
 
-/** What reading a request body gave: the bytes, or why there are none (server/body.ts). */
-export type BodyRead = { ok: true; body: Buffer } | { ok: false; code: 400 | 408 | 413; message: string };
+/**
+ * What reading a request body gave (server/body.ts): the bytes, or why there are none; a body
+ * refused for its size (413) comes with its head, for the uid to answer with.
+ */
+export type BodyRead = { ok: true; body: Buffer } | { ok: false; code: 400 | 408; message: string } | { ok: false; code: 413; message: string; head: Buffer };
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -69,16 +74,24 @@ export async function admit(webhook: Webhook, contentType: string | undefined, r
   }
   const read = await readBody();
   if (!read.ok) {
+    // Larger than any review of a write the API server can store, but its uid is in its head: a
+    // denial the user gets to read, as for a body too deep or too wide.
+    const uid = read.code === 413 ? headUid(read.head) : undefined;
+    if (uid !== undefined) {
+      const message = `${read.message}: no AdmissionReview of an object the API server can store is that large`;
+      return review(errorReview(uid, 413, message), { level: 'warn', fields: { webhook: path, code: 413, uid }, message });
+    }
     const answer = refuse(read.code, read.message, {});
     // The rest of a late body is not worth waiting for: answer, then close the connection.
     return read.code === 408 ? { ...answer, close: true } : answer;
   }
   const parsed = parseJson(read.body);
   if (!parsed.ok) {
-    // Too deep or too wide to read, but its uid is in its head: a denial the user gets to read.
-    const uid = parsed.shape === true ? headUid(read.body) : undefined;
-    if (uid === undefined) return refuse(400, parsed.message, {});
-    return review(errorReview(uid, 400, parsed.message), { level: 'warn', fields: { webhook: path, code: 400, uid }, message: parsed.message });
+    // Too deep, too wide or too large to read, but its uid is in its head: a denial the user gets to read.
+    const uid = parsed.code === undefined ? undefined : headUid(read.body);
+    const code = parsed.code ?? 400;
+    if (uid === undefined) return refuse(code, parsed.message, {});
+    return review(errorReview(uid, code, parsed.message), { level: 'warn', fields: { webhook: path, code, uid }, message: parsed.message });
   }
   const decoded = decodeReview(parsed.value, kind);
   if (!decoded.ok) {

@@ -7,13 +7,18 @@
 //   answer is plain HTTP: status 400 (413 oversized, 415 wrong Content-Type, 404 unknown path,
 //   405 wrong method) and a JSON body `{"message": "..."}`. The API server turns a non-200 into
 //   "failed calling webhook ...: <message>", which is what the user should read. This covers:
-//   a body that is not JSON, JSON nested deeper than MAX_JSON_DEPTH (100) levels or with an
-//   object of more than MAX_JSON_MEMBERS (1,024) members (found by a linear scan before
-//   JSON.parse, so that no recursive walk of the object can overflow the stack, and no object is
-//   a hash table costly to read) whose head does not give its uid (headUid: the API server's
-//   always does, and those two are then denials, below), JSON that is not an AdmissionReview, an
-//   apiVersion other than admission.k8s.io/v1 (the message names the supported one), and a
-//   missing request.uid.
+//   a body larger than BODY_LIMIT_BYTES (never read past its head), a body that is not JSON,
+//   JSON nested deeper than MAX_JSON_DEPTH (100) levels, with an object of more than
+//   MAX_JSON_MEMBERS (1,024) members or with an object or oldObject larger than
+//   MAX_OBJECT_BYTES or holding more than MAX_OBJECT_VALUES values, or more than
+//   MAX_BODY_VALUES values in all (found by a linear scan
+//   before JSON.parse, so that no recursive walk of the object can overflow the stack, no object
+//   is a hash table costly to read, and no object costs more than the work budget holds) whose
+//   head does not give its uid (headUid: the API server's always does, and those are then
+//   denials, below: code 413, reason RequestEntityTooLarge, for the sizes and the values; 400
+//   for the depth and the width), JSON that is not an
+//   AdmissionReview, an apiVersion other than admission.k8s.io/v1 (the message names the
+//   supported one), and a missing request.uid.
 // * Once the uid is known the protocol expects an AdmissionReview back, so every later problem
 //   is HTTP 200 with `allowed: false` and a metav1.Status: code 400 (reason BadRequest) when the
 //   request does not belong on this endpoint (kind or resource not the path's, an unknown
@@ -43,13 +48,19 @@ import { GROUP, KIND_NAMES, VERSION, type KaosKind } from '../api/kinds.ts';
 import { kubeObjectProblem } from '../api/object-meta.ts';
 import { clampWarning } from '../api/warnings.ts';
 import { clip } from '../api/bounded-text.ts';
-import { jsonShapeProblem, MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from './json-depth.ts';
+import { jsonShapeProblem, MAX_BODY_VALUES, MAX_JSON_DEPTH, MAX_JSON_MEMBERS, MAX_OBJECT_BYTES, MAX_OBJECT_VALUES } from './json-depth.ts';
 import { errorMessage } from '../leaves/error-message.ts';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 export const ADMISSION_REVIEW_KIND = 'AdmissionReview';
-/** Two 3 MiB objects (object and oldObject of an UPDATE) and the envelope fit. */
-export const BODY_LIMIT_BYTES = 7 * 1024 * 1024;
+/**
+ * The largest AdmissionReview body read: an UPDATE of the largest object the API server can
+ * store (an object and its old version of MAX_OBJECT_BYTES each), and 1 MiB for the rest of the
+ * review (the user's name, groups and extra, which come from the authenticator: the API server
+ * reads at most 1 MiB of a request's headers). The API server sends larger reviews only for writes
+ * that cannot be stored (docs/limits.md): they are answered from their head, never parsed.
+ */
+export const BODY_LIMIT_BYTES = 2 * MAX_OBJECT_BYTES + 1024 * 1024;
 
 /** Facts about a request that are safe to log: identifiers only, never the objects. */
 export interface RequestFacts {
@@ -69,19 +80,37 @@ export type DecodeResult =
 
 export type ParseResult =
   | { ok: true; value: unknown }
-  /** `shape`: valid JSON, perhaps, but too deep or too wide to be read (json-depth.ts). */
-  | { ok: false; message: string; shape?: true };
+  /**
+   * `code`: valid JSON, perhaps, but too deep or too wide (400) or holding an object too large
+   * (413) to be read (json-depth.ts); the answer is a denial when the head gives the uid.
+   */
+  | { ok: false; message: string; code?: 400 | 413 };
 
 const OPERATIONS: readonly AdmissionOperation[] = ['CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
 /** Longest piece of client-supplied text quoted back in a message or a log line. */
 const QUOTE_LIMIT = 120;
 
+/**
+ * UTF-8 to a string as Buffer's toString does it (invalid bytes become U+FFFD, a byte order mark
+ * stays, for JSON.parse to refuse), at a quarter of its cost on an ASCII body of megabytes.
+ */
+const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
 export function parseJson(body: Buffer): ParseResult {
-  const shape = jsonShapeProblem(body, MAX_JSON_DEPTH, MAX_JSON_MEMBERS);
-  if (shape === 'depth') return { ok: false, message: `request body is nested deeper than ${MAX_JSON_DEPTH} levels`, shape: true };
-  if (shape === 'members') return { ok: false, message: `request body has an object of more than ${MAX_JSON_MEMBERS} members`, shape: true };
+  const shape = jsonShapeProblem(body, { maxDepth: MAX_JSON_DEPTH, maxMembers: MAX_JSON_MEMBERS, maxMemberBytes: MAX_OBJECT_BYTES, maxMemberValues: MAX_OBJECT_VALUES, maxValues: MAX_BODY_VALUES });
+  if (shape?.kind === 'depth') return { ok: false, message: `request body is nested deeper than ${MAX_JSON_DEPTH} levels`, code: 400 };
+  if (shape?.kind === 'members') return { ok: false, message: `request body has an object of more than ${MAX_JSON_MEMBERS} members`, code: 400 };
+  if (shape?.kind === 'size') {
+    const message = `${clip(shape.member, QUOTE_LIMIT)} is ${shape.bytes} bytes of JSON, more than the ${MAX_OBJECT_BYTES} of any object the API server can store`;
+    return { ok: false, message, code: 413 };
+  }
+  if (shape?.kind === 'values') {
+    const message = `${clip(shape.member, QUOTE_LIMIT)} holds more than ${shape.values} JSON values: more than the webhooks read in one object`;
+    return { ok: false, message, code: 413 };
+  }
+  if (shape?.kind === 'body-values') return { ok: false, message: `request body holds more than ${shape.values} JSON values: more than the webhooks read in one review`, code: 413 };
   try {
-    return { ok: true, value: JSON.parse(body.toString('utf8')) as unknown };
+    return { ok: true, value: JSON.parse(UTF8.decode(body)) as unknown };
   } catch (err) {
     return { ok: false, message: `request body is not valid JSON: ${errorMessage(err)}` };
   }
@@ -101,7 +130,8 @@ export function headUid(body: Buffer): string | undefined {
   return HEAD_UID.exec(body.subarray(0, HEAD_BYTES).toString('latin1'))?.[1];
 }
 
-const HEAD_BYTES = 512;
+/** How much of a body headUid reads. */
+export const HEAD_BYTES = 512;
 const HEAD_UID = /^\s*\{\s*(?:"(?:kind|apiVersion)"\s*:\s*"[^"\\]*"\s*,\s*){0,2}"request"\s*:\s*\{\s*"uid"\s*:\s*"([0-9A-Za-z-]{1,128})"/;
 
 /** Checks that `body` is an AdmissionReview v1 for `kind`, as the endpoint for `kind` expects. */
@@ -174,16 +204,13 @@ export function encodeDecision(uid: string, type: WebhookType, decision: Admissi
   return { apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_REVIEW_KIND, response };
 }
 
-/** An AdmissionReview denial for a request we could not judge (400) or failed to (500). */
-export function errorReview(uid: string, code: 400 | 500, message: string): AdmissionReviewOut {
-  const status: Status = {
-    status: 'Failure',
-    message,
-    reason: code === 400 ? 'BadRequest' : 'InternalError',
-    code,
-  };
+/** An AdmissionReview denial for a request we could not judge (400), would not read (413) or failed to judge (500). */
+export function errorReview(uid: string, code: 400 | 413 | 500, message: string): AdmissionReviewOut {
+  const status: Status = { status: 'Failure', message, reason: REASONS[code], code };
   return { apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_REVIEW_KIND, response: { uid, allowed: false, status } };
 }
+
+const REASONS = { 400: 'BadRequest', 413: 'RequestEntityTooLarge', 500: 'InternalError' } as const;
 
 /** A handler's result is trusted only as far as this check goes. */
 export function isDecision(value: unknown): value is AdmissionDecision {

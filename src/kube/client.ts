@@ -83,6 +83,12 @@ export interface WriteOptions extends CallOptions {
   /** Server-side dry run (`dryRun=All`): admission and validation run, nothing is persisted. */
   dryRun?: boolean;
   fieldManager?: string;
+  /**
+   * The answer is the object's metadata only (PartialObjectMetadata): for a caller that needs to
+   * know the write was accepted, not to read back an object it sent (megabytes, for a pod spec).
+   * A refusal is its Status as ever.
+   */
+  metadataOnly?: boolean;
 }
 
 export interface ApplyOptions extends CallOptions {
@@ -110,6 +116,8 @@ const APPLY_CONTENT_TYPE = 'application/apply-patch+yaml';
 /** The Accept headers of client-go's metadata client (JSON only), for a list and for a watch. */
 export const METADATA_LIST_ACCEPT = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 export const METADATA_WATCH_ACCEPT = 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1';
+/** One object's metadata (a write's answer); plain JSON from a server that cannot transform it. */
+export const METADATA_ACCEPT = `${METADATA_WATCH_ACCEPT}, application/json`;
 
 export interface ListMeta {
   resourceVersion?: string;
@@ -234,7 +242,7 @@ export class KubeClient {
   }
 
   async create<T>(path: string, body: unknown, options: WriteOptions = {}): Promise<T> {
-    return this.#json<T>('POST', path, writeQuery(options), jsonBody(body), options);
+    return this.#json<T>('POST', path, writeQuery(options), jsonBody(body), options, options.metadataOnly === true ? METADATA_ACCEPT : undefined);
   }
 
   /** PUT: a full update, guarded by the body's metadata.resourceVersion when set. */

@@ -22,7 +22,8 @@ export function deploymentDryRun(
   const timeoutMs = options.timeoutMs ?? 2500;
   return async (namespace, deployment) => {
     try {
-      await client.create(resourcePath(DEPLOYMENT, { namespace }), deployment, { dryRun: true, timeoutMs });
+      // Only the verdict is read: the Deployment it would have created is not sent back.
+      await client.create(resourcePath(DEPLOYMENT, { namespace }), deployment, { dryRun: true, timeoutMs, metadataOnly: true });
       return { ok: true };
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;

@@ -53,12 +53,22 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((item, i) => jsonEqual(item, b[i]));
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
   }
+  // Loops, not filter and every: an UPDATE of an object of 60,000 list items compares them all,
+  // and a closure and a filtered copy of the keys for each came to a third of its cost.
   const ra = a as JsonRecord;
   const rb = b as JsonRecord;
-  const keys = (r: JsonRecord) => Object.keys(r).filter((k) => r[k] !== undefined);
-  const ka = keys(ra);
-  if (ka.length !== keys(rb).length) return false;
-  return ka.every((k) => Object.hasOwn(rb, k) && jsonEqual(ra[k], rb[k]));
+  let defined = 0;
+  for (const key of Object.keys(ra)) {
+    const value = ra[key];
+    if (value === undefined) continue;
+    defined++;
+    if (!Object.hasOwn(rb, key) || !jsonEqual(value, rb[key])) return false;
+  }
+  // Every key a defines, b defines alike: equal when b defines no other.
+  let definedInB = 0;
+  for (const key of Object.keys(rb)) if (rb[key] !== undefined) definedInB++;
+  return definedInB === defined;
 }

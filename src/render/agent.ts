@@ -218,7 +218,7 @@ export function agentExposed(agent: { readonly spec: { readonly agentNetwork?: {
 export function renderAgent(agent: AgentInput, deps: AgentDeps, config: RenderConfig): Rendered {
   const parent = parentIdentity('Agent', agent.metadata);
   const podSpec: PodSpec = { containers: [agentContainer(agent, deps, config)] };
-  const deployment = buildDeployment({ parent, podSpec, podSpecPatch: agent.spec.podSpec, defaults: config.workload });
+  const deployment = buildDeployment({ parent, podSpec, podSpecPatch: agent.spec.podSpec, defaults: config.workload, hashPodSpec: config.podSpecHash !== false });
   if (!agentExposed(agent)) return { deployment };
   // The HTTPRoute's backend is the Service, so an unexposed Agent has neither.
   const service = buildService(parent, AGENT_PORT);

@@ -15,13 +15,37 @@ export function canonicalJSON(value: unknown): string {
   return JSON.stringify(sortKeys(value)) ?? 'null';
 }
 
+/**
+ * `value` with the keys of every object sorted: the very value where they already are (an env
+ * entry's name before its value), a sorted copy of each object where they are not, and new
+ * arrays and objects only on the way to those. A pod spec of megabytes is mostly objects in
+ * order already; copying all of it doubled what its hash costs.
+ */
 function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      out[key] = sortKeys((value as Record<string, unknown>)[key]);
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const sorted = sortKeys(item);
+      if (sorted !== item) out ??= value.slice(0, i);
+      out?.push(sorted);
     }
+    return out ?? value;
+  }
+  if (value !== null && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record);
+    let inOrder = true;
+    for (let i = 0; i < keys.length && inOrder; i++) {
+      const key = keys[i] as string;
+      // "__proto__" is copied as the copy always treated it (an assignment: the key is dropped).
+      inOrder = key !== '__proto__' && (i === 0 || (keys[i - 1] as string) < key);
+    }
+    const children = keys.map((key) => sortKeys(record[key]));
+    if (inOrder && children.every((child, i) => child === record[keys[i] as string])) return value;
+    const out: Record<string, unknown> = {};
+    const order = keys.map((key, i) => [key, children[i]] as const).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    for (const [key, child] of order) out[key] = child;
     return out;
   }
   return value;

@@ -51,7 +51,9 @@ export interface RenderedPod {
  * it can dry-run `deployment` against the API server. The pod's validity does not depend on
  * the dependencies' live state, so for an Agent they default to what the spec names: MCPServer
  * and peer endpoints are computed (they are deterministic), the ModelAPI endpoint is empty
- * (its port depends on a mode only the cache knows). Pass real deps to get the real pod.
+ * (its port depends on a mode only the cache knows). Pass real deps to get the real pod. Its
+ * pod-spec-hash annotation is a placeholder (RenderConfig.podSpecHash): the verdict does not
+ * depend on it.
  */
 export function renderPodSpec(kind: 'Agent', object: AgentInput, config: RenderConfig, deps?: AgentDeps): RenderedPod;
 export function renderPodSpec(kind: 'ModelAPI', object: ModelAPIInput, config: RenderConfig): RenderedPod;
@@ -69,6 +71,8 @@ export function renderPodSpec(
   config: RenderConfig,
   deps?: AgentDeps | MCPServerDeps,
 ): RenderedPod {
+  // Judged, never run: the hash of the pod would cost as much as the pod is large, for nothing.
+  config = { ...config, podSpecHash: false };
   let deployment: Deployment;
   switch (kind) {
     case 'Agent': {

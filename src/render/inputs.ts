@@ -107,4 +107,11 @@ export interface MCPServerDeps extends ConfigSourceDeps {
 }
 
 /** The part of the operator configuration render reads (so tests need not build a full Config). */
-export type RenderConfig = Pick<Config, 'images' | 'defaultModelName' | 'gateway' | 'workload' | 'telemetry' | 'defaultLogLevel'>;
+export type RenderConfig = Pick<Config, 'images' | 'defaultModelName' | 'gateway' | 'workload' | 'telemetry' | 'defaultLogLevel'> & {
+  /**
+   * false: the pod template's pod-spec-hash annotation holds a placeholder (POD_SPEC_HASH_PLACEHOLDER),
+   * for the pod the validating webhook has the API server judge (renderPodSpec): the verdict
+   * does not depend on it, and the hash costs as much as the pod is large.
+   */
+  readonly podSpecHash?: boolean;
+};

@@ -193,6 +193,7 @@ export function renderMCPServer(mcp: MCPServerInput, config: RenderConfig, deps:
     podSpec,
     podSpecPatch: mcp.spec.podSpec,
     defaults: config.workload,
+    hashPodSpec: config.podSpecHash !== false,
     configSource: ref === undefined || version === undefined ? undefined : configSourceOfSecret(ref.name ?? '', version, ref.key),
   });
   const service = buildService(parent, MCP_PORT);

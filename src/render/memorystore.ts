@@ -148,6 +148,7 @@ export function renderMemoryStore(store: MemoryStoreInput, deps: MemoryStoreDeps
     podSpec,
     podSpecPatch: store.spec.podSpec,
     defaults: config.workload,
+    hashPodSpec: config.podSpecHash !== false,
     replicas,
     // One pod owns the ReadWriteOnce volume: the old one must let go of it before the new one starts.
     recreate: local,

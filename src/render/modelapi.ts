@@ -228,6 +228,7 @@ export function renderModelAPI(modelAPI: ModelAPIInput, deps: ConfigSourceDeps, 
     podSpec: pod.podSpec,
     podSpecPatch: modelAPI.spec.podSpec,
     defaults: config.workload,
+    hashPodSpec: config.podSpecHash !== false,
     configSource: pod.configSource,
   });
   const service = buildService(parent, pod.port);

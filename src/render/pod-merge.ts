@@ -66,8 +66,10 @@ function isObject(value: unknown): value is JsonObject {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+const DOLLAR = 0x24;
+
 function isDirectiveKey(key: string): boolean {
-  return key.startsWith('$');
+  return key.charCodeAt(0) === DOLLAR;
 }
 
 /**
@@ -88,12 +90,15 @@ function mergeObject(base: JsonObject, patch: JsonObject, rules: MergeRules): Js
   const directive = patch[PATCH];
   if (directive === 'delete') return undefined;
   if (directive === 'replace') return mergeObject({}, withoutKey(patch, PATCH), rules);
+  // Keys, not entries: a fragment may hold 100,000 items, and a pair for each key of each adds up.
   const out: JsonObject = {};
-  for (const [key, value] of Object.entries(base)) {
+  for (const key of Object.keys(base)) {
+    const value = base[key];
     if (value !== undefined) setOwn(out, key, cloneJson(value));
   }
-  for (const [key, patchValue] of Object.entries(patch)) {
-    if (isDirectiveKey(key) || patchValue === undefined) continue;
+  for (const key of Object.keys(patch)) {
+    const patchValue = patch[key];
+    if (patchValue === undefined || isDirectiveKey(key)) continue;
     if (patchValue === null) {
       delete out[key];
       continue;
@@ -115,12 +120,17 @@ function setOwn(out: JsonObject, key: string, value: unknown): void {
 function mergeValue(base: unknown, patch: unknown, listRule: ListRule | undefined): unknown {
   if (Array.isArray(patch)) {
     if (listRule !== undefined) return mergeList(Array.isArray(base) ? base : [], patch, listRule);
-    // Unkeyed lists replace; their items may still carry directives to drop.
-    return patch.flatMap((item) => {
-      if (!isObject(item)) return [item];
-      const materialized = mergeObject({}, item, NO_RULES);
-      return materialized === undefined ? [] : [materialized];
-    });
+    // Unkeyed lists replace; their items may still carry directives to drop. A loop, not
+    // flatMap: an array for each item of a list of 100,000 added up.
+    const out: unknown[] = [];
+    for (const item of patch) {
+      if (!isObject(item)) out.push(item);
+      else {
+        const materialized = isPlain(item) ? { ...item } : mergeObject({}, item, NO_RULES);
+        if (materialized !== undefined) out.push(materialized);
+      }
+    }
+    return out;
   }
   if (isObject(patch)) return mergeObject(isObject(base) ? base : {}, patch, NO_RULES);
   return patch;
@@ -147,10 +157,16 @@ function mergeList(base: readonly unknown[], patch: readonly unknown[], rule: Li
       if (item[PATCH] !== 'replace') out.push(mergeObject({}, item, itemRules) ?? {});
       continue;
     }
-    const index = byKey.first(item[rule.key]);
+    const key = item[rule.key];
+    const index = byKey.first(key);
     if (index === undefined) {
-      const created = mergeObject({}, item, itemRules);
-      if (created !== undefined) byKey.add(created, rule.key, out.push(created) - 1);
+      // Merged onto nothing, an item of plain values is a copy of itself: the common item of a
+      // long list (an env entry, a port) skips the general merge.
+      const created = isPlain(item) ? { ...item } : mergeObject({}, item, itemRules);
+      if (created === undefined) continue;
+      const position = out.push(created) - 1;
+      if (created[rule.key] === key) byKey.addAbsent(key, position);
+      else byKey.add(created, rule.key, position);
       continue;
     }
     const existing = out[index] as JsonObject;
@@ -169,25 +185,45 @@ function mergeList(base: readonly unknown[], patch: readonly unknown[], rule: Li
  * SameValueZero differs only for NaN, which JSON cannot hold).
  */
 class KeyIndex {
-  readonly #positions = new Map<unknown, number[]>();
+  /** A key's one position, or its positions in order when several items share it. */
+  readonly #positions = new Map<unknown, number | number[]>();
 
   add(item: unknown, key: string, position: number): void {
     if (!isObject(item)) return;
     const value = item[key];
     const positions = this.#positions.get(value);
-    if (positions === undefined) this.#positions.set(value, [position]);
+    if (positions === undefined) this.#positions.set(value, position);
+    else if (typeof positions === 'number') this.#positions.set(value, [positions, position]);
     else positions.push(position);
   }
 
+  /** `value`'s one position: for a value `first` has just found nowhere. */
+  addAbsent(value: unknown, position: number): void {
+    this.#positions.set(value, position);
+  }
+
   first(value: unknown): number | undefined {
-    return this.#positions.get(value)?.[0];
+    const positions = this.#positions.get(value);
+    return typeof positions === 'number' ? positions : positions?.[0];
   }
 
   removeFirst(value: unknown): void {
     const positions = this.#positions.get(value);
-    positions?.shift();
-    if (positions?.length === 0) this.#positions.delete(value);
+    if (typeof positions === 'number') this.#positions.delete(value);
+    else if (positions !== undefined) {
+      positions.shift();
+      if (positions.length === 1) this.#positions.set(value, positions[0] as number);
+    }
   }
+}
+
+/** Whether every value of `item` is a string, number or boolean, and no key a directive. */
+function isPlain(item: JsonObject): boolean {
+  for (const key of Object.keys(item)) {
+    const value = item[key];
+    if (isDirectiveKey(key) || value === null || typeof value === 'object' || value === undefined) return false;
+  }
+  return true;
 }
 
 /** The fields of `base` that `patch` also names (retainKeys). */

@@ -31,7 +31,12 @@ export interface WorkloadInput {
   readonly replicas?: number;
   /** Recreate: a pod holding a ReadWriteOnce volume must be gone before its successor mounts it. */
   readonly recreate?: boolean;
+  /** false: POD_SPEC_HASH_PLACEHOLDER instead of the pod spec's hash (RenderConfig.podSpecHash). */
+  readonly hashPodSpec?: boolean;
 }
+
+/** The pod-spec-hash of a pod rendered to be judged, never run (RenderConfig.podSpecHash). */
+export const POD_SPEC_HASH_PLACEHOLDER = 'not-hashed';
 
 /**
  * replicas is 1 unless given; docs/api.md ("Common behaviour") says it is never reconciled afterwards, so the reconciler
@@ -45,7 +50,7 @@ export function buildDeployment(input: WorkloadInput): Deployment {
   // The main container by name, so kubectl picks it even when spec.podSpec adds sidecars.
   const annotations: Record<string, string> = {
     [DEFAULT_CONTAINER_ANNOTATION]: CONTAINER_NAME[parent.kind],
-    [POD_SPEC_HASH_ANNOTATION]: podSpecHash(podSpec),
+    [POD_SPEC_HASH_ANNOTATION]: input.hashPodSpec === false ? POD_SPEC_HASH_PLACEHOLDER : podSpecHash(podSpec),
   };
   if (input.configSource !== undefined) annotations[CONFIG_HASH_ANNOTATION] = configHash(input.configSource);
   const selector = selectorLabels(parent.kind, parent.name);

@@ -10,7 +10,7 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import { bareExpressApp } from './express-app.ts';
 import type { Logger } from '../leaves/logger.ts';
 import { clip } from '../api/bounded-text.ts';
-import { admit, BODY_LIMIT_BYTES, createWebhooks, messageBody, type Answer, type Webhook } from '../admission/admit.ts';
+import { admit, BODY_HEAD_BYTES, BODY_LIMIT_BYTES, createWebhooks, messageBody, type Answer, type Webhook } from '../admission/admit.ts';
 import type { HandlerFactory } from '../admission/types.ts';
 import { WEBHOOK_DEFAULTS } from '../config/config.ts';
 import { readBody } from './body.ts';
@@ -20,7 +20,7 @@ export interface WebhookRouterOptions {
   handlers: HandlerFactory;
   logger: Logger;
   metrics?: WebhookMetrics;
-  /** Default BODY_LIMIT_BYTES (7 MiB). */
+  /** Default BODY_LIMIT_BYTES (5 MiB). */
   bodyLimitBytes?: number;
   /** How long the body may take, from the end of the headers; default WEBHOOK_DEFAULTS' (10 s). */
   bodyTimeoutMs?: number;
@@ -88,7 +88,7 @@ function endpointServer(webhook: Webhook, deps: EndpointDeps): EndpointServer {
     const start = metrics.begin();
     let code = 500;
     try {
-      const answer = await admit(webhook, req.headers['content-type'], () => readBody(req, limit, bodyTimeoutMs));
+      const answer = await admit(webhook, req.headers['content-type'], () => readBody(req, limit, bodyTimeoutMs, BODY_HEAD_BYTES));
       writeLog(logger, answer);
       if (answer.close) res.setHeader('Connection', 'close');
       sendJson(res, answer.status, answer.body);

@@ -13,7 +13,8 @@
 // Run `npm run build` first: the operator process is dist/main.js. Timings are printed, and only
 // the webhook timeout is asserted (a bound, not a benchmark).
 import t from 'tap';
-import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from '../../src/admission/json-depth.ts';
+import { BODY_LIMIT_BYTES } from '../../src/admission/admit.ts';
+import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS, MAX_OBJECT_BYTES, MAX_OBJECT_VALUES } from '../../src/admission/json-depth.ts';
 import { renderWebhookConfigurations } from '../../src/admission/webhook-configs.ts';
 import { MAX_INLINE_TEXT_LENGTH, MAX_LITELLM_CONFIG_LENGTH } from '../../src/api/schema/limits.ts';
 import { ApiError } from '../../src/kube/errors.ts';
@@ -31,8 +32,15 @@ const IN_FLIGHT = 4;
 const MIN_NORMAL_CREATES = 60;
 const MAX_NORMAL_CREATES = 2000;
 const HOSTILE_ROUNDS = 2;
-/** The API server refuses request bodies over 3 MiB: the largest lists stay under it. */
-const ENV_ENTRIES = 60_000;
+/**
+ * Env entries near as many as the values of an object allow, the rest of the Agent included: each
+ * is three values (an object, two strings); the podSpec is opaque to the schema, so the
+ * managedFields the API server adds track it as one field, not entry by entry.
+ */
+const ENV_ENTRIES = Math.floor((MAX_OBJECT_VALUES - 2_000) / 3);
+/** Far past it (and under the API server's 3 MiB body limit): what cost seconds before that limit. */
+const MORE_ENV_ENTRIES = 60_000;
+const envEntries = (n: number): Json[] => Array.from({ length: n }, (_, i) => ({ name: `VAR_${i}`, value: String(i) }));
 
 /** The webhooks' timeout, as the configurations the stack registered say it. */
 const TIMEOUT_MS = Math.min(...renderWebhookConfigurations().flatMap((c) => c.webhooks.map((w) => w.timeoutSeconds))) * 1000;
@@ -83,10 +91,16 @@ function hostileInputs(): Hostile[] {
       expect: 'admitted',
     },
     {
-      what: `huge-list: ${ENV_ENTRIES} env entries in the podSpec (merged by name, dry-run by the podSpec check)`,
+      what: `huge-list: ${ENV_ENTRIES} env entries in the podSpec (near as many as an object's values allow: merged by name, dry-run by the podSpec check)`,
       kind: 'agents',
-      body: agent('env', podSpec({ env: Array.from({ length: ENV_ENTRIES }, (_, i) => ({ name: `VAR_${i}`, value: String(i) })) })),
+      body: agent('env', podSpec({ env: envEntries(ENV_ENTRIES) })),
       expect: 'admitted',
+    },
+    {
+      what: `huge-list: ${MORE_ENV_ENTRIES} env entries in the podSpec (more values than the webhooks read in one object)`,
+      kind: 'agents',
+      body: agent('more-env', podSpec({ env: envEntries(MORE_ENV_ENTRIES) })),
+      expect: new RegExp(`admission webhook "[^"]+" denied the request: request\\.object holds more than ${MAX_OBJECT_VALUES} JSON values: more than the webhooks read in one object`),
     },
     {
       what: 'deep-nesting: as deep as the webhook reads',
@@ -190,4 +204,52 @@ t.test('the worst input of each class, sent in a loop, fails no one else’s cre
   }
   const stored = await client.list(path('agents', HOSTILE_NS));
   t.equal(stored.items.length, 0, 'no hostile object is stored');
+});
+
+// What the API server sends at the sizes docs/limits.md derives the limits from: a review larger
+// than any the webhooks read is a write no one could store, and is denied in words; the largest
+// object etcd stores (1.5 MiB by default, under the webhooks' 2 MiB) is judged, and so is its
+// UPDATE, which carries it twice.
+t.test('the largest reviews: an escaped string six times its body is denied in words; the largest storable object and its UPDATE are judged', async (t) => {
+  const { client } = stack();
+  const ns = 'sizes';
+  await client.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  await client.create(path('modelapis', ns), object('ModelAPI', 'model', { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' } }));
+  const withValue = (name: string, value: string): Json => object('Agent', name, { modelAPI: 'model', ...podSpec({ env: [{ name: 'BIG', value }] }) });
+  const create = async (body: Json, dryRun: boolean): Promise<string> => {
+    try {
+      await client.create(path('agents', ns), body, { dryRun, timeoutMs: 120_000 });
+      return 'created';
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      return `${err.code} ${err.message}`;
+    }
+  };
+
+  // The API server's own limit on a write's body (3 MiB): refused before any webhook.
+  const over = await create(withValue('over', 'a'.repeat(3 * 1024 * 1024)), true);
+  t.match(over, /^413 .*(too large|limit is 3145728)/i, `a body over 3 MiB is the API server's to refuse: ${over.slice(0, 160)}`);
+
+  // Within it, but `<` is one byte in the body and six (\u003c) in the review: far past what the
+  // webhooks read. Denied from the review's head, with its size.
+  const lt = 2_900_000;
+  const escaped = await create(withValue('escaped', '<'.repeat(lt)), true);
+  const size = Number(/request body of (\d+) bytes exceeds the limit of (\d+) bytes/.exec(escaped)?.[1] ?? 0);
+  t.match(escaped, new RegExp(`^413 admission webhook "[^"]+" denied the request: request body of \\d+ bytes exceeds the limit of ${BODY_LIMIT_BYTES} bytes: no AdmissionReview of an object the API server can store is that large`), escaped.slice(0, 300));
+  t.ok(size > 6 * lt, `the review of a ${lt.toLocaleString('en')}-byte string of "<" is ${size.toLocaleString('en')} bytes: six to one`);
+
+  // The largest object etcd stores here (its default 1.5 MiB request limit): created through both
+  // webhooks; its UPDATE carries it as object and as oldObject, and is judged too.
+  const stored = await create(withValue('largest', 'a'.repeat(1_450_000)), false);
+  t.equal(stored, 'created', 'an object of 1.45 MB is judged and stored');
+  const largest = await client.get<Json>(`${path('agents', ns)}/largest`);
+  const bytes = Buffer.byteLength(JSON.stringify(largest));
+  t.ok(bytes < MAX_OBJECT_BYTES, `stored as ${bytes.toLocaleString('en')} bytes of JSON, under the ${MAX_OBJECT_BYTES.toLocaleString('en')} the webhooks read`);
+  // A change of the spec (a relabelling is never sent to the webhooks: their matchConditions).
+  await client.patch(`${path('agents', ns)}/largest`, withValue('largest', 'b'.repeat(1_450_000)), 'merge');
+  t.pass(`its UPDATE (a review of about ${(2 * bytes).toLocaleString('en')} bytes: object and oldObject) is judged and allowed`);
+
+  // Larger than etcd takes, within what the webhooks read: judged, then refused by the API server.
+  const unstorable = await create(withValue('unstorable', 'a'.repeat(1_700_000)), false);
+  t.match(unstorable, /etcdserver: request is too large/, `an object of 1.7 MB passes the webhooks and is refused by etcd: ${unstorable.slice(0, 200)}`);
 });

@@ -44,9 +44,18 @@ function live(): LocalStack {
 const path = (resource: 'agents' | 'modelapis', name = ''): string =>
   `/apis/kaos.tools/v1alpha1/namespaces/${NS}/${resource}${name === '' ? '' : `/${name}`}`;
 
-/** Requests the operator answered so far, by webhook path. */
+/**
+ * Requests the operator answered so far, by webhook path. The webhooks' counters are the admission
+ * thread's, and a scrape waits only so long for them (src/admission-thread/thread.ts) before it is
+ * served without them: on a loaded machine such a scrape would read as no requests at all, and a
+ * count taken from it as minus every request before. So a scrape without the thread's part (its
+ * in-flight gauge, there for every webhook path from the start) is taken again.
+ */
 async function calls(): Promise<Map<string, number>> {
-  const text = await (await fetch(`http://127.0.0.1:${live().operator.metricsPort}/metrics`)).text();
+  const text = await eventually('a scrape of /metrics that carries the admission thread\'s metrics', async () => {
+    const scraped = await (await fetch(`http://127.0.0.1:${live().operator.metricsPort}/metrics`)).text();
+    return /^controller_runtime_webhook_requests_in_flight\{/m.test(scraped) ? scraped : undefined;
+  }, { timeoutMs: 60_000, intervalMs: 200, retryErrors: true });
   const out = new Map<string, number>();
   for (const m of text.matchAll(/^controller_runtime_webhook_requests_total\{([^}]*)\} (\S+)$/gm)) {
     const hook = /webhook="([^"]*)"/.exec(m[1] ?? '')?.[1] ?? '';

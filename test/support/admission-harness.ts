@@ -1,10 +1,15 @@
 // The real admission stack for hostile-input tests: the real listener (router, decode, both
 // handlers for every kind, the podSpec check with its render and merge) on a plain-HTTP
 // loopback server, over the shared samples. Only the API server's dry run is replaced, by a
-// client that serializes what it is sent, as the real one does, and accepts it.
+// client that serializes what it is sent, as the real one does, and accepts it. In this thread
+// (startHarness: the tests see the dry runs), or on a thread of its own as the operator's
+// admission thread is (startHarnessThread, harness-server.ts: what a request costs is that
+// thread's CPU alone).
 import { readdir, readFile } from 'node:fs/promises';
-import { createServer, request, Agent, type Server } from 'node:http';
+import { createServer, request, Agent, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { createMutatingHandler } from '../../src/admission/mutate.ts';
 import { createPodSpecCheck } from '../../src/admission/pod-spec-check.ts';
@@ -18,6 +23,8 @@ import type { KubeObject } from '../../src/api/lookup.ts';
 import { createLogger } from '../../src/server/pino-logger.ts';
 import { MemoryLookup } from './memory-lookup.ts';
 import { deploymentDryRun } from '../../src/kube/dry-run.ts';
+import { startServerThread } from './server-thread.ts';
+import { measured, type BudgetTarget } from './work-budget.ts';
 
 export const CONFIG = loadConfig({});
 
@@ -53,7 +60,7 @@ export function withPodParts(object: KubeObject): KubeObject {
   };
 }
 
-export interface Harness {
+export interface Harness extends BudgetTarget {
   /** POSTs `body` to `path`; resolves with the HTTP status and the parsed answer. */
   post(path: string, body: string): Promise<{ status: number; body: unknown }>;
   /** Bodies the podSpec check's dry run was given, serialized. */
@@ -61,28 +68,116 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(objects: readonly KubeObject[]): Promise<Harness> {
-  const lookup = new MemoryLookup().add(...objects);
-  const dryRuns: string[] = [];
-  const logger = createLogger({ level: 'fatal', destination: { write: () => undefined } });
-  const podSpecCheck = createPodSpecCheck({
-    dryRunCreate: deploymentDryRun({ create: async <T>(_path: string, body: unknown) => (dryRuns.push(JSON.stringify(body)), body as T) }),
-    config: CONFIG,
+/** What the harness builds the stack from: this checkout's modules, or another commit's (stackModulesAt). */
+export interface StackModules {
+  createWebhookApp: typeof createWebhookApp;
+  createMutatingHandler: typeof createMutatingHandler;
+  createValidatingHandler: typeof createValidatingHandler;
+  createPodSpecCheck: typeof createPodSpecCheck;
+  deploymentDryRun: typeof deploymentDryRun;
+  loadConfig: typeof loadConfig;
+  createLogger: typeof createLogger;
+  MemoryLookup: typeof MemoryLookup;
+}
+
+const THIS_CHECKOUT: StackModules = { createWebhookApp, createMutatingHandler, createValidatingHandler, createPodSpecCheck, deploymentDryRun, loadConfig, createLogger, MemoryLookup };
+
+/**
+ * The same modules from the tree exported at `root` (test/bench/tree-at.ts), for a benchmark that
+ * runs two commits' stacks side by side; typed as this checkout's.
+ */
+export async function stackModulesAt(root: string): Promise<StackModules> {
+  const load = async (path: string): Promise<Record<string, unknown>> => (await import(pathToFileURL(join(root, path)).href)) as Record<string, unknown>;
+  const [router, mutate, validate, podSpecCheck, dryRun, config, logger, lookup] = await Promise.all(
+    ['src/server/webhook-router.ts', 'src/admission/mutate.ts', 'src/admission/validate.ts', 'src/admission/pod-spec-check.ts', 'src/kube/dry-run.ts', 'src/config/config.ts', 'src/server/pino-logger.ts', 'test/support/memory-lookup.ts'].map(load),
+  );
+  return {
+    createWebhookApp: router?.createWebhookApp,
+    createMutatingHandler: mutate?.createMutatingHandler,
+    createValidatingHandler: validate?.createValidatingHandler,
+    createPodSpecCheck: podSpecCheck?.createPodSpecCheck,
+    deploymentDryRun: dryRun?.deploymentDryRun,
+    loadConfig: config?.loadConfig,
+    createLogger: logger?.createLogger,
+    MemoryLookup: lookup?.MemoryLookup,
+  } as StackModules;
+}
+
+/**
+ * The webhook application over `objects`, its dry runs kept in `dryRuns` (or only serialized and
+ * dropped, as a client sending them would, when it is undefined), built from `modules`.
+ */
+export function harnessListener(objects: readonly KubeObject[], dryRuns?: string[], modules: StackModules = THIS_CHECKOUT): RequestListener {
+  const config = modules.loadConfig({});
+  const lookup = new modules.MemoryLookup().add(...objects);
+  const logger = modules.createLogger({ level: 'fatal', destination: { write: () => undefined } });
+  const podSpecCheck = modules.createPodSpecCheck({
+    dryRunCreate: modules.deploymentDryRun({ create: async <T>(_path: string, body: unknown) => {
+      const serialized = JSON.stringify(body);
+      dryRuns?.push(serialized);
+      return body as T;
+    } }),
+    config,
     logger,
   });
-  const listener = createWebhookApp({
+  return modules.createWebhookApp({
     handlers: (kind, type) =>
       type === 'mutate'
-        ? createMutatingHandler(kind, { lookup, config: CONFIG })
-        : createValidatingHandler(kind, { lookup, config: CONFIG, podSpecCheck }),
+        ? modules.createMutatingHandler(kind, { lookup, config })
+        : modules.createValidatingHandler(kind, { lookup, config, podSpecCheck }),
     logger,
   });
+}
+
+/** The listener on 127.0.0.1, a free port. */
+export async function listen(listener: RequestListener): Promise<Server> {
   const server: Server = createServer(listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  return server;
+}
+
+export async function startHarness(objects: readonly KubeObject[]): Promise<Harness> {
+  const dryRuns: string[] = [];
+  const server = await listen(harnessListener(objects, dryRuns));
+  const client = httpClient((server.address() as AddressInfo).port);
   return {
     dryRuns,
+    post: client.post,
+    send: async (path, body) => {
+      const { result, cpuMs } = await measured(() => client.post(path, body));
+      return { ...result, cpuMs };
+    },
+    close: async () => {
+      client.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * The same stack on a thread of its own (harness-server.ts), its dry runs serialized and dropped;
+ * built from the tree exported at `root` when given (a benchmark's base commit).
+ */
+export async function startHarnessThread(objects: readonly KubeObject[], root?: string): Promise<BudgetTarget & { close(): Promise<void> }> {
+  const thread = await startServerThread(new URL('./harness-server.ts', import.meta.url), { objects, root });
+  const client = httpClient(thread.port);
+  return {
+    send: async (path, body) => {
+      const before = await thread.state();
+      const result = await client.post(path, body);
+      const after = await thread.state();
+      return { ...result, cpuMs: after.cpuMs - before.cpuMs };
+    },
+    close: async () => {
+      client.close();
+      await thread.close();
+    },
+  };
+}
+
+function httpClient(port: number): { post: Harness['post']; close(): void } {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  return {
     post: (path, body) =>
       new Promise((resolve, reject) => {
         const req = request(
@@ -97,9 +192,6 @@ export async function startHarness(objects: readonly KubeObject[]): Promise<Harn
         req.on('error', reject);
         req.end(body);
       }),
-    close: async () => {
-      agent.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => agent.destroy(),
   };
 }

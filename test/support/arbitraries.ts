@@ -14,6 +14,7 @@ import { parseAllDocuments } from 'yaml';
 import { webhookPath } from '../../src/admission/webhook-paths.ts';
 import type { WebhookType } from '../../src/admission/types.ts';
 import { DEFAULTED_ANNOTATION, GROUP, isKaosKind, KIND_NAMES, KINDS, REFERENCE_POLICY_KEY, VERSION, type KaosKind } from '../../src/api/kinds.ts';
+import { MAX_OBJECT_BYTES, MAX_OBJECT_VALUES } from '../../src/admission/json-depth.ts';
 import type { KubeObject } from '../../src/api/lookup.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -154,12 +155,80 @@ export const SEEDS: readonly Seed[] = seeds();
 // ---------------------------------------------------------------------------------------------
 // Hostile values
 
-/** How far the bounded sizes go: big enough to hurt unbounded code, small enough for CI. */
+/**
+ * How far the bounded sizes go: big enough to hurt unbounded code; beside them, `FILL`: as large
+ * as the object may be (fillLength, fillItems: in bytes, and in values for a list), the largest
+ * the webhooks read. 1 MiB of most characters is past that, as are 20,000 nested items: refused
+ * unread.
+ */
 export const LIMITS = {
   depths: [64, 1_000, 5_000, 10_000, 20_000],
   stringLengths: [1_000, 64 * 1024, 256 * 1024, 1024 * 1024],
   listLengths: [100, 1_000, 5_000, 20_000],
 } as const;
+
+/** A size that makes a value as large as an object may hold: see fillLength and fillItems. */
+export const FILL = 'fill' as const;
+
+/**
+ * Bytes of JSON a hostile value may take and leave its object within MAX_OBJECT_BYTES, the
+ * largest the webhooks read: the rest is room for the sample object it goes into.
+ */
+export const FILL_BYTES = MAX_OBJECT_BYTES - 16 * 1024;
+
+/** UTF-16 units of `char`, repeated, whose JSON string (escapes included) is at most `bytes`. */
+export function fillLength(char: string, bytes = FILL_BYTES): number {
+  return Math.floor(bytes / Buffer.byteLength(JSON.stringify(char).slice(1, -1))) * char.length;
+}
+
+/**
+ * Values (as the depth scan counts them: each object and array, each member or item after the
+ * first) a hostile list may hold and leave its object within MAX_OBJECT_VALUES: the rest is room
+ * for the sample object it goes into.
+ */
+export const FILL_VALUES = MAX_OBJECT_VALUES - 1_000;
+
+/** The values the scan counts in a JSON text: its objects and arrays, and its commas, outside strings. */
+export function countedValues(text: string): number {
+  let n = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[' || c === ',') n++;
+  }
+  return n;
+}
+
+const filled = new Map<string, number>();
+/**
+ * A list as large as an object may hold in both ways at once: FILL_VALUES strings of about 40
+ * bytes each, FILL_BYTES in all. Every value parsed is a string of its own.
+ */
+export function longNames(): string[] {
+  const width = Math.floor(FILL_BYTES / FILL_VALUES) - 3;
+  return Array.from({ length: FILL_VALUES }, (_, i) => `${i}-`.padEnd(width, 'x'));
+}
+
+/** How many items of `element` make a JSON list of at most `bytes` and at most `values` (countedValues). */
+export function fillItems(element: ListElement, bytes = FILL_BYTES, values = FILL_VALUES): number {
+  const key = `${element} ${bytes} ${values}`;
+  let items = filled.get(key);
+  if (items === undefined) {
+    let size = 2;
+    let counted = 1;
+    const item = (i: number): string => render(LIST_ITEMS[element](i));
+    for (items = 0; size + item(items).length + 1 <= bytes && counted + countedValues(item(items)) + 1 <= values; items++) {
+      size += item(items).length + 1;
+      counted += countedValues(item(items)) + 1;
+    }
+    filled.set(key, items);
+  }
+  return items;
+}
 
 const LONE_SURROGATES = ['\ud800', '\udbff', '\udc00', '\udfff'];
 const NASTY_STRINGS = [
@@ -249,16 +318,17 @@ export function hugeString(length: number, char: string): RawJson {
 export const LIST_ELEMENTS = ['number', 'invalid-name', 'null', 'distinct-names', 'env-entry', 'nested'] as const;
 export type ListElement = (typeof LIST_ELEMENTS)[number];
 
+const LIST_ITEMS: Record<ListElement, (i: number) => Doc> = {
+  number: (i) => i,
+  'invalid-name': (i) => `Not_A_Name_${i}`,
+  null: () => null,
+  'distinct-names': (i) => `missing-${i}`,
+  'env-entry': (i) => ({ name: `VAR_${i}`, value: i }),
+  nested: (i) => [[{ x: i }]],
+};
+
 export function hugeList(length: number, element: ListElement): Doc[] {
-  const make: Record<ListElement, (i: number) => Doc> = {
-    number: (i) => i,
-    'invalid-name': (i) => `Not_A_Name_${i}`,
-    null: () => null,
-    'distinct-names': (i) => `missing-${i}`,
-    'env-entry': (i) => ({ name: `VAR_${i}`, value: i }),
-    nested: (i) => [[{ x: i }]],
-  };
-  return Array.from({ length }, (_, i) => make[element](i));
+  return Array.from({ length }, (_, i) => LIST_ITEMS[element](i));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -362,20 +432,22 @@ const deepNesting = fc
   );
 
 const bigString = fc
-  .tuple(pathChoice(SPEC_PATHS.concat(METADATA_PATHS.slice(1, 3))), fc.constantFrom(...LIMITS.stringLengths), fc.constantFrom(...HUGE_CHARS))
-  .map(([choice, length, char]) =>
-    mutation('huge-string', `${length} × ${JSON.stringify(char)}`, (o) => setAt(o, resolvePath(o, choice), hugeString(length, char))),
-  );
+  .tuple(pathChoice(SPEC_PATHS.concat(METADATA_PATHS.slice(1, 3))), fc.constantFrom(...LIMITS.stringLengths, FILL), fc.constantFrom(...HUGE_CHARS))
+  .map(([choice, size, char]) => {
+    const length = size === FILL ? fillLength(char) : size;
+    return mutation('huge-string', `${length} × ${JSON.stringify(char)}`, (o) => setAt(o, resolvePath(o, choice), hugeString(length, char)));
+  });
 
 const bigList = fc
   .tuple(
     pathChoice(SPEC_PATHS),
-    fc.constantFrom(...LIMITS.listLengths),
+    fc.constantFrom(...LIMITS.listLengths, FILL),
     fc.constantFrom(...LIST_ELEMENTS),
   )
-  .map(([choice, length, element]) =>
-    mutation('huge-list', `${length} × ${element}`, (o) => setAt(o, resolvePath(o, choice), hugeList(length, element))),
-  );
+  .map(([choice, size, element]) => {
+    const length = size === FILL ? fillItems(element) : size;
+    return mutation('huge-list', `${length} × ${element}`, (o) => setAt(o, resolvePath(o, choice), hugeList(length, element)));
+  });
 
 const unicode = fc
   .tuple(pathChoice(SPEC_PATHS.concat(METADATA_PATHS.slice(1, 3))), unicodeString, fc.boolean())
@@ -587,9 +659,13 @@ export const fuzzCase: fc.Arbitrary<FuzzCase> = caseChoices.map(buildCase);
 // The largest cases
 
 /**
- * The generator's largest input of each class, where it costs most: a 1 MiB string of every
- * character in the inline LiteLLM config (and `"` in the oldObject of an UPDATE, which the
- * stranding warning reads), 20,000 items in podSpec lists the podSpec merge keys by name, and
+ * The generator's largest input of each class, where it costs most: a string of every character
+ * in the inline LiteLLM config as long as the object may hold (and of `"` in the oldObject of an
+ * UPDATE, which the stranding warning reads), and bodies past the limits (1 MiB of `\u0000`: a
+ * 6 MiB body; 1 MiB of `"`: an object over the largest); podSpec lists the podSpec merge keys by
+ * name, a spec of nested lists and a list of 40-byte names, as long as the object may hold (its
+ * values, or its bytes and values at once); an UPDATE of the largest
+ * object to another as large, the largest review of a write the API server can store; and
  * 20,000 levels of nesting of every shape. The fuzz runs them before its random cases
  * (fast-check's `examples`), so a seeded run of any length includes them.
  */
@@ -601,8 +677,7 @@ export function largestCases(): FuzzCase[] {
   };
   const proxy = seed('ModelAPI', /proxy/);
   const agent = seed('Agent', /^sample/);
-  const length = Math.max(...LIMITS.stringLengths);
-  const items = Math.max(...LIMITS.listLengths);
+  const past = Math.max(...LIMITS.stringLengths);
   const depth = Math.max(...LIMITS.depths);
   const configYaml: Path = ['spec', 'proxyConfig', 'configYaml', 'fromString'];
   const choices = (s: Seed, type: WebhookType, objectMutation: Mutation, operation: Operation = 'CREATE', oldMutation?: Mutation): CaseChoices => ({
@@ -615,14 +690,25 @@ export function largestCases(): FuzzCase[] {
     oldMutation,
     envelopeMutation: undefined,
   });
-  const huge = (char: string, n = length): Mutation =>
+  const huge = (char: string, n = fillLength(char)): Mutation =>
     mutation('huge-string', `${n} × ${JSON.stringify(char)}`, (o) => setAt(o, configYaml, hugeString(n, char)));
+  const list = (path: Path, element: ListElement, last?: Doc): Mutation => {
+    const items = fillItems(element);
+    return mutation('huge-list', `${items} × ${element}${last === undefined ? '' : ', the last one different'}`, (o) => {
+      const value = hugeList(items, element);
+      if (last !== undefined) value[items - 1] = last;
+      return setAt(o, path, value);
+    });
+  };
+  const containers: Path = ['spec', 'podSpec', 'containers'];
   const out: CaseChoices[] = [];
   for (const type of ['mutate', 'validate'] as const) {
     for (const char of HUGE_CHARS) out.push(choices(proxy, type, huge(char)));
-    for (const list of [['spec', 'podSpec', 'containers'], ['spec', 'podSpec', 'volumes']] as const) {
-      out.push(choices(agent, type, mutation('huge-list', `${items} × env-entry`, (o) => setAt(o, list, hugeList(items, 'env-entry')))));
-    }
+    out.push(choices(proxy, type, huge('\u0000', past)), choices(proxy, type, huge('"', past)));
+    for (const path of [containers, ['spec', 'podSpec', 'volumes']] as const) out.push(choices(agent, type, list(path, 'env-entry')));
+    out.push(choices(agent, type, list(['spec'], 'nested')));
+    out.push(choices(agent, type, mutation('huge-list', `${FILL_VALUES} names of 40 bytes`, (o) => setAt(o, ['spec', 'podSpec', 'hostAliases'], longNames()))));
+    out.push(choices(agent, type, list(containers, 'env-entry'), 'UPDATE', list(containers, 'env-entry', { name: 'VAR_LAST', value: 'changed' })));
     for (const shape of NEST_SHAPES) out.push(choices(agent, type, mutation('deep-nesting', `${shape} nested ${depth} deep`, (o) => setAt(o, ['spec'], deepJson(depth, shape)))));
   }
   out.push(choices(proxy, 'validate', mutation('none', 'unchanged', (o) => o), 'UPDATE', huge('"')));

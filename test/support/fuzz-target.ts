@@ -1,26 +1,18 @@
-// What the admission fuzzer runs against: the real HTTPS webhook server with the real router
-// and the real mutating and validating handlers (podSpec check included) over an in-memory
-// lookup holding every sample object. The podSpec check's client accepts every dry run, so a
-// "spec.podSpec could not be checked" log line can only mean the check threw because of the
-// object itself — the fail-open the fuzzer reports. Also: the normal requests (each sample
-// object, as written for mutate and as defaulted for validate) with the answers they get from
-// a fresh server, to check that the server still answers them correctly between hostile ones.
+// What the admission fuzzer runs against: the real HTTPS webhook server, with the real router and
+// handlers over the sample objects, on a thread of its own (fuzz-server.ts), so that what a
+// request costs is the serving thread's CPU and nothing of the fuzzer's. Also: the normal
+// requests (each sample object, as written for mutate and as defaulted for validate) with the
+// answers they get from a fresh server, to check that the server still answers them correctly
+// between hostile ones.
 import { Agent, request } from 'node:https';
 import jsonPatch from 'fast-json-patch';
-import { createMutatingHandler } from '../../src/admission/mutate.ts';
-import { createPodSpecCheck } from '../../src/admission/pod-spec-check.ts';
 import { webhookPath } from '../../src/admission/webhook-paths.ts';
-import type { HandlerFactory } from '../../src/admission/types.ts';
 import type { AdmissionRequest, AdmissionReviewOut, AdmissionResponse } from '../../src/admission/types.ts';
-import { createValidatingHandler } from '../../src/admission/validate.ts';
 import { GROUP, isKaosKind, KIND_NAMES, VERSION, type KaosKind } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/lookup.ts';
-import { loadConfig } from '../../src/config/config.ts';
-import { createLogger } from '../../src/server/pino-logger.ts';
-import { startWebhookServer } from '../../src/server/webhook-server.ts';
 import { sampleObjects } from './arbitraries.ts';
 import { makeTestCerts } from './certs.ts';
-import { MemoryLookup } from './memory-lookup.ts';
+import { startServerThread } from './server-thread.ts';
 
 export interface Reply {
   status: number;
@@ -36,11 +28,21 @@ export interface NormalRequest {
   expected: AdmissionResponse;
 }
 
+/** One request's reply, what it cost the serving thread, and what it logged. */
+export interface Sent {
+  reply: Reply;
+  cpuMs: number;
+  /** Log lines the server wrote while it served the request, by message. */
+  logged(message: string): number;
+}
+
 export interface FuzzTarget {
   post(path: string, body: string): Promise<Reply>;
+  /** post, measured on the serving thread. */
+  send(path: string, body: string): Promise<Sent>;
   normal: readonly NormalRequest[];
-  /** How many log lines carried this message so far. */
-  logged(message: string): number;
+  /** What the serving thread holds on to: its live heap after a full GC, in bytes. */
+  retained(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -50,29 +52,7 @@ export const POD_SPEC_UNCHECKED = 'spec.podSpec could not be checked';
 export async function startFuzzTarget(): Promise<FuzzTarget> {
   const certs = await makeTestCerts();
   const objects = sampleObjects();
-  const lookup = new MemoryLookup().add(...objects.filter((o) => isKaosKind(o.kind)));
-  for (const ns of objects.filter((o) => o.kind === 'Namespace')) lookup.setNamespace(ns.metadata?.name ?? '', ns.metadata?.labels ?? {});
-
-  // Only counts per message are kept: a 100,000-request run must not hold its log in memory.
-  const counts = new Map<string, number>();
-  const logger = createLogger({
-    level: 'warn',
-    destination: {
-      write: (line: string) => {
-        const msg = (JSON.parse(line) as { msg?: string }).msg ?? '';
-        counts.set(msg, (counts.get(msg) ?? 0) + 1);
-      },
-    },
-  });
-  const config = loadConfig({});
-  const podSpecCheck = createPodSpecCheck({ dryRunCreate: async () => ({ ok: true }), config, logger });
-  const handlers: HandlerFactory = (kind, type) =>
-    type === 'mutate' ? createMutatingHandler(kind, { lookup, config }) : createValidatingHandler(kind, { lookup, config, podSpecCheck });
-  const server = await startWebhookServer({
-    config: { host: '127.0.0.1', port: 0, certDir: certs.dir, certCheckIntervalSeconds: 3600 },
-    handlers,
-    logger,
-  });
+  const server = await startServerThread(new URL('./fuzz-server.ts', import.meta.url), { certDir: certs.dir });
   const agent = new Agent({ keepAlive: true, maxSockets: 1, ca: certs.caPem });
 
   const post = (path: string, body: string): Promise<Reply> =>
@@ -112,10 +92,18 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
     normal.push({ path: webhookPath('validate', kind), body: validateBody, expected: validated });
   }
 
+  const send = async (path: string, body: string): Promise<Sent> => {
+    const before = await server.state();
+    const reply = await post(path, body);
+    const after = await server.state();
+    return { reply, cpuMs: after.cpuMs - before.cpuMs, logged: (message) => (after.counts[message] ?? 0) - (before.counts[message] ?? 0) };
+  };
+
   return {
     post,
+    send,
     normal,
-    logged: (message) => counts.get(message) ?? 0,
+    retained: () => server.retained(),
     close: async () => {
       agent.destroy();
       await server.close();

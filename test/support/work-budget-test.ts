@@ -1,17 +1,18 @@
 // The unit test of the work budget for one class of hostile input (test/unit/admission/work-budget-*.test.ts):
 // every worst case of the class (worst-cases.ts) that `select` keeps, per kind, through the real
-// admission stack (admission-harness.ts). Each answer must be well formed and cost the event loop
-// less than WORK_GUARD_MS, ten budgets: what this guards against costs seconds, and a loaded
-// machine must never fail it. The figures themselves are `npm run bench:budget`'s.
+// admission stack on a thread of its own (admission-harness.ts). Each answer must be well formed
+// and cost the serving thread less than WORK_GUARD_MS of CPU, ten budgets: what this guards
+// against costs seconds, and a loaded machine must never fail it. The figures themselves are
+// `npm run bench:budget`'s.
 import t from 'tap';
 import { KINDS } from '../../src/api/kinds.ts';
-import { sampleObjects, startHarness, withPodParts } from './admission-harness.ts';
+import { sampleObjects, startHarnessThread, withPodParts } from './admission-harness.ts';
 import { sendWorstCases, WORK_GUARD_MS } from './work-budget.ts';
 import { worstCases, type HostileClass, type WorstCase } from './worst-cases.ts';
 
 export async function testWorkBudget(cls: HostileClass, description: string, select: (c: WorstCase) => boolean = () => true): Promise<void> {
   const samples = (await sampleObjects()).map(withPodParts);
-  const harness = await startHarness(samples);
+  const harness = await startHarnessThread(samples);
   t.teardown(() => harness.close());
   for (const kind of KINDS) {
     t.test(`${kind}, ${cls}: ${description}`, async (t) => {

@@ -10,16 +10,19 @@
 // the value would choke on (`parse-errors`: YAML that is one error per character, or deep, or a
 // run of keys), and maps of many or huge keys (`many-keys`), which no schema limit bounds.
 // Past the schema's limits means what the mutating webhook is sent (the API server checks the
-// schema after it) and what the body limit lets through: 1 MiB strings, 20,000 items, opaque
-// podSpec lists as long as a 7 MiB body holds.
-import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from '../../src/admission/json-depth.ts';
+// schema after it) and what the webhooks read at all: strings and lists as long as the largest
+// object holds (MAX_OBJECT_BYTES), 20,000 items; an UPDATE from one such object to another (the
+// largest review of a write the API server can store); and, refused unread, an object one step
+// past the largest and a body past the body limit.
+import { BODY_LIMIT_BYTES } from '../../src/admission/admit.ts';
+import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS, MAX_OBJECT_BYTES } from '../../src/admission/json-depth.ts';
 import type { WebhookType } from '../../src/admission/types.ts';
 import { webhookPath } from '../../src/admission/webhook-paths.ts';
 import { DEFAULTED_ANNOTATION, GROUP, KINDS, KIND_NAMES, REFERENCE_POLICY_KEY, VERSION, type KaosKind } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/lookup.ts';
 import { MAX_NAME_LENGTH } from '../../src/api/schema/limits.ts';
 import { SPEC_SCHEMAS } from '../../src/api/schema/index.ts';
-import { deepJson, hugeList, hugeString, HUGE_CHARS, LIMITS, LIST_ELEMENTS, NEST_SHAPES, RawJson, render, type Doc } from './arbitraries.ts';
+import { deepJson, FILL_VALUES, fillItems, fillLength, hugeList, longNames, hugeString, HUGE_CHARS, LIMITS, LIST_ELEMENTS, NEST_SHAPES, RawJson, render, type Doc } from './arbitraries.ts';
 
 export const HOSTILE_CLASSES = ['huge-string', 'huge-list', 'deep-nesting', 'parse-errors', 'many-keys'] as const;
 export type HostileClass = (typeof HOSTILE_CLASSES)[number];
@@ -39,6 +42,8 @@ export interface WorstCase {
   readonly label: string;
   /** Whether the value is past the schema's limits (or in what no schema bounds). */
   readonly past: boolean;
+  /** Whether the value is as large as the largest object holds (or larger): the cases that cost most and take longest. */
+  readonly fills: boolean;
   /** The AdmissionReview, as sent: built on demand (megabytes), the same text each call. */
   body(): string;
 }
@@ -108,20 +113,17 @@ const METADATA_STRINGS: readonly { path: Path; maxLength: number | undefined }[]
  */
 export const PARSED_FIELDS: readonly string[] = ['spec.proxyConfig.configYaml.fromString'];
 
-/** Past the schema: the fuzz generator's largest string and list. */
-const PAST_STRING = Math.max(...LIMITS.stringLengths);
-const PAST_LIST = Math.max(...LIMITS.listLengths);
 /**
- * Items of an opaque podSpec list as long as the body limit allows: as many env entries (about 34
- * bytes each) as a 7 MiB body holds with room to spare; in a list the merge keys (a container's
- * env, by name) and in one it replaces whole (tolerations).
+ * The strings an UPDATE between two objects that fill it is sent for (besides every opaque list):
+ * the one the operator parses, and an annotation it reads. Every other string costs such an
+ * UPDATE what these do: the parse of twice the bytes, and one comparison of two strings.
  */
-const BODY_FILLING_LIST = 150_000;
-const BODY_FILLING_LISTS: readonly Path[] = [
-  ['spec', 'podSpec', 'containers', 0, 'env'],
-  ['spec', 'podSpec', 'tolerations'],
-];
-/** Keys of one map: as many as a 7 MiB body holds with room to spare. */
+const UPDATED: ReadonlySet<string> = new Set(['spec.proxyConfig.configYaml.fromString', `metadata.annotations.${REFERENCE_POLICY_KEY}`]);
+/** Past the schema: the fuzz generator's longest list but one (beside the lists as long as an object holds). */
+const PAST_LIST = Math.max(...LIMITS.listLengths);
+/** A key past what an object holds for a string of it: the generator's 1 MiB (and, in a body, it is refused unread). */
+const HUGE_KEY = Math.max(...LIMITS.stringLengths);
+/** Keys of one map: far past the width limit (3.4 MiB). */
 const MANY_KEYS = 200_000;
 
 /**
@@ -214,27 +216,57 @@ export function* worstCases(options: WorstCaseOptions): Generator<WorstCase> {
     const shape = shapeOf(SPEC_SCHEMAS[kind] as Schema, ['spec']);
     const strings = [...shape.strings, ...METADATA_STRINGS];
 
-    function* both(cls: HostileClass, path: Path, variant: string, label: string, past: boolean, object: () => Doc): Generator<WorstCase> {
+    function* both(cls: HostileClass, path: Path, variant: string, label: string, past: boolean, object: () => Doc, fills = false): Generator<WorstCase> {
       let body: string | undefined;
       const build = (): string => (body ??= reviewBody(kind, object()));
       const field = showPath(path);
       for (const type of ['mutate', 'validate'] as const) {
-        yield { class: cls, kind, type, path: webhookPath(type, kind), operation: 'CREATE', field, variant, label: `${field} = ${label}`, past, body: build };
+        yield { class: cls, kind, type, path: webhookPath(type, kind), operation: 'CREATE', field, variant, label: `${field} = ${label}`, past, fills, body: build };
+      }
+    }
+    /**
+     * A value as large as an object holds, in a CREATE; where `update` says, also in an UPDATE
+     * from an object that holds it with its end changed (so that comparing the two reads all of
+     * them, and the spec counts as changed), to both webhooks.
+     */
+    function* filling(cls: HostileClass, path: Path, variant: string, label: string, value: () => Doc, changedEnd: (value: Doc) => Doc, update: boolean): Generator<WorstCase> {
+      yield* both(cls, path, variant, label, true, () => withValue(path, value()), true);
+      if (!update) return;
+      let body: string | undefined;
+      const build = (): string => {
+        const now = value();
+        return (body ??= reviewBody(kind, withValue(path, now), withValue(path, changedEnd(now))));
+      };
+      const field = showPath(path);
+      for (const type of ['mutate', 'validate'] as const) {
+        yield { class: cls, kind, type, path: webhookPath(type, kind), operation: 'UPDATE', field, variant, label: `${field} = ${label}, from one whose end differs`, past: true, fills: true, body: build };
       }
     }
 
     if (classes.has('huge-string')) {
       for (const { path, maxLength } of strings) {
-        for (const length of new Set([maxLength ?? PAST_STRING, PAST_STRING])) {
-          const past = maxLength === undefined || length > maxLength;
-          for (const char of HUGE_CHARS) yield* both('huge-string', path, char, `${length} × ${JSON.stringify(char)}`, past, () => withValue(path, hugeString(length, char)));
+        for (const char of HUGE_CHARS) {
+          if (maxLength !== undefined) yield* both('huge-string', path, char, `${maxLength} × ${JSON.stringify(char)}`, false, () => withValue(path, hugeString(maxLength, char)));
+          const length = fillLength(char);
+          if (maxLength === undefined || length > maxLength) {
+            const changedEnd = (value: Doc): Doc => new RawJson(`${(value as RawJson).text.slice(0, -1)}x"`);
+            yield* filling('huge-string', path, char, `${length} × ${JSON.stringify(char)}`, () => hugeString(length, char), changedEnd, UPDATED.has(showPath(path)));
+          }
         }
       }
+      // Past what is read: an object a little larger than the largest (refused by the scan), and
+      // a body larger than the body limit (refused from its head, unread).
+      const name: Path = ['metadata', 'annotations', 'pad'];
+      const over = (bytes: number): (() => Doc) => () => withValue(name, hugeString(bytes, 'a'));
+      yield* both('huge-string', name, 'a', `${MAX_OBJECT_BYTES} × "a": an object past the largest`, true, over(MAX_OBJECT_BYTES), true);
+      yield* both('huge-string', name, 'a', `${BODY_LIMIT_BYTES} × "a": a body past the limit`, true, over(BODY_LIMIT_BYTES), true);
     }
     if (classes.has('parse-errors')) {
-      // Every free-text string (the ones long enough to hold a document), at its limit.
-      for (const { path, maxLength } of strings.filter((s) => (s.maxLength ?? PAST_STRING) >= 1024)) {
-        const length = maxLength ?? PAST_STRING;
+      // Every free-text string (the ones long enough to hold a document), at its limit; where none
+      // is, as long as the largest object holds of the characters JSON writes in two bytes.
+      const unbounded = fillLength('"');
+      for (const { path, maxLength } of strings.filter((s) => (s.maxLength ?? unbounded) >= 1024)) {
+        const length = maxLength ?? unbounded;
         const documents: [string, string][] = [
           ...HOSTILE_YAML.map((unit): [string, string] => [unit, hostileYaml(unit, length)]),
           ['distinct keys', manyKeysYaml(length)],
@@ -244,7 +276,7 @@ export function* worstCases(options: WorstCaseOptions): Generator<WorstCase> {
         const past = maxLength === undefined;
         for (const [variant, text] of documents) {
           const label = `${length} of ${JSON.stringify(variant)}`;
-          yield* both('parse-errors', path, variant, label, past, () => withValue(path, text));
+          yield* both('parse-errors', path, variant, label, past, () => withValue(path, text), past);
           yield {
             class: 'parse-errors',
             kind,
@@ -255,6 +287,7 @@ export function* worstCases(options: WorstCaseOptions): Generator<WorstCase> {
             variant,
             label: `oldObject ${showPath(path)} = ${label}`,
             past,
+            fills: past,
             body: () => reviewBody(kind, structuredClone(baseFor(path)) as unknown as Doc, withValue(path, text)),
           };
         }
@@ -263,16 +296,20 @@ export function* worstCases(options: WorstCaseOptions): Generator<WorstCase> {
     if (classes.has('huge-list')) {
       const lists = [...shape.lists, ...OPAQUE_LISTS.map((path) => ({ path, maxItems: undefined }))];
       for (const { path, maxItems } of lists) {
-        for (const length of new Set([maxItems ?? PAST_LIST, PAST_LIST])) {
-          const past = maxItems === undefined || length > maxItems;
-          for (const element of LIST_ELEMENTS) {
+        for (const element of LIST_ELEMENTS) {
+          for (const length of new Set([maxItems ?? PAST_LIST, PAST_LIST])) {
+            const past = maxItems === undefined || length > maxItems;
             yield* both('huge-list', path, element, `${length} × ${element}`, past, () => withValue(path, hugeList(length, element)));
           }
+          const items = fillItems(element);
+          const changedEnd = (value: Doc): Doc => [...(value as Doc[]).slice(0, -1), hugeList(1, element === 'null' ? 'number' : element)[0] ?? null];
+          yield* filling('huge-list', path, element, `${items} × ${element}`, () => hugeList(items, element), changedEnd, maxItems === undefined);
         }
-      }
-      for (const path of BODY_FILLING_LISTS) {
-        const entries = new RawJson(`[${Array.from({ length: BODY_FILLING_LIST }, (_, i) => `{"name":"VAR_${i}","value":"${i}"}`).join(',')}]`);
-        yield* both('huge-list', path, 'env-entry', `${BODY_FILLING_LIST} × env-entry`, true, () => withValue(path, entries));
+        if (maxItems === undefined) {
+          // As many values as an object holds, and as many bytes: each a string of its own.
+          const changedEnd = (value: Doc): Doc => [...(value as Doc[]).slice(0, -1), 'changed'];
+          yield* filling('huge-list', path, 'long-names', `${FILL_VALUES} names of 40 bytes`, () => longNames(), changedEnd, true);
+        }
       }
     }
     if (classes.has('deep-nesting')) {
@@ -292,8 +329,8 @@ export function* worstCases(options: WorstCaseOptions): Generator<WorstCase> {
           new RawJson(`{${Array.from({ length: keys }, (_, i) => `"k${i}":${value(i)}`).join(',')}}`);
         yield* both('many-keys', path, 'keys', `${MANY_KEYS} keys`, true, () => withValue(path, many((i) => `"${i}"`)));
         yield* both('many-keys', path, 'keys', `${MAX_JSON_MEMBERS} keys`, true, () => withValue(path, many((i) => `"${i}"`, MAX_JSON_MEMBERS)));
-        const hugeKey = new RawJson(`{${hugeString(PAST_STRING, 'k').text}:"x"}`);
-        yield* both('many-keys', path, 'huge key', `a key of ${PAST_STRING} characters`, true, () => withValue(path, hugeKey));
+        const hugeKey = new RawJson(`{${hugeString(HUGE_KEY, 'k').text}:"x"}`);
+        yield* both('many-keys', path, 'huge key', `a key of ${HUGE_KEY} characters`, true, () => withValue(path, hugeKey));
       }
     }
   }

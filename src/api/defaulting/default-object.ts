@@ -24,7 +24,7 @@ import { goQuote } from '../go-format.ts';
 import { asArray, asRecord, cloneJson, getIn, isRecord, isSet, jsonEqual, type JsonRecord } from '../json.ts';
 import type { KaosKind } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
-import { applySchemaDefaults } from './schema-defaults.ts';
+import { applySchemaDefaults, copyForDefaults } from './schema-defaults.ts';
 import { SPEC_SCHEMAS } from '../schema/index.ts';
 import { memoryShapeOf } from '../shapes.ts';
 import { clampWarning } from '../warnings.ts';
@@ -38,7 +38,10 @@ export interface DefaultingContext {
 }
 
 export interface DefaultingResult {
-  /** A new object; the input is never modified. */
+  /**
+   * A new object, sharing with the input the parts defaulting leaves alone: the input is never
+   * modified, and neither may this be.
+   */
   object: KubeObject;
   /** Fields now listed in kaos.tools/defaulted, sorted. */
   defaulted: string[];
@@ -88,12 +91,15 @@ function decide(field: DerivedField, spec: JsonRecord, h: FieldHistory, d: Deriv
 }
 
 export function defaultObject(kind: KaosKind, object: KubeObject, ctx: DefaultingContext): DefaultingResult {
-  // Defaulting writes only spec and metadata.annotations: copy those, share the rest (managedFields,
-  // status) with the input, which is never modified.
+  // Defaulting writes only into spec and metadata.annotations, and in the spec only where one of
+  // the schema's defaults can land (copyForDefaults) or a derived value goes (ownDerivedParts):
+  // copy those, share the rest (an opaque podSpec, lists of names, managedFields, status) with the
+  // input, which is never modified. The patch's diff passes over what is shared (the same object
+  // on both sides), so megabytes the defaults never touch cost nothing to copy or to compare.
   const out: KubeObject = {
     ...object,
     metadata: { ...object.metadata, ...(object.metadata?.annotations === undefined ? {} : { annotations: { ...object.metadata.annotations } }) },
-    spec: cloneJson(object.spec),
+    spec: ownDerivedParts(copyForDefaults(SPEC_SCHEMAS[kind], object.spec)),
   };
   const spec = asRecord(out.spec);
   if (spec === undefined) return { object: out, defaulted: [], warnings: [] };
@@ -181,6 +187,24 @@ function defaultMemory(spec: JsonRecord, history: (field: DerivedField) => Field
     else ours.push(field.path);
   }
   return ours;
+}
+
+/**
+ * `spec` with its own copy of each part a derived value is written into (derived-defaults.ts):
+ * the spec itself (replicas), its container (image), its config (toolCallMode, env) with the env
+ * list (MODEL_NAME: an entry is replaced or added, never changed in place) and the memory block.
+ */
+function ownDerivedParts(spec: unknown): unknown {
+  if (!isRecord(spec)) return spec;
+  const own: JsonRecord = { ...spec };
+  if (isRecord(own.container)) own.container = { ...own.container };
+  if (isRecord(own.config)) {
+    const config: JsonRecord = { ...own.config };
+    if (Array.isArray(config.env)) config.env = [...(config.env as unknown[])];
+    if (isRecord(config.memory)) config.memory = { ...config.memory };
+    own.config = config;
+  }
+  return own;
 }
 
 /** Drops the MODEL_NAME entry from spec.config.env, and the list when nothing else is left in it. */

@@ -3,6 +3,7 @@
 // HTTPS; these pin that admission decides them on its own.
 import t from 'tap';
 import { admit, createWebhooks, type BodyRead, type Webhook } from '../../../src/admission/admit.ts';
+import { MAX_OBJECT_BYTES } from '../../../src/admission/json-depth.ts';
 import type { AdmissionDecision, AdmissionRequest } from '../../../src/admission/types.ts';
 import { admissionRequest, review, sampleObject } from '../../support/admission-request.ts';
 
@@ -55,9 +56,33 @@ t.test('a body that could not be read: its code and message; 408 closes the conn
   t.equal(late.status, 408);
   t.equal(late.close, true);
   t.same(JSON.parse(late.body), { message: 'request body not received within 10 s' });
-  const large = await admit(validateAgent, 'application/json', async () => ({ ok: false, code: 413, message: 'too big' }));
-  t.equal(large.status, 413);
+  const large = await admit(validateAgent, 'application/json', async () => ({ ok: false, code: 413, message: 'too big', head: Buffer.from('{"request":{}}') }));
+  t.equal(large.status, 413, 'too large, and no uid in its head: plain 413');
+  t.same(JSON.parse(large.body), { message: 'too big' });
   t.equal(large.close, undefined);
+});
+
+/** The response of a denial for a body or an object too large to read. */
+const tooLarge = (uid: string, message: string) => ({ uid, allowed: false, status: { status: 'Failure', message, reason: 'RequestEntityTooLarge', code: 413 } });
+
+t.test('too large to read, the uid in its head: a denial with code 413 the user gets to read', async (t) => {
+  const head = Buffer.from('{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u7","kind":{"group":"kaos.tools"');
+  const message = 'request body of 9000000 bytes exceeds the limit of 5242880 bytes';
+  const denied = await admit(validateAgent, 'application/json', async () => ({ ok: false, code: 413, message, head }));
+  t.equal(denied.status, 200);
+  t.same(JSON.parse(denied.body).response, tooLarge('u7', `${message}: no AdmissionReview of an object the API server can store is that large`));
+  t.match(denied.log, { level: 'warn', fields: { webhook: '/validate-kaos-tools-v1alpha1-agent', code: 413, uid: 'u7' } });
+});
+
+t.test('an object too large to be stored: a denial with code 413 naming it, before it is parsed', async (t) => {
+  const object = JSON.stringify({ ...sampleObject('Agent'), metadata: { name: 'big', annotations: { pad: 'x'.repeat(MAX_OBJECT_BYTES) } } });
+  const body = `{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{"uid":"u8","operation":"CREATE","object":${object}}}`;
+  const denied = await admit(validateAgent, 'application/json', bytes(body));
+  t.equal(denied.status, 200);
+  t.same(JSON.parse(denied.body).response, tooLarge('u8', `request.object is ${Buffer.byteLength(object)} bytes of JSON, more than the ${MAX_OBJECT_BYTES} of any object the API server can store`));
+  const headless = await admit(validateAgent, 'application/json', bytes(`{"request":{"object":${object},"uid":"u8"}}`));
+  t.equal(headless.status, 413, 'no uid in its head: plain 413');
+  t.match(JSON.parse(headless.body), { message: /^request\.object is \d+ bytes of JSON/ });
 });
 
 t.test('not JSON: plain 400 with a warn line', async (t) => {

@@ -1,11 +1,14 @@
-// The depth and width limits: the scan itself, every path of the real admission stack at exactly
-// the depth limit (answered, never a 500), one level more refused with a clean HTTP 400, and
-// headroom in every recursive walk of an object: each survives ten times the limit. An object of
-// exactly the most members is answered, one more is a clean denial (HTTP 400 when the body's head
-// does not give its uid).
+// The depth, width and size limits: the scan itself (strings of any length and content never
+// count; every object at level 3 is sized and named), every path of the real admission stack at
+// exactly the depth limit (answered, never a 500), one level more refused with a clean denial,
+// and headroom in every recursive walk of an object: each survives ten times the limit. An object
+// of exactly the most members is answered, one more is a clean denial (HTTP 400 when the body's
+// head does not give its uid); an object and an old object of exactly the largest size are
+// answered, one byte more is a denial with code 413, and so for the most values an object holds.
 import t from 'tap';
+import fc from 'fast-check';
 import jsonPatch from 'fast-json-patch';
-import { jsonShapeProblem, MAX_JSON_DEPTH, MAX_JSON_MEMBERS, nestsDeeperThan } from '../../../src/admission/json-depth.ts';
+import { jsonShapeProblem, MAX_JSON_DEPTH, MAX_JSON_MEMBERS, MAX_OBJECT_BYTES, MAX_OBJECT_VALUES, nestsDeeperThan } from '../../../src/admission/json-depth.ts';
 import { webhookPath } from '../../../src/admission/webhook-paths.ts';
 import { cloneJson, isRecord, jsonEqual } from '../../../src/api/json.ts';
 import { goJSON } from '../../../src/api/go-format.ts';
@@ -16,6 +19,7 @@ import { defaultObject } from '../../../src/api/defaulting/default-object.ts';
 import { mergePodSpec } from '../../../src/render/pod-merge.ts';
 import type { PodSpec } from '../../../src/render/k8s.ts';
 import { CONFIG, sampleObjects, startHarness, withPodParts } from '../../support/admission-harness.ts';
+import { countedValues } from '../../support/arbitraries.ts';
 
 const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
 
@@ -92,12 +96,12 @@ function deepVariants(object: KubeObject): [string, KubeObject][] {
 const PLACE_VALUE = '@@DEEP@@';
 
 interface Answer {
-  response?: { allowed?: boolean; status?: { code?: number; message?: string } };
+  response?: { allowed?: boolean; status?: { code?: number; message?: string; reason?: string } };
   message?: string;
 }
 
 t.test('the scan counts the members of each object, outside strings and arrays', async (t) => {
-  const shape = (text: string, maxMembers: number) => jsonShapeProblem(bytes(text), MAX_JSON_DEPTH, maxMembers);
+  const shape = (text: string, maxMembers: number) => jsonShapeProblem(bytes(text), { maxDepth: MAX_JSON_DEPTH, maxMembers })?.kind;
   t.equal(shape('{}', 0), undefined, 'an empty object has no members');
   t.equal(shape('{"a":1}', 1), undefined);
   t.equal(shape('{"a":1,"b":2}', 1), 'members');
@@ -109,6 +113,68 @@ t.test('the scan counts the members of each object, outside strings and arrays',
   t.equal(shape('[{"a":1},{"a":1,"b":2,"c":3}]', 2), 'members', 'an object inside an array');
   t.equal(shape('{"a\\",":1,"b":"\\"}', 2), undefined, 'escaped quotes and backslashes');
   t.equal(shape(`{${'"k":1,'.repeat(50)}"d":${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}}`, 100), 'depth', 'the first problem found');
+});
+
+t.test('strings of any length and content: what is in them never counts', async (t) => {
+  // The scan reads a long string's rest with indexOf; a reference walk of the parsed value must
+  // agree with it on every text, escapes at every position included.
+  const depthOf = (value: unknown): number =>
+    value !== null && typeof value === 'object' ? 1 + Math.max(0, ...Object.values(value as object).map(depthOf)) : 0;
+  const widthOf = (value: unknown): number =>
+    value !== null && typeof value === 'object'
+      ? Math.max(Array.isArray(value) ? 0 : Object.keys(value).length, ...Object.values(value as object).map(widthOf))
+      : 0;
+  const text = fc.string({ unit: fc.constantFrom('"', '\\', '[', '{', ']', '}', ',', ':', 'a', 'é', '\u0000', '\ud800'), maxLength: 120 });
+  const json = fc.letrec((tie) => ({
+    value: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.array(tie('value'), { maxLength: 5 }), fc.dictionary(text, tie('value'), { maxKeys: 5 })),
+  })).value;
+  fc.assert(
+    fc.property(json, fc.integer({ min: 0, max: 8 }), fc.integer({ min: 1, max: 6 }), (value, maxDepth, maxMembers) => {
+      const found = jsonShapeProblem(bytes(JSON.stringify(value)), { maxDepth, maxMembers })?.kind;
+      const expected = depthOf(value) > maxDepth ? 'depth' : widthOf(value) > maxMembers ? 'members' : undefined;
+      // Both problems present: the scan names whichever comes first in the text.
+      if (expected === undefined ? found !== undefined : found === undefined) throw new Error(`expected ${expected}, found ${found}`);
+    }),
+    { numRuns: 5_000 },
+  );
+  const long = (inner: string) => bytes(`{"a":"${inner}","b":[[1]]}`);
+  for (const inner of ['x'.repeat(31) + '\\"[[[', 'x'.repeat(32) + '\\"[[[', 'x'.repeat(33) + '\\\\', '\\"'.repeat(40), '['.repeat(100)]) {
+    t.equal(nestsDeeperThan(long(inner), 3), false, `a string of ${inner.length} bytes ending ${JSON.stringify(inner.slice(-6))}`);
+    t.equal(nestsDeeperThan(long(inner), 2), true, `a string of ${inner.length} bytes, then the nesting after it`);
+  }
+  t.equal(jsonShapeProblem(bytes(`{"a":"${'x'.repeat(100)}`), { maxDepth: 0, maxMembers: 1 })?.kind, 'depth', 'the object before an unterminated string');
+  t.equal(jsonShapeProblem(bytes(`["${'x'.repeat(100)}`), { maxDepth: 1, maxMembers: 1 }), undefined, 'an unterminated string: no verdict, the parse reports it');
+});
+
+t.test('the scan sizes every object and array at level 3 and names where it is', async (t) => {
+  const size = (text: string, maxMemberBytes: number) => jsonShapeProblem(bytes(text), { maxDepth: MAX_JSON_DEPTH, maxMembers: MAX_JSON_MEMBERS, maxMemberBytes });
+  const object = '{"spec":"0123456789"}'; // 21 bytes
+  t.equal(size(`{"request":{"uid":"u","object":${object}}}`, 21), undefined, 'exactly at the limit');
+  t.same(size(`{"request":{"uid":"u","object":${object}}}`, 20), { kind: 'size', member: 'request.object', bytes: 21 });
+  t.same(size(`{"request":{"object":{},"oldObject":${object}}}`, 20), { kind: 'size', member: 'request.oldObject', bytes: 21 });
+  t.same(size(`{"request":{"obj\\u0065ct":${object}}}`, 20), { kind: 'size', member: 'request.object', bytes: 21 }, 'an escaped key is named as JSON.parse reads it');
+  t.same(size(`{"request":[1,${object}]}`, 20), { kind: 'size', member: 'request[…]', bytes: 21 }, 'an item of an array');
+  t.same(size(`{"request":{"object":${object.slice(0, -1)}`, 19), { kind: 'size', member: 'request.object', bytes: 20 }, 'never closed: what there is of it');
+  t.equal(size(`{"request":{"object":"${'x'.repeat(100)}"}}`, 20), undefined, 'a string is not an object: its parse costs what its bytes cost');
+  t.equal(size(`{"request":{"object":{"a":{"b":{"c":${object}}}}}}`, 64), undefined, 'deeper levels count toward their level-3 object only');
+  t.same(size(`{"request":{"object":{"a":{"b":{"c":${object}}}}}}`, 38), { kind: 'size', member: 'request.object', bytes: 39 });
+});
+
+t.test('the scan counts the values of every object and array at level 3: each object and array, and each member or item after the first', async (t) => {
+  const values = (text: string, maxMemberValues: number) => jsonShapeProblem(bytes(text), { maxDepth: MAX_JSON_DEPTH, maxMembers: MAX_JSON_MEMBERS, maxMemberValues });
+  // {, then "a", [ and the two commas in it, then "b": 1 + 1 + 1 + 2 + 1 = 6.
+  const object = '{"a":[1,2,{"x":"y,z"}],"b":"[{,"}';
+  t.equal(values(`{"request":{"uid":"u","object":${object}}}`, 6), undefined, 'exactly at the limit (commas and brackets in strings count for nothing)');
+  t.same(values(`{"request":{"uid":"u","object":${object}}}`, 5), { kind: 'values', member: 'request.object', values: 5 });
+  t.same(values(`{"request":{"oldObject":[${'0,'.repeat(99)}0]}}`, 99), { kind: 'values', member: 'request.oldObject', values: 99 }, 'items of a list');
+  t.equal(values(`{"request":{"object":{}},"other":{"object":{}},"request2":[${'0,'.repeat(99)}0]}`, 10), undefined, 'a level 2 list is not an object of the request: its parse costs what its bytes cost');
+  t.equal(values(`{"request":{"object":${object},"oldObject":${object}}}`, 6), undefined, 'each object counts its own');
+  const all = (text: string, maxValues: number) => jsonShapeProblem(bytes(text), { maxDepth: MAX_JSON_DEPTH, maxMembers: MAX_JSON_MEMBERS, maxMemberValues: 6, maxValues });
+  // The review's {, request's { and its two commas, then the two objects of 6: 2 + 2 + 12 = 16.
+  const review = `{"request":{"uid":"u","object":${object},"oldObject":${object}}}`;
+  t.equal(all(review, 16), undefined, 'the whole body: exactly at its limit');
+  t.same(all(review, 15), { kind: 'body-values', values: 15 }, 'the whole body: one more');
+  t.same(all(`{"request":{${Array.from({ length: 5 }, (_, i) => `"m${i}":[1,2,3]`).join(',')}}}`, 12), { kind: 'body-values', values: 12 }, 'many members of the request, each under the limit of one');
 });
 
 t.test('an object of exactly the most members is answered; one more is a clean denial', async (t) => {
@@ -129,6 +195,68 @@ t.test('an object of exactly the most members is answered; one more is a clean d
       const refused = await harness.post(webhookPath(type, kind), deepReview(kind, over, undefined, 0));
       t.equal(refused.status, 200, `${name}: ${MAX_JSON_MEMBERS + 1} labels are denied in an AdmissionReview (its uid read from the head)`);
       t.match((refused.body as Answer).response, { uid: 'u1', allowed: false, status: { code: 400, reason: 'BadRequest', message: `request body has an object of more than ${MAX_JSON_MEMBERS} members` } });
+    }
+  }
+});
+
+t.test('an object (and an old one) of exactly the largest size is answered; one byte more is a denial with code 413', async (t) => {
+  const samples = (await sampleObjects()).map(withPodParts);
+  const harness = await startHarness(samples);
+  t.teardown(() => harness.close());
+  /** `sample` with an annotation that takes its JSON to exactly `bytes`. */
+  const sized = (sample: KubeObject, bytes: number): KubeObject => {
+    const padded = (n: number): KubeObject => ({ ...sample, metadata: { ...sample.metadata, annotations: { ...sample.metadata?.annotations, pad: 'x'.repeat(n) } } });
+    return padded(bytes - Buffer.byteLength(JSON.stringify(padded(0))));
+  };
+  for (const sample of samples.filter((o, i) => samples.findIndex((p) => p.kind === o.kind) === i)) {
+    const kind = sample.kind as KaosKind;
+    const largest = sized(sample, MAX_OBJECT_BYTES);
+    t.equal(Buffer.byteLength(JSON.stringify(largest)), MAX_OBJECT_BYTES);
+    for (const type of ['mutate', 'validate'] as const) {
+      for (const [operation, object, old] of [['CREATE', largest, undefined], ['UPDATE', largest, largest], ['UPDATE', sample, sized(sample, MAX_OBJECT_BYTES + 1)]] as const) {
+        const name = `${type} ${kind} ${operation} ${old === undefined ? 'object' : 'object and oldObject'}`;
+        const body = deepReview(kind, object, old, 0);
+        const answer = await harness.post(webhookPath(type, kind), body);
+        if (old === undefined || old === largest) {
+          t.equal(answer.status, 200, `${name} of ${MAX_OBJECT_BYTES} bytes (a body of ${body.length}): an AdmissionReview`);
+          t.not((answer.body as Answer).response?.status?.code, 413, `${name}: read`);
+          t.not((answer.body as Answer).response?.status?.code, 500, `${name}: not a 500`);
+        } else {
+          t.match((answer.body as Answer).response, {
+            uid: 'u1',
+            allowed: false,
+            status: { code: 413, message: `request.oldObject is ${MAX_OBJECT_BYTES + 1} bytes of JSON, more than the ${MAX_OBJECT_BYTES} of any object the API server can store` },
+          }, `${name}: one byte more is denied`);
+        }
+      }
+      const over = await harness.post(webhookPath(type, kind), deepReview(kind, sized(sample, MAX_OBJECT_BYTES + 1), undefined, 0));
+      t.match((over.body as Answer).response, { uid: 'u1', allowed: false, status: { code: 413, reason: 'RequestEntityTooLarge' } }, `${type} ${kind}: an object one byte larger is denied`);
+    }
+  }
+});
+
+t.test('an object of exactly the most values is answered; one more is a denial with code 413', async (t) => {
+  const samples = (await sampleObjects()).map(withPodParts);
+  const harness = await startHarness(samples);
+  t.teardown(() => harness.close());
+  for (const sample of samples.filter((o, i) => samples.findIndex((p) => p.kind === o.kind) === i)) {
+    const kind = sample.kind as KaosKind;
+    const spec = sample.spec as Record<string, unknown>;
+    // A list of zeros in the podSpec (its own value, and one more for each item after the first).
+    const withZeros = (n: number): KubeObject => ({ ...sample, spec: { ...spec, podSpec: { ...(spec.podSpec as object), zeros: Array.from({ length: n }, () => 0) } } });
+    const atLimit = withZeros(MAX_OBJECT_VALUES - countedValues(JSON.stringify(withZeros(1))) + 1);
+    t.equal(countedValues(JSON.stringify(atLimit)), MAX_OBJECT_VALUES);
+    for (const type of ['mutate', 'validate'] as const) {
+      const ok = await harness.post(webhookPath(type, kind), deepReview(kind, atLimit, atLimit, 0));
+      t.equal(ok.status, 200, `${type} ${kind}: an UPDATE from an object of ${MAX_OBJECT_VALUES} values to another is read`);
+      t.not((ok.body as Answer).response?.status?.code, 413);
+      const over = withZeros(MAX_OBJECT_VALUES - countedValues(JSON.stringify(withZeros(1))) + 2);
+      const refused = await harness.post(webhookPath(type, kind), deepReview(kind, sample, over, 0));
+      t.match((refused.body as Answer).response, {
+        uid: 'u1',
+        allowed: false,
+        status: { code: 413, reason: 'RequestEntityTooLarge', message: `request.oldObject holds more than ${MAX_OBJECT_VALUES} JSON values: more than the webhooks read in one object` },
+      }, `${type} ${kind}: one value more is denied`);
     }
   }
 });

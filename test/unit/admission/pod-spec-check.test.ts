@@ -195,3 +195,10 @@ t.test('a runtime MCPServer\'s pod is rendered from its registry entry; an unres
   await check('MCPServer', mcp('discord'));
   t.equal(sent[1]?.spec.template.spec.containers[0]?.image, 'kaos.invalid/unresolved-runtime');
 });
+
+t.test('the dry run is a create with dryRun, asking for the metadata only: the Deployment is not sent back', async (t) => {
+  const sent: { path: string; options: unknown }[] = [];
+  const dryRun = deploymentDryRun({ create: async <T>(path: string, _body: unknown, options: unknown) => (sent.push({ path, options }), {} as T) });
+  t.same(await dryRun('ns', { kind: 'Deployment' }), { ok: true });
+  t.match(sent, [{ path: '/apis/apps/v1/namespaces/ns/deployments', options: { dryRun: true, metadataOnly: true } }]);
+});

@@ -24,6 +24,11 @@ t.test('parseJson', async (t) => {
   const bad = parseJson(Buffer.from('{"a":'));
   t.equal(bad.ok, false);
   if (!bad.ok) t.match(bad.message, /^request body is not valid JSON: /);
+  // Decoded as Buffer's toString decodes: a byte order mark is kept (JSON.parse refuses it, as
+  // Go's decoder does), a byte that is not UTF-8 becomes U+FFFD inside its string.
+  t.match(parseJson(Buffer.from('\ufeff{"a":1}')), { ok: false, message: /^request body is not valid JSON: / }, 'a byte order mark');
+  t.same(parseJson(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xc3, 0x22, 0x7d])), { ok: true, value: { a: '\ufffd\ufffd' } }, 'bytes that are not UTF-8');
+  t.same(parseJson(Buffer.from('{"a":"é🙂"}')), { ok: true, value: { a: 'é🙂' } });
 });
 
 t.test('headUid: the uid of a body too deep to parse, from its head as the API server writes it', async (t) => {

@@ -1,4 +1,9 @@
+import { isDeepStrictEqual } from 'node:util';
+import fc from 'fast-check';
 import t from 'tap';
+import { isRecord } from '../../../src/api/json.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../../src/admission/json-depth.ts';
+import { objectMutation, render, SEEDS, type Doc } from '../../support/arbitraries.ts';
 import { defaultObject, type DefaultingContext } from '../../../src/api/defaulting/default-object.ts';
 import { AGENT_DEFAULTS } from '../../../src/api/defaults.ts';
 import { DEFAULTED_ANNOTATION, type KaosKind } from '../../../src/api/kinds.ts';
@@ -225,4 +230,35 @@ t.test('malformed specs are left for validation to report', async (t) => {
   const defaultedProto = run('Agent', agent('a', proto)).object;
   t.equal(spec(defaultedProto).waitForDependencies, true, 'a "__proto__" key is plain data');
   t.equal(({} as Record<string, unknown>).waitForDependencies, undefined, 'and pollutes nothing');
+});
+
+t.test('defaulting copies what it writes into and shares the rest: never a write into the input, whatever the object', async (t) => {
+  // The input frozen: a write into a part defaulting shares with it instead of copying throws.
+  // The result must also equal defaulting an unshared copy, and share the parts no default reaches.
+  const kinds = fc.constantFrom(...SEEDS);
+  let checked = 0;
+  fc.assert(
+    fc.property(kinds, objectMutation, fc.option(objectMutation, { nil: undefined }), (seed, mutation, oldMutation) => {
+      const object = mutation.apply(structuredClone(seed.object) as unknown as Doc) as unknown as KubeObject;
+      const oldObject = oldMutation?.apply(structuredClone(seed.object) as unknown as Doc) as unknown as KubeObject | undefined;
+      if (!isRecord(object) || !isRecord(object.metadata ?? {}) || (oldObject !== undefined && (!isRecord(oldObject) || !isRecord(oldObject.metadata ?? {})))) return;
+      const parsed = (o: KubeObject | undefined) => (o === undefined ? undefined : (JSON.parse(render(o as unknown as Doc)) as KubeObject));
+      // What the webhook refuses before it defaults (json-depth.ts) is not defaulted; huge values
+      // are where small ones are, and only slow the run.
+      if ([mutation, oldMutation].some((m) => m?.family.startsWith('huge-'))) return;
+      if ([object, oldObject].some((o) => o !== undefined && nestsDeeperThan(Buffer.from(render(o as unknown as Doc)), MAX_JSON_DEPTH - 2))) return;
+      const input = parsed(object) as KubeObject;
+      const before = structuredClone(input);
+      const context = ctx(oldObject === undefined ? {} : { oldObject: deepFreeze(parsed(oldObject) as KubeObject) });
+      const shared = defaultObject(seed.kind, deepFreeze(input), context);
+      if (!isDeepStrictEqual(input, before)) throw new Error('the input changed');
+      if (!isDeepStrictEqual(shared.object, defaultObject(seed.kind, parsed(object) as KubeObject, context).object)) throw new Error('differs from defaulting a copy');
+      checked++;
+    }),
+    { numRuns: 2_000, seed: 0x6b616f73 },
+  );
+  t.ok(checked > 1_000, `${checked} objects defaulted, none of them changed`);
+  const podSpec = { containers: [{ name: 'agent', env: [{ name: 'A', value: '1' }] }] };
+  const { object } = run('Agent', agent('a1', { modelAPI: 'm', podSpec, mcpServers: ['x'] }));
+  t.equal(spec(object).podSpec, podSpec, 'an opaque podSpec is shared, not copied');
 });

@@ -61,7 +61,7 @@ t.test('writes: create, replace, patch, server-side apply, delete, dry run; auth
   const { fake, client } = await server(t);
   const ok = (): boolean => true;
   // The fake answers unknown routes with 404; script 200s for the writes.
-  for (let i = 0; i < 6; i++) fake.failNext(ok, 200, { kind: 'Agent', metadata: { name: 'a' } });
+  for (let i = 0; i < 7; i++) fake.failNext(ok, 200, { kind: 'Agent', metadata: { name: 'a' } });
   const path = kaosPath('Agent', { namespace: 'ns', name: 'a' });
   await client.create(kaosPath('Agent', { namespace: 'ns' }), { metadata: { name: 'a' } }, { dryRun: true, fieldManager: 'fm' });
   await client.replace(path, { metadata: { name: 'a' } });
@@ -69,7 +69,8 @@ t.test('writes: create, replace, patch, server-side apply, delete, dry run; auth
   await client.patch(path, [{ op: 'add', path: '/metadata/labels/x', value: 'y' }], 'json', { dryRun: true });
   await client.apply(`${path}/status`, { apiVersion: 'kaos.tools/v1alpha1', kind: 'Agent', metadata: { name: 'a' } }, { fieldManager: 'kaos-operator', force: true });
   await client.delete(path, { propagationPolicy: 'Foreground', preconditions: { uid: 'u1' }, dryRun: true });
-  const [create, replace, merge, json, apply, del] = fake.requests;
+  await client.create(kaosPath('Agent', { namespace: 'ns' }), { metadata: { name: 'a' } }, { dryRun: true, metadataOnly: true });
+  const [create, replace, merge, json, apply, del, metadataOnly] = fake.requests;
   t.equal(create?.method, 'POST');
   t.equal(create?.query.get('dryRun'), 'All');
   t.equal(create?.query.get('fieldManager'), 'fm');
@@ -90,6 +91,7 @@ t.test('writes: create, replace, patch, server-side apply, delete, dry run; auth
   t.equal(del?.method, 'DELETE');
   t.equal(del?.query.get('dryRun'), 'All');
   t.same(JSON.parse(del?.body ?? ''), { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Foreground', preconditions: { uid: 'u1' } });
+  t.equal(metadataOnly?.headers.accept, 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json', 'a write answered with its metadata only');
 });
 
 t.test('get: 404 is an ApiError NotFound; a deadline becomes a 504 Timeout; abort rejects', async (t) => {

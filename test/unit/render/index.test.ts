@@ -8,6 +8,8 @@ import {
   type MCPServerInput,
   type ModelAPIInput,
 } from '../../../src/render/index.ts';
+import { POD_SPEC_HASH_ANNOTATION } from '../../../src/render/hash.ts';
+import { POD_SPEC_HASH_PLACEHOLDER } from '../../../src/render/workload.ts';
 import { config, envValue, mainContainer, sampleAgent, sampleMCPServer, sampleModelAPI } from './helpers.ts';
 
 t.test('renderPodSpec returns the final merged pod and its Deployment, per kind', async (t) => {
@@ -24,7 +26,10 @@ t.test('renderPodSpec returns the final merged pod and its Deployment, per kind'
   t.equal(envValue(c?.env, 'MODEL_API_URL'), '');
 
   const deps = { modelAPI: { endpoint: 'http://real' }, mcpServers: [], peers: [] };
-  t.strictSame(renderPodSpec('Agent', agent, config, deps).deployment, renderAgent(agent, deps, config).deployment, 'real deps → real pod');
+  const judged = renderPodSpec('Agent', agent, config, deps).deployment;
+  t.strictSame(judged, renderAgent(agent, deps, { ...config, podSpecHash: false }).deployment, 'real deps → real pod');
+  t.equal(judged.spec.template.metadata.annotations[POD_SPEC_HASH_ANNOTATION], POD_SPEC_HASH_PLACEHOLDER, 'judged, never run: its hash is a placeholder');
+  t.match(renderAgent(agent, deps, config).deployment.spec.template.metadata.annotations[POD_SPEC_HASH_ANNOTATION], /^[0-9a-f]{16}$/, 'the pod that runs has its hash');
 
   const m = renderPodSpec('ModelAPI', sampleModelAPI('4-dev-ollama-proxy-agent.yaml', 'dev-ollama-proxy'), config);
   t.equal(m.deployment.metadata.name, 'modelapi-dev-ollama-proxy');
