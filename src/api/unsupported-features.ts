@@ -9,7 +9,7 @@
 // operator does not serve them.
 import { forbidden, index, invalid, type FieldError } from './field-error.ts';
 import { asArray, getIn, isRecord } from './json.ts';
-import type { KaosKind } from './kinds.ts';
+import type { WorkloadKind } from './kinds.ts';
 import { ownEnvPath } from './shapes.ts';
 
 export const NOT_SUPPORTED = 'is not supported by this operator';
@@ -28,7 +28,7 @@ export const AGENT_HARNESS: UnsupportedField = {
   feature: "KAOS's coding-agent harness (runtimes from the ConfigMap kaos-harness-runtimes)",
 };
 
-export const UNSUPPORTED_FIELDS: Readonly<Record<KaosKind, readonly UnsupportedField[]>> = {
+export const UNSUPPORTED_FIELDS: Readonly<Record<WorkloadKind, readonly UnsupportedField[]>> = {
   Agent: [AGENT_HARNESS],
   ModelAPI: [],
   MCPServer: [],
@@ -44,17 +44,17 @@ export const SECURITY_POSTURE_ENV = {
   prefixes: ['AGENT_AUTH_', 'MEMORY_REQUIRE_'],
   feature: "KAOS's security posture (AGENT_AUTH_*, MEMORY_REQUIRE_*)",
   // The memory service enforces MEMORY_REQUIRE_* itself: a MemoryStore's env would promise it too.
-  kinds: ['Agent', 'MemoryStore'] as readonly KaosKind[],
+  kinds: ['Agent', 'MemoryStore'] as readonly WorkloadKind[],
 } as const;
 
 /** The env lists of a kind's spec that reach its container: its own list (a MemoryStore has none) and `container.env`. */
-function envLists(kind: KaosKind, spec: unknown): { path: string; keys: readonly string[] }[] {
+function envLists(kind: WorkloadKind, spec: unknown): { path: string; keys: readonly string[] }[] {
   const own = ownEnvPath(kind, spec);
   return [...(own === undefined ? [] : [own]), { path: 'spec.container.env', keys: ['container', 'env'] }];
 }
 
 /** Every use of an unsupported feature in `spec`, in field order. */
-export function unsupportedFeatureErrors(kind: KaosKind, spec: unknown): FieldError[] {
+export function unsupportedFeatureErrors(kind: WorkloadKind, spec: unknown): FieldError[] {
   const errors: FieldError[] = [];
   for (const field of UNSUPPORTED_FIELDS[kind]) {
     const value = getIn(spec, ...field.keys);

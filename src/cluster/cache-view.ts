@@ -95,6 +95,7 @@ export class CacheView implements LookupStores {
     ModelAPI: new ReplicaStore(),
     MCPServer: new ReplicaStore(),
     MemoryStore: new ReplicaStore(),
+    AccessGrant: new ReplicaStore(),
     Namespace: new ReplicaStore(),
   };
   readonly #dependencies = new DependencyIndex();

@@ -1,11 +1,11 @@
-// The operator's one cache: a reflector per watched type (the four KAOS kinds and Namespaces;
+// The operator's one cache: a reflector per watched type (the five KAOS kinds and Namespaces;
 // the controller registers the children it owns and Secrets' metadata), the "who depends on X"
 // index of the kind table's dependencies, and the ObjectLookup that admission reads through. With `namespaces` (WATCH_NAMESPACES)
 // every namespaced type gets one reflector per namespace; Namespaces are always watched whole
 // (admission reads any namespace's labels).
 import { KINDS, type KaosKind } from '../api/kinds.ts';
 import type { KubeObject, ObjectLookup, Referrer } from '../api/lookup.ts';
-import type { Agent, KaosObjects, MCPServer, MemoryStore, ModelAPI } from '../api/schema/index.ts';
+import type { AccessGrant, Agent, KaosObjects, MCPServer, MemoryStore, ModelAPI } from '../api/schema/index.ts';
 import type { RegistryState } from '../api/mcp-runtimes.ts';
 import type { LookupBudget } from '../api/lookup-budget.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -47,7 +47,7 @@ export interface RegisterOptions<T extends KubeObject = KubeObject> {
   transform?: (object: T) => T;
 }
 
-/** The reflectors of the four kinds, each typed as its schema's object type. */
+/** The reflectors of the five kinds, each typed as its schema's object type. */
 export type KaosReflectors = { readonly [K in KaosKind]: ReflectorGroup<KaosObjects[K]> };
 
 /** What the cache needs of a reflector to run it: nothing that depends on its object type. */
@@ -58,6 +58,7 @@ export class KaosCache implements ObjectLookup {
   readonly modelAPIs: ReflectorGroup<ModelAPI>;
   readonly mcpServers: ReflectorGroup<MCPServer>;
   readonly memoryStores: ReflectorGroup<MemoryStore>;
+  readonly accessGrants: ReflectorGroup<AccessGrant>;
   readonly namespaces: Reflector;
   /** Who depends on what (the kind table's dependencies), for the triggers and referencedBy. */
   readonly dependencies = new DependencyIndex();
@@ -86,7 +87,8 @@ export class KaosCache implements ObjectLookup {
     this.modelAPIs = this.registerGroup<ModelAPI>(KAOS_TYPES.ModelAPI, { transform });
     this.mcpServers = this.registerGroup<MCPServer>(KAOS_TYPES.MCPServer, { transform });
     this.memoryStores = this.registerGroup<MemoryStore>(KAOS_TYPES.MemoryStore, { transform });
-    this.#kinds = { Agent: this.agents, ModelAPI: this.modelAPIs, MCPServer: this.mcpServers, MemoryStore: this.memoryStores };
+    this.accessGrants = this.registerGroup<AccessGrant>(KAOS_TYPES.AccessGrant, { transform });
+    this.#kinds = { Agent: this.agents, ModelAPI: this.modelAPIs, MCPServer: this.mcpServers, MemoryStore: this.memoryStores, AccessGrant: this.accessGrants };
     this.namespaces = this.register(NAMESPACE, { transform });
     this.#lookup = new CacheLookup(this.lookupStores(), {
       client: this.#client,

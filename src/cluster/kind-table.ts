@@ -1,4 +1,4 @@
-// The relations of the four KAOS kinds, stated once (as controller-runtime's builder states them
+// The relations of the five KAOS kinds, stated once (as controller-runtime's builder states them
 // with For/Owns/Watches, and kube-rs's Controller with owns/watches): for each kind, the children
 // it owns (their type, how a child's name follows from the parent's, when render desires it) and
 // the objects it depends on (which names of its spec, of which kind). A change of a child wakes its
@@ -15,7 +15,7 @@ import { slimDeployment } from '../kube/slim.ts';
 import { referencedNames } from '../api/agent-references.ts';
 import { asRecord, getIn } from '../kube/json.ts';
 import type { MemoryModelRole } from '../api/enums.ts';
-import type { KaosKind } from '../api/kinds.ts';
+import type { KaosKind, WorkloadKind } from '../api/kinds.ts';
 import type { KubeObject } from '../kube/meta.ts';
 import type { ObjectRef } from './object-ref.ts';
 import type { MCPServerSpec, MemoryStoreSpec, ModelAPISpec } from '../api/schema/index.ts';
@@ -220,7 +220,7 @@ const memoryStoreModelAPI = (role: MemoryModelRole): DependencyEntry<DependencyT
 });
 
 /** The Deployment, the Service (always, unless `serviceWhen` says when) and the HTTPRoute of a kind. */
-const workload = (kind: KaosKind, serviceWhen?: string): ChildEntry<ChildKind>[] => [
+const workload = (kind: WorkloadKind, serviceWhen?: string): ChildEntry<ChildKind>[] => [
   { kind: 'Deployment', name: (parent) => workloadName(kind, parent) },
   { kind: 'Service', name: (parent) => workloadName(kind, parent), ...(serviceWhen === undefined ? {} : { when: serviceWhen }) },
   { kind: 'HTTPRoute', name: (parent) => routeName(kind, parent), when: 'the gateway is enabled (GATEWAY_API_ENABLED, the Gateway API served) and the Service exists' },
@@ -270,6 +270,9 @@ export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {
       },
       replicas: 'spec',
     },
+    // Data, not a workload: nothing owned, nothing it waits for. The grants reach the policy
+    // ConfigMap through the projection (controller/authz-projection.ts), which reads every kind.
+    AccessGrant: { children: [], dependsOn: {} },
   },
 };
 

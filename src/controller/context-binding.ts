@@ -14,8 +14,8 @@ import type { ReflectorGroup } from '../kube/reflector-group.ts';
 import type { Logger } from '../leaves/logger.ts';
 import type { RenderConfig } from '../render/index.ts';
 import type { ChildKind } from '../cluster/kind-table.ts';
-import type { ReconcileContext, ReconcileReads, ReconcileWrites } from './reconcile/context.ts';
-import type { KaosStatus } from './status.ts';
+import type { GrantProjectionReads, ReconcileContext, ReconcileReads, ReconcileWrites } from './reconcile/context.ts';
+import type { GrantStatus, KaosStatus } from './status.ts';
 
 /** The requests the writes make. */
 export type WriteClient = Pick<KubeClient, 'apply' | 'get' | 'delete' | 'replace' | 'patch'>;
@@ -33,6 +33,8 @@ export interface ContextBindingOptions {
   /** Every ConfigMap as metadata only (the dependency reflector), not the owned children's. */
   configMaps: Pick<ReflectorGroup, 'getByName'>;
   httpRoutesServed: boolean;
+  /** The policy projection's word on AccessGrants (controller/authz-projection.ts). */
+  grantProjection: () => GrantProjectionReads;
   client: WriteClient;
   events: { record(input: EventInput): unknown };
   config: RenderConfig;
@@ -40,8 +42,8 @@ export interface ContextBindingOptions {
   now?: () => Date;
 }
 
-export function bindReads(options: Pick<ContextBindingOptions, 'cache' | 'children' | 'secrets' | 'configMaps' | 'httpRoutesServed'>): ReconcileReads {
-  const { cache, children, secrets, configMaps, httpRoutesServed } = options;
+export function bindReads(options: Pick<ContextBindingOptions, 'cache' | 'children' | 'secrets' | 'configMaps' | 'httpRoutesServed' | 'grantProjection'>): ReconcileReads {
+  const { cache, children, secrets, configMaps, httpRoutesServed, grantProjection } = options;
   return {
     kaos: (kind, namespace, name) => cache.cached(kind, namespace, name),
     child: (kind, namespace, name) => children[kind]?.getByName(namespace, name) as ObjectLike | undefined,
@@ -49,11 +51,12 @@ export function bindReads(options: Pick<ContextBindingOptions, 'cache' | 'childr
     configMapResourceVersion: (namespace, name) => configMaps.getByName(namespace, name)?.metadata?.resourceVersion,
     httpRoutesServed: () => httpRoutesServed,
     mcpRuntimes: () => cache.mcpRuntimes?.() ?? { problem: 'the MCP runtime registry is not watched' },
+    grantProjection,
   };
 }
 
 /** Pure: the PUT body of a status write — the cached object with `status` replaced. */
-export function statusBody(object: KubeObject, status: KaosStatus): KubeObject {
+export function statusBody(object: KubeObject, status: KaosStatus | GrantStatus): KubeObject {
   const resourceVersion = object.metadata?.resourceVersion;
   if (resourceVersion === undefined || resourceVersion === '') {
     throw new Error(`${object.kind ?? 'object'} ${object.metadata?.name ?? ''}: no resourceVersion to guard the status write`);

@@ -18,6 +18,8 @@ import {
 } from '../kube/leader-election.ts';
 import type { ReflectorEvent } from '../kube/reflector.ts';
 import type { Logger } from '../leaves/logger.ts';
+import type { GrantGateFacts } from '../api/access-grants.ts';
+import type { AuthzProjection } from './authz-projection.ts';
 import { bindReconcileContext } from './context-binding.ts';
 import { createControllerMetrics, type ControllerMetrics } from './metrics.ts';
 import { WorkQueue } from './queue.ts';
@@ -34,6 +36,7 @@ export const CONTROLLER_NAMES: Readonly<Record<KaosKind, string>> = {
   ModelAPI: 'modelapi',
   MCPServer: 'mcpserver',
   MemoryStore: 'memorystore',
+  AccessGrant: 'accessgrant',
 };
 
 /** The leader-election Lease (in LEADER_ELECTION_NAMESPACE). */
@@ -56,6 +59,10 @@ export interface ControllerOptions {
   config: Config;
   registry: Registry;
   logger: Logger;
+  /** The policy projection (authz-projection.ts): it runs while this replica leads. */
+  projection?: AuthzProjection;
+  /** What AccessGrants read without a projection (it is not active): the gates alone. */
+  grantGates?: GrantGateFacts;
   /** Default: the RECONCILERS table. */
   reconcilers?: Readonly<Record<KaosKind, KindReconciler>>;
   /** Lease timings (tests shorten them); default client-go's 15/10/2 s. */
@@ -70,6 +77,8 @@ export class Controller {
   readonly #context: ReconcileContext;
   readonly #metrics: Record<KaosKind, ControllerMetrics>;
   readonly #elector: LeaderElector | undefined;
+  readonly #projection: AuthzProjection | undefined;
+  readonly #grantGates: GrantGateFacts;
   /** Without leader election: the one term, aborted by stop(). */
   readonly #ownTerm = new AbortController();
   #ownTermDone: Promise<void> | undefined;
@@ -82,6 +91,9 @@ export class Controller {
     this.#config = config;
     this.#log = logger;
     this.#reconcilers = options.reconcilers ?? RECONCILERS;
+    this.#projection = options.projection;
+    this.#grantGates = options.grantGates ?? { securityEnabled: false, userPlaneEnabled: false, projectionActive: false };
+    this.#projection?.onGrantsChanged((keys) => this.#enqueue(keys));
     const factory = createControllerMetrics(registry);
     // One handle per controller for the life of the process: queues are new on each term.
     this.#metrics = Object.fromEntries(KINDS.map((kind) => [kind, factory.forController(CONTROLLER_NAMES[kind])])) as Record<KaosKind, ControllerMetrics>;
@@ -94,6 +106,7 @@ export class Controller {
       // The dependency reflector (every ConfigMap, metadata only), not children.ConfigMap.
       configMaps: watches.dependencies.ConfigMap,
       httpRoutesServed: watches.httpRoutesServed,
+      grantProjection: () => this.#projection?.reads() ?? { gates: this.#grantGates, of: () => ({ state: 'pending' }) },
       client,
       events,
       config,
@@ -193,6 +206,7 @@ export class Controller {
     if (signal.aborted) return stopped;
     const keys = this.#enqueueAll(queues);
     for (const queue of queues.values()) queue.start();
+    this.#projection?.lead(signal);
     this.#log.info({ keys, leaderElection: this.#elector !== undefined }, 'controller started');
     this.#resyncEvery(this.#config.controller.resyncPeriodSeconds * 1000, queues, signal);
     return stopped;

@@ -3,6 +3,7 @@
 // mirror, observedGeneration and the kstatus conditions Ready / Reconciling / Stalled, each
 // with a lastTransitionTime that moves only when that condition's status moves; statusChanged()
 // says whether the write is needed at all, so an idle controller writes nothing.
+import { ENFORCED_CONDITION, type EnforcedState } from '../api/access-grants.ts';
 import type { Phase } from '../api/enums.ts';
 import { KIND_NAMES, type KaosKind } from '../api/kinds.ts';
 import type { Condition, DeploymentStatus } from '../api/schema/status.ts';
@@ -314,7 +315,7 @@ export function nextStatus(prev: unknown, generation: number | undefined, outcom
  * decides. A mirror that appears or disappears is news, so an object that gains or loses its
  * Deployment says so.
  */
-export function statusChanged(prev: unknown, next: KaosStatus): boolean {
+export function statusChanged(prev: unknown, next: KaosStatus | GrantStatus): boolean {
   return !jsonEqual(canonical(prev), canonical(next));
 }
 
@@ -340,4 +341,34 @@ function conditionsOf(status: unknown): Condition[] {
 
 function int(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) ? value : undefined;
+}
+
+// ---- AccessGrant (docs/api.md, "AccessGrant") --------------------------------------------------
+
+/** `status` of an AccessGrant, as the controller writes it. */
+export interface GrantStatus {
+  observedGeneration?: number;
+  conditions?: Condition[];
+}
+
+/**
+ * The status after judging a grant `state` at `generation`: its Enforced condition (the
+ * transition time moves only with its status), observedGeneration on both, other conditions kept.
+ */
+export function nextGrantStatus(prev: unknown, generation: number | undefined, state: EnforcedState, now: Date | number): GrantStatus {
+  if (!REASON.test(state.reason)) throw new Error(`status: reason ${JSON.stringify(state.reason)} is not CamelCase (metav1.Condition reason)`);
+  const previous = conditionsOf(prev);
+  const before = previous.find((c) => c.type === ENFORCED_CONDITION);
+  const enforced: Condition = {
+    type: ENFORCED_CONDITION,
+    status: state.status,
+    ...(generation === undefined ? {} : { observedGeneration: generation }),
+    lastTransitionTime: before !== undefined && before.status === state.status && typeof before.lastTransitionTime === 'string' ? before.lastTransitionTime : formatTime(now),
+    reason: state.reason,
+    message: state.message.slice(0, MAX_CONDITION_MESSAGE),
+  };
+  return {
+    ...(generation === undefined ? {} : { observedGeneration: generation }),
+    conditions: [enforced, ...previous.filter((c) => c.type !== ENFORCED_CONDITION)],
+  };
 }

@@ -57,7 +57,7 @@ import type { KubeObject } from '../../src/api/meta.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { resolveAgentDeps } from '../../src/controller/reconcile/agent.ts';
 import { desiredChildren } from '../../src/controller/reconcile/children.ts';
-import type { ReconcileReads } from '../../src/controller/reconcile/context.ts';
+import { NO_GRANT_PROJECTION, type ReconcileReads } from '../../src/controller/reconcile/context.ts';
 import { OWNED_SELECTOR } from '../../src/controller/watches.ts';
 import { applyIntent, controllerUid } from '../../src/kube/apply.ts';
 import { childPath, FIELD_MANAGER } from '../../src/cluster/child-apply.ts';
@@ -462,6 +462,7 @@ export function floorReads(kaos: (kind: KaosKind, name: string) => KubeObject | 
     configMapResourceVersion: () => undefined,
     httpRoutesServed: () => false,
     mcpRuntimes: () => ({ problem: 'no MCP runtime registry in a floor run' }),
+    grantProjection: () => NO_GRANT_PROJECTION,
   };
 }
 
@@ -605,7 +606,7 @@ async function runFloor(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
     admin.list<KubeObject>(kaosPath('MCPServer', NS)),
   ]);
   const byName = (items: readonly KubeObject[]): Map<string, KubeObject> => new Map(items.map((o) => [o.metadata?.name ?? '', o]));
-  const deps = { Agent: byName(agents.items), ModelAPI: byName(modelAPIs.items), MCPServer: byName(mcpServers.items), MemoryStore: new Map<string, KubeObject>() };
+  const deps = { Agent: byName(agents.items), ModelAPI: byName(modelAPIs.items), MCPServer: byName(mcpServers.items), MemoryStore: new Map<string, KubeObject>(), AccessGrant: new Map<string, KubeObject>() };
   // The operator run's dependencies, whatever the namespace asked: their status endpoints (in NS)
   // are what the operator rendered into its Agents, so the floor's children are byte for byte
   // the same apart from their own namespace and owner.

@@ -18,8 +18,8 @@ import type { KaosObjects } from '../../src/api/schema/index.ts';
 import type { RegistryState } from '../../src/api/mcp-runtimes.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { ChildKind } from '../../src/cluster/kind-table.ts';
-import type { ReconcileContext, ReconcileReads, ReconcileWrites } from '../../src/controller/reconcile/context.ts';
-import type { KaosStatus } from '../../src/controller/status.ts';
+import { NO_GRANT_PROJECTION, type GrantProjectionReads, type ReconcileContext, type ReconcileReads, type ReconcileWrites } from '../../src/controller/reconcile/context.ts';
+import type { GrantStatus, KaosStatus } from '../../src/controller/status.ts';
 import { applyIntent, staleChildren, type EnsureResult, type ObjectLike, type PruneResult } from '../../src/kube/apply.ts';
 import { holdsAppliedFields } from '../../src/cluster/child-apply.ts';
 import { ApiError } from '../../src/kube/errors.ts';
@@ -76,6 +76,8 @@ export class MemoryReconcileContext implements ReconcileContext {
   /** Every Event recorded, in order (before any deduplication: that is the recorder's job). */
   readonly recorded: EventInput[] = [];
   readonly lines: LogLine[] = [];
+  /** What AccessGrants read of the policy projection (tests set it). */
+  grantProjection: GrantProjectionReads = NO_GRANT_PROJECTION;
   /** The MCP runtime registry the reads answer with (tests set it). */
   mcpRuntimes: RegistryState = { problem: 'no registry in this test' };
   /** When set, called before each write request; an Error it returns is thrown instead. */
@@ -114,6 +116,7 @@ export class MemoryReconcileContext implements ReconcileContext {
     configMapResourceVersion: (namespace, name) => this.#configMaps.get(`${namespace}/${name}`),
     httpRoutesServed: () => this.routesCrdServed && this.config.gateway.enabled,
     mcpRuntimes: () => this.mcpRuntimes,
+    grantProjection: () => this.grantProjection,
   };
 
   readonly writes: ReconcileWrites = {
@@ -150,7 +153,7 @@ export class MemoryReconcileContext implements ReconcileContext {
       return result;
     },
 
-    writeStatus: async (kind: KaosKind, object: KubeObject, status: KaosStatus): Promise<void> => {
+    writeStatus: async (kind: KaosKind, object: KubeObject, status: KaosStatus | GrantStatus): Promise<void> => {
       const key = id(kind, object.metadata?.namespace ?? '', object.metadata?.name ?? '');
       this.#request({ verb: 'status', target: key, body: cloneJson(status) });
       const stored = this.#guard(key, object);

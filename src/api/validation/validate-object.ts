@@ -8,6 +8,7 @@ import type { FieldError } from '../field-error.ts';
 import type { RegistryState } from '../mcp-runtimes.ts';
 import { isAboutCutString } from './schema-limits.ts';
 import { checkSchema } from './schema-validation.ts';
+import { validateAccessGrant, type AccessGrantValidationContext } from './validate-accessgrant.ts';
 import { validateAgent } from './validate-agent.ts';
 import { validateMCPServer } from './validate-mcpserver.ts';
 import { validateModelAPI } from './validate-modelapi.ts';
@@ -57,6 +58,8 @@ export interface ValidationContext {
   deprecationWarnings?: boolean;
   /** MCPServers: the runtime registry as the cache holds it (docs/api.md, "Newer KAOS shapes"); absent: not checked. */
   mcpRuntimes?: RegistryState;
+  /** AccessGrants: what their warnings read (the resources they name, the projection's namespaces, the gates). */
+  accessGrant?: AccessGrantValidationContext;
 }
 
 export function validateObject(kind: KaosKind, object: KubeObject, ctx: ValidationContext): ValidationResult {
@@ -68,6 +71,11 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
   const clipped: KubeObject = schema.spec === object.spec ? object : { ...object, spec: schema.spec };
   const ownErrors = (errors: FieldError[]): FieldError[] =>
     schema.cutStrings.size === 0 ? errors : errors.filter((e) => !isAboutCutString(e.field, schema.cutStrings));
+  if (kind === 'AccessGrant') {
+    // One shape, no env, no telemetry: only its own rules.
+    const own = validateAccessGrant(clipped, ctx.accessGrant);
+    return { errors: [...schemaErrors, ...ownErrors(own.errors)], warnings: own.warnings };
+  }
   // Both shapes (docs/api.md, "Newer KAOS shapes"): one shape per object part; telemetry that cannot export.
   // KAOS features this operator leaves out are refused by name, whatever the shape.
   const shapeErrors = [...mixedShapeErrors(kind, clipped.spec), ...unsupportedFeatureErrors(kind, clipped.spec)];

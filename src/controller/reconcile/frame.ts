@@ -3,7 +3,7 @@
 // the queue retries it, write the status only when it changed, and log one line when something
 // was written. The per-kind modules (agent.ts, modelapi.ts, mcpserver.ts) only say what is
 // desired and what the outcome is.
-import { API_VERSION, GROUP, type KaosKind } from '../../api/kinds.ts';
+import { API_VERSION, GROUP, type WorkloadKind } from '../../api/kinds.ts';
 import { KIND_TABLE, possibleChildren } from '../../cluster/kind-table.ts';
 import type { ObjectLike } from '../../kube/apply.ts';
 import type { KaosObjects } from '../../api/schema/index.ts';
@@ -17,7 +17,7 @@ import type { ObjectRef } from '../../cluster/object-ref.ts';
 import { LEGACY_FINALIZERS, type KindReconciler, type ReconcileContext } from './context.ts';
 
 /** One reconcile of one live parent: what the per-kind logic works with. */
-export interface Run<K extends KaosKind = KaosKind> {
+export interface Run<K extends WorkloadKind = WorkloadKind> {
   readonly ctx: ReconcileContext;
   readonly kind: K;
   readonly key: ObjectRef<K>;
@@ -48,7 +48,7 @@ export function regarding(run: Pick<Run, 'kind' | 'key' | 'uid'>): EventRegardin
  *   writing one per retry), then the error goes to the queue, which retries with backoff. An
  *   aborted reconcile (lost lease, shutdown) records nothing.
  */
-export function reconciler<K extends KaosKind>(kind: K, body: (run: Run<K>) => Promise<ReconcileResult>): KindReconciler {
+export function reconciler<K extends WorkloadKind>(kind: K, body: (run: Run<K>) => Promise<ReconcileResult>): KindReconciler {
   return async (ctx, key, signal) => {
     const parent = ctx.reads.kaos(kind, key.namespace, key.name);
     if (parent === undefined) return;

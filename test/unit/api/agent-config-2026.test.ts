@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { defaultObject } from '../../../src/api/defaulting/default-object.ts';
-import { DEFAULTED_ANNOTATION, KINDS, isKaosKind } from '../../../src/api/kinds.ts';
+import { DEFAULTED_ANNOTATION, WORKLOAD_KINDS, isKaosKind } from '../../../src/api/kinds.ts';
 import { runtimesYaml } from '../../../src/api/mcp-runtime-defaults.ts';
 import { parseRuntimes } from '../../../src/api/mcp-runtimes.ts';
 import type { KubeObject } from '../../../src/api/lookup.ts';
@@ -96,7 +96,7 @@ t.test('the harness field is refused naming the feature, whatever its value', as
 });
 
 t.test('every unsupported field is declared in its kind\'s schema, so that it reaches the webhook', async (t) => {
-  for (const kind of KINDS) {
+  for (const kind of WORKLOAD_KINDS) {
     for (const field of UNSUPPORTED_FIELDS[kind]) {
       const [top, ...rest] = field.keys;
       t.equal(rest.length, 0, 'a field directly under spec');

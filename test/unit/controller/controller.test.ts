@@ -41,7 +41,7 @@ t.test('cache events wake the right keys; the first list enqueues everything; st
   const watches = registerControllerWatches(cache, { httpRoutes: false });
   const reconciled: string[] = [];
   const record: KindReconciler = async (_ctx, key) => { reconciled.push(`${key.kind}/${key.name}`); };
-  const reconcilers: Record<KaosKind, KindReconciler> = { Agent: record, ModelAPI: record, MCPServer: record, MemoryStore: record };
+  const reconcilers: Record<KaosKind, KindReconciler> = { Agent: record, ModelAPI: record, MCPServer: record, MemoryStore: record, AccessGrant: record };
   const registry = createRegistry({ defaultMetrics: false });
   const controller = new Controller({ cache, watches, client, config: loadConfig({ LEADER_ELECT: 'false' }), registry, logger: silentLogger, reconcilers });
   t.teardown(async () => { await controller.stop(); await cache.stop(); client.close(); await fake.close(); });
@@ -135,7 +135,7 @@ t.test('the periodic resync: every cached object is reconciled again each RESYNC
   const watches = registerControllerWatches(cache, { httpRoutes: false });
   const runs = new Map<string, number>();
   const record: KindReconciler = async (_ctx, key) => { runs.set(`${key.kind}/${key.name}`, (runs.get(`${key.kind}/${key.name}`) ?? 0) + 1); };
-  const reconcilers: Record<KaosKind, KindReconciler> = { Agent: record, ModelAPI: record, MCPServer: record, MemoryStore: record };
+  const reconcilers: Record<KaosKind, KindReconciler> = { Agent: record, ModelAPI: record, MCPServer: record, MemoryStore: record, AccessGrant: record };
   const config = loadConfig({ LEADER_ELECT: 'false', RESYNC_PERIOD_SECONDS: '1' });
   const controller = new Controller({ cache, watches, client, config, registry: createRegistry({ defaultMetrics: false }), logger: silentLogger, reconcilers });
   t.teardown(async () => { await controller.stop(); await cache.stop(); client.close(); await fake.close(); });

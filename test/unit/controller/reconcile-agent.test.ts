@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { KaosKind } from '../../../src/api/kinds.ts';
+import type { WorkloadKind } from '../../../src/api/kinds.ts';
 import { workloadName } from '../../../src/render/index.ts';
 import { MemoryReconcileContext } from '../../support/memory-reconcile-context.ts';
 import { deploymentStatus, owner, podSpecOf, reconcile, sampleObject, sampleObjects, statusOf } from './reconcile-helpers.ts';
@@ -9,7 +9,7 @@ const NS = 'kaos-simple';
 const AGENT = 'simple-agent';
 
 /** Creates and reconciles a dependency until its status is Ready (or just reconciled). */
-async function dependency(ctx: MemoryReconcileContext, file: string, kind: KaosKind, name: string, ready = true): Promise<void> {
+async function dependency(ctx: MemoryReconcileContext, file: string, kind: WorkloadKind, name: string, ready = true): Promise<void> {
   const object = sampleObject(file, kind, name);
   ctx.putKaos(object);
   await reconcile(ctx, kind, object.metadata.namespace, name);
