@@ -3,6 +3,7 @@
 // its own, fed the cache) → health and metrics → controller → signals. Every decision lives in the
 // modules it wires together.
 import { ConfigError, loadConfig, type Config } from './config/config.ts';
+import { securityWarnings } from './config/security.ts';
 import { Controller } from './controller/controller.ts';
 import { watchRuntimeRegistry } from './controller/runtime-registry.ts';
 import { httpRoutesWanted, registerControllerWatches } from './controller/watches.ts';
@@ -122,6 +123,7 @@ try {
   process.exit(2);
 }
 const logger = createLogger({ level: config.logLevel });
+for (const warning of securityWarnings(process.env, config.security)) logger.warn({}, warning);
 main(config, logger).catch((err: unknown) => {
   logger.fatal({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, 'startup failed');
   process.exit(1);
