@@ -17,6 +17,18 @@ import { operatorArgs, operatorProcessEnv } from './operator-command.ts';
 
 const say = (line: string): void => { process.stderr.write(`[kaos] ${line}\n`); };
 
+/**
+ * What `npm start` sets for the operator unless this environment sets it (even to empty), as
+ * KAOS's chart does: ServiceAccount identity, so that a local run gives Agents KAOS's default
+ * children (docs/configuration.md, "The security plane").
+ */
+const START_DEFAULTS: Readonly<Record<string, string>> = { SECURITY_AGENT_AUTH_IDENTITY_PROVIDER: 'serviceaccount' };
+
+/** START_DEFAULTS less what this environment sets. */
+function startDefaults(): Record<string, string> {
+  return Object.fromEntries(Object.entries(START_DEFAULTS).filter(([name]) => process.env[name] === undefined));
+}
+
 /** The kubeconfig a user means: $KUBECONFIG (first entry), else ~/.kube/config, if it exists. */
 function userKubeconfig(): string | undefined {
   const fromEnv = (process.env.KUBECONFIG ?? '').split(':').find((p) => p !== '');
@@ -44,7 +56,7 @@ async function runAgainst(kubeconfig: string, client: KubeClient): Promise<void>
   await ensureRuntimeRegistry(client);
   const certDir = process.env.WEBHOOK_CERT_DIR ?? join(ROOT, 'certs', 'dev');
   const webhookUrl = process.env.WEBHOOK_URL;
-  const env: NodeJS.ProcessEnv = { ...operatorProcessEnv(), KUBECONFIG: kubeconfig, WEBHOOK_CERT_DIR: certDir };
+  const env: NodeJS.ProcessEnv = { ...startDefaults(), ...operatorProcessEnv(), KUBECONFIG: kubeconfig, WEBHOOK_CERT_DIR: certDir };
   // The caBundle of the webhook configurations: the CA of the development certificate made here,
   // or, for a serving certificate of your own (WEBHOOK_CERT_DIR), the ca.crt next to it.
   let caPem: string | undefined;
@@ -140,7 +152,7 @@ async function runLocal(): Promise<void> {
   process.on('SIGTERM', stop);
   try {
     // One operator on a throwaway control plane: no Lease to wait for.
-    stack = await startLocalStack({ log: say, echoOperator: true, operatorEnv: { LEADER_ELECT: 'false' } });
+    stack = await startLocalStack({ log: say, echoOperator: true, operatorEnv: { ...startDefaults(), LEADER_ELECT: 'false' } });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     if (message.includes('no Go toolchain')) {

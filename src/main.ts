@@ -3,10 +3,12 @@
 // its own, fed the cache) → health and metrics → controller → signals. Every decision lives in the
 // modules it wires together.
 import { ConfigError, loadConfig, type Config } from './config/config.ts';
+import { securityEnabled, securityWarnings, serviceAccountIdentity } from './config/security.ts';
 import { Controller } from './controller/controller.ts';
 import { watchRuntimeRegistry } from './controller/runtime-registry.ts';
 import { httpRoutesWanted, registerControllerWatches } from './controller/watches.ts';
 import { KaosCache } from './cluster/cache.ts';
+import { ServiceAccountIssuerDiscovery } from './cluster/service-account-issuer.ts';
 import { feedCache } from './cluster/cache-feed.ts';
 import type { CacheBatch } from './cluster/cache-view.ts';
 import { KubeClient } from './kube/client.ts';
@@ -64,6 +66,22 @@ async function main(config: Config, logger: Logger): Promise<void> {
       cache: () => (cache.isSynced() ? { ready: true } : { ready: false, reason: 'not synced' }),
     }),
   });
+  // The ServiceAccount issuer and its keys, for the policies that verify agent tokens: with
+  // security enabled none can be written without them, so a failed discovery stops the operator;
+  // otherwise it is tried again each minute.
+  const issuer = watches !== undefined && serviceAccountIdentity(config.security)
+    ? new ServiceAccountIssuerDiscovery({
+        client,
+        settings: config.security.serviceAccount,
+        refreshIntervalMs: config.security.jwksRefreshIntervalSeconds * 1000,
+        logger,
+      })
+    : undefined;
+  const discoveryFailure = await issuer?.start();
+  if (discoveryFailure !== undefined && securityEnabled(config.security)) {
+    logger.fatal({ err: discoveryFailure.message }, 'ServiceAccount issuer discovery failed with security enabled; exiting');
+    process.exit(1);
+  }
   const controller = watches === undefined ? undefined : new Controller({ cache, watches, runtimes, client, config, registry, logger });
   controller?.start();
   logger.info(
@@ -95,6 +113,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
       process.exit(1);
     }, delayMs + 15_000);
     deadline.unref();
+    issuer?.stop();
     void Promise.all([controller?.stop(), new Promise((resolve) => setTimeout(resolve, delayMs))])
       .then(() => Promise.all([admission?.close(), webhook?.close()]))
       .then(() => {
@@ -122,6 +141,7 @@ try {
   process.exit(2);
 }
 const logger = createLogger({ level: config.logLevel });
+for (const warning of securityWarnings(process.env, config.security)) logger.warn({}, warning);
 main(config, logger).catch((err: unknown) => {
   logger.fatal({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, 'startup failed');
   process.exit(1);

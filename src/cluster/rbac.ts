@@ -5,6 +5,7 @@
 // granted here with no second edit.
 import { KINDS, KIND_NAMES } from '../api/kinds.ts';
 import { RUNTIMES_CONFIG_MAP } from '../api/mcp-runtimes.ts';
+import { API_SERVER_JWKS_PATH, OPENID_CONFIGURATION_PATH } from '../kube/oidc-discovery.ts';
 import type { ResourceType } from '../kube/paths.ts';
 import { KIND_TABLE, type KindTable } from './kind-table.ts';
 
@@ -18,8 +19,12 @@ import { KIND_TABLE, type KindTable } from './kind-table.ts';
 export type RuleScope = 'watched' | 'cluster' | 'operator';
 
 export interface PolicyRule {
+  /** Empty in a rule of non-resource URLs. */
   apiGroups: string[];
+  /** Empty in a rule of non-resource URLs. */
   resources: string[];
+  /** Paths that are not resources (`get` only; a ClusterRole only, so scope `cluster`). */
+  nonResourceURLs?: string[];
   /** Only these objects (a list or watch qualifies when it selects one by `metadata.name`). */
   resourceNames?: string[];
   verbs: string[];
@@ -34,6 +39,7 @@ export function rulesFor(scope: RuleScope, rules: readonly PolicyRule[] = OPERAT
       apiGroups: [...r.apiGroups],
       resources: [...r.resources],
       ...(r.resourceNames === undefined ? {} : { resourceNames: [...r.resourceNames] }),
+      ...(r.nonResourceURLs === undefined ? {} : { nonResourceURLs: [...r.nonResourceURLs] }),
       verbs: [...r.verbs],
     }));
 }
@@ -83,6 +89,10 @@ export function operatorRules(table: KindTable = KIND_TABLE): PolicyRule[] {
     { apiGroups: [''], resources: ['configmaps'], resourceNames: [RUNTIMES_CONFIG_MAP], verbs: ['list', 'watch'], scope: 'operator' },
     // Events about the parents (kube/events.ts): create one, then patch its series on repeats.
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+    // ServiceAccount issuer discovery (cluster/service-account-issuer.ts): the issuer's OIDC
+    // document and its keys. Kubernetes grants them to every ServiceAccount by default
+    // (system:service-account-issuer-discovery), but a cluster may have removed that binding.
+    { apiGroups: [], resources: [], nonResourceURLs: [OPENID_CONFIGURATION_PATH, API_SERVER_JWKS_PATH], verbs: ['get'], scope: 'cluster' },
   ];
 }
 

@@ -13,7 +13,9 @@ import {
   parseTolerations,
   type WorkloadDefaults,
 } from './workload.ts';
+import { parseSecurity, type SecurityConfig } from './security.ts';
 
+export type { SecurityConfig } from './security.ts';
 export type { ResourceDefaults, Toleration, WorkloadDefaults, PodSecurityContextMode } from './workload.ts';
 
 export interface ImageDefaults {
@@ -82,6 +84,12 @@ export interface Config {
   /** LOG_LEVEL / LITELLM_LOG / OLLAMA_DEBUG of new-shape objects' containers, unless they set it. */
   defaultLogLevel: ContainerLogLevel;
   gateway: GatewayConfig;
+  /**
+   * The security plane (docs/api.md, "Security plane: operator settings"): agent identity, the
+   * PDP and ext_authz, the user plane, the policy projection. What follows from them is asked of
+   * security.ts's functions (securityEnabled, serviceAccountIdentity, …), never worked out again.
+   */
+  security: SecurityConfig;
   /** Operator-wide reference policy; a namespace label or object annotation may override it. */
   referencePolicy: ReferencePolicy;
   webhook: {
@@ -284,6 +292,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
         memoryStore: duration('GATEWAY_DEFAULT_MEMORYSTORE_TIMEOUT', '60s'),
       },
     },
+    security: parseSecurity(env, problems),
     referencePolicy: oneOf('REFERENCE_POLICY', REFERENCE_POLICIES, 'Enforce'),
     webhook: {
       enabled: bool('WEBHOOKS_ENABLED', true),

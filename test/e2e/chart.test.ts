@@ -171,6 +171,37 @@ t.test('config values become the operator\'s variables; the ServiceMonitor rende
   t.match(yaml, /kind: ServiceMonitor/);
 });
 
+t.test('security values become the operator\'s variables: ServiceAccount identity by default, as KAOS\'s chart', async (t) => {
+  type Env = { name: string; value?: string }[];
+  const operatorEnv = (docs: Doc[]): Env => (find(docs, 'Deployment')[0] as unknown as { spec: { template: { spec: { containers: { env: Env }[] } } } }).spec.template.spec.containers[0]?.env ?? [];
+  const security = (env: Env) => env.filter((e) => /^(SECURITY_|AUTHZ_)/.test(e.name));
+  t.same(security(operatorEnv((await render([])).docs)), [{ name: 'SECURITY_AGENT_AUTH_IDENTITY_PROVIDER', value: 'serviceaccount' }], 'only the provider by default');
+  t.same(security(operatorEnv((await render(['--set-json', 'security.agentAuth.identity.provider=""'])).docs)), [], 'provider "": nothing');
+  const { docs, yaml } = await render([
+    '--set', 'security.pdp.enabled=true',
+    '--set', 'security.agentAuth.identity.serviceAccount.expirationSeconds=7200',
+    '--set', 'security.networkPolicy.enabled=false',
+    '--set', 'security.agentAuth.projection.policyConfigMap.name=kaos-authz-policy',
+    '--set', 'security.agentAuth.projection.namespaces={team-a,team-b}',
+    '--set-json', 'security.agentAuth.identity.serviceAccount.jwks={"keys":[]}',
+  ]);
+  t.same(security(operatorEnv(docs)), [
+    { name: 'SECURITY_PDP_ENABLED', value: 'true' },
+    { name: 'SECURITY_AGENT_AUTH_IDENTITY_PROVIDER', value: 'serviceaccount' },
+    { name: 'SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_EXPIRATION_SECONDS', value: '7200' },
+    { name: 'SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_JWKS', value: '{"keys":[]}' },
+    { name: 'AUTHZ_POLICY_CONFIGMAP_NAME', value: 'kaos-authz-policy' },
+    { name: 'AUTHZ_PROJECTION_NAMESPACES', value: 'team-a,team-b' },
+    { name: 'SECURITY_NETWORK_POLICY_DISABLED', value: 'true' },
+  ], 'each value its variable; networkPolicy.enabled=false is SECURITY_NETWORK_POLICY_DISABLED');
+  await dryRun(t, yaml);
+  for (const [value, name] of [['security.agentAuth.identity.provider=oidc', 'provider'], ['security.agentAuth.identity.serviceAccount.expirationSeconds=300', 'expirationSeconds'], ['security.agentAuth.identity.serviceAccount.tokenPath=token', 'tokenPath'], ['security.agentAuth.extAuthzUrl=http://kaos-pdp:9191', 'extAuthzUrl']] as const) {
+    const r = await helm(['template', 'x', CHART, '--kube-version', KUBE_VERSION, '--set', value]);
+    t.not(r.code, 0, `${value} is refused, as the operator refuses it at start`);
+    t.match(r.stderr, name);
+  }
+});
+
 t.test('helm enforces values.schema.json', async (t) => {
   const wrongType = await helm(['template', 'x', CHART, '--kube-version', KUBE_VERSION, '--set', 'replicaCount=two']);
   t.not(wrongType.code, 0, 'replicaCount=two is refused');

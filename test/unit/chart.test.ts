@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import t from 'tap';
 import { parse } from 'yaml';
-import { CHART_DIR, CONFIG_ENV, STRUCTURAL_ENV, chartFiles, staleChartFiles } from '../../chart/generate.ts';
+import { CHART_DIR, CONFIG_ENV, SECURITY_ENV, STRUCTURAL_ENV, chartFiles, staleChartFiles } from '../../chart/generate.ts';
 import { OPERATOR_RULES, rulesFor } from '../../src/cluster/rbac.ts';
 import { BUILTIN_RUNTIMES, runtimesYaml } from '../../src/api/mcp-runtime-defaults.ts';
 import { parseRuntimes } from '../../src/api/mcp-runtimes.ts';
@@ -58,7 +58,7 @@ async function documentedVariables(): Promise<string[]> {
 t.test('every variable of the configuration table (docs/configuration.md) is a chart value or set by the chart', async (t) => {
   const variables = await documentedVariables();
   t.ok(variables.length >= 30, `found the table (${variables.length} variables)`);
-  const covered = new Set([...CONFIG_ENV.map((c) => c.env), ...Object.keys(STRUCTURAL_ENV)]);
+  const covered = new Set([...CONFIG_ENV.map((c) => c.env), ...SECURITY_ENV.map((c) => c.env), ...Object.keys(STRUCTURAL_ENV)]);
   t.same(variables.filter((v) => !covered.has(v)), [], 'uncovered variables');
   t.same([...covered].filter((v) => !variables.includes(v)), [], 'variables docs/configuration.md does not know');
 
@@ -69,6 +69,47 @@ t.test('every variable of the configuration table (docs/configuration.md) is a c
     t.ok(value in schema.properties.config.properties, `config.${value} is in values.schema.json`);
   }
   t.same(Object.keys(values.config).sort(), CONFIG_ENV.map((c) => c.value).sort(), 'no config value without a variable');
+});
+
+/** The leaves of a values object, as dotted paths. */
+function leafPaths(value: unknown, prefix = ''): string[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || (prefix !== '' && Object.keys(value).length === 0)) return [prefix];
+  return Object.entries(value).flatMap(([key, v]) => leafPaths(v, prefix === '' ? key : `${prefix}.${key}`));
+}
+
+/** The schema node at a dotted path of values, through `properties` and local `$ref`s. */
+function schemaAt(schema: Record<string, unknown>, path: string): unknown {
+  const deref = (node: unknown): Record<string, unknown> | undefined => {
+    const ref = (node as { $ref?: string } | undefined)?.$ref;
+    return (ref === undefined ? node : deref((schema['definitions'] as Record<string, unknown>)[ref.replace('#/definitions/', '')])) as Record<string, unknown> | undefined;
+  };
+  let node = deref(schema);
+  for (const key of path.split('.')) node = deref((node?.['properties'] as Record<string, unknown> | undefined)?.[key]);
+  return node;
+}
+
+t.test('every security value (KAOS\'s chart value names) is a variable, in values.yaml and values.schema.json, and back', async (t) => {
+  const values = parse(await readFile(join(CHART_DIR, 'values.yaml'), 'utf8')) as { security: Record<string, unknown> };
+  const schema = JSON.parse(await readFile(join(CHART_DIR, 'values.schema.json'), 'utf8')) as Record<string, unknown>;
+  t.same(leafPaths(values.security).sort(), SECURITY_ENV.map((c) => c.path).sort(), 'values.yaml security: one leaf per variable, none without');
+  for (const { path } of SECURITY_ENV) t.ok(schemaAt(schema, `security.${path}`), `security.${path} is in values.schema.json`);
+  t.equal((values.security['agentAuth'] as { identity: { provider: string } }).identity.provider, 'serviceaccount', 'ServiceAccount identity by default, as KAOS\'s chart');
+});
+
+t.test('values.schema.json refuses the security settings the operator refuses at start', async (t) => {
+  const schema = JSON.parse(await readFile(join(CHART_DIR, 'values.schema.json'), 'utf8')) as object;
+  const defaults = parse(await readFile(join(CHART_DIR, 'values.yaml'), 'utf8')) as { security: Record<string, unknown> };
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+  const agentAuth = (patch: Record<string, unknown>): unknown => ({ ...defaults, security: { ...defaults.security, agentAuth: patch } });
+  t.ok(validate(agentAuth({ identity: { provider: '' } })), 'no identity provider');
+  t.ok(validate(agentAuth({ identity: { provider: 'serviceaccount', serviceAccount: { expirationSeconds: 600, tokenPath: '/var/run/x/token' } }, extAuthzUrl: 'kaos-pdp.kaos-system.svc:9191' })), 'valid settings');
+  t.notOk(validate(agentAuth({ identity: { provider: 'oidc' } })), 'oidc is not implemented');
+  t.notOk(validate(agentAuth({ identity: { provider: 'aib' } })), 'aib is not implemented');
+  t.notOk(validate(agentAuth({ identity: { serviceAccount: { expirationSeconds: 599 } } })), 'an expiration under 600');
+  t.notOk(validate(agentAuth({ identity: { serviceAccount: { tokenPath: 'token' } } })), 'a relative token path');
+  t.notOk(validate(agentAuth({ extAuthzUrl: 'http://kaos-pdp:9191' })), 'an ext_authz URL with a scheme');
+  t.notOk(validate(agentAuth({ extAuthzUrl: 'kaos-pdp' })), 'an ext_authz URL without a port');
+  t.notOk(validate({ ...defaults, security: { ...defaults.security, pdp: { enable: true } } }), 'a misspelt key');
 });
 
 t.test('values.schema.json accepts the defaults and refuses wrong types and unknown keys', async (t) => {
