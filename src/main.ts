@@ -4,7 +4,10 @@
 // modules it wires together.
 import { ConfigError, loadConfig, type Config } from './config/config.ts';
 import { securityEnabled, securityWarnings, serviceAccountIdentity } from './config/security.ts';
+import { AuthzProjection, projectionSettings, registerProjectionWatches } from './controller/authz-projection.ts';
 import { Controller } from './controller/controller.ts';
+import { UserIssuerKeys } from './controller/user-issuer.ts';
+import { getJson } from './kube/json-get.ts';
 import { watchRuntimeRegistry } from './controller/runtime-registry.ts';
 import { httpRoutesWanted, registerControllerWatches } from './controller/watches.ts';
 import { KaosCache } from './cluster/cache.ts';
@@ -30,6 +33,9 @@ async function main(config: Config, logger: Logger): Promise<void> {
     : undefined;
   // Admission and the controller both read the MCP runtime registry (docs/api.md, "MCPServer runtimes").
   const runtimes = watchRuntimeRegistry(cache, { namespace: config.operatorNamespace, logger });
+  // The AccessGrant projection's policy ConfigMap and the Rego it copies (docs/api.md, "Policy ConfigMap").
+  const authz = projectionSettings(config.security);
+  const authzWatches = watches === undefined ? undefined : registerProjectionWatches(cache, authz);
   cache.start();
 
   let stopping = false;
@@ -82,7 +88,24 @@ async function main(config: Config, logger: Logger): Promise<void> {
     logger.fatal({ err: discoveryFailure.message }, 'ServiceAccount issuer discovery failed with security enabled; exiting');
     process.exit(1);
   }
-  const controller = watches === undefined ? undefined : new Controller({ cache, watches, runtimes, client, config, registry, logger });
+  const userIssuer = authz.user === undefined
+    ? undefined
+    : new UserIssuerKeys({ issuer: authz.user.issuer, jwksUri: config.security.userAuth.jwksUri, get: getJson, logger });
+  const projection = watches === undefined
+    ? undefined
+    : new AuthzProjection({
+        cache,
+        settings: authz,
+        serviceAccountKeys: () => issuer?.current(),
+        ...(userIssuer === undefined ? {} : { userKeys: userIssuer, refreshIntervalMs: config.security.jwksRefreshIntervalSeconds * 1000 }),
+        client,
+        ...authzWatches,
+        logger,
+      });
+  issuer?.onChange(() => projection?.trigger());
+  const controller = watches === undefined
+    ? undefined
+    : new Controller({ cache, watches, runtimes, client, config, registry, logger, ...(projection === undefined ? {} : { projection }), grantGates: authz.gates });
   controller?.start();
   logger.info(
     {

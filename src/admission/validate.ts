@@ -16,7 +16,8 @@ import { MAX_REFERENCES } from '../api/schema/limits.ts';
 import type { WorkloadObject } from '../api/schema/index.ts';
 import { conformsToSchema, specValidator } from '../api/validation/schema-validation.ts';
 import { resourceKey } from '../api/validation/validate-accessgrant.ts';
-import { namedResources, type GrantGateFacts } from '../api/access-grants.ts';
+import { namedResources } from '../api/access-grants.ts';
+import { grantGateFacts, projectionNamespaces } from '../config/grant-gates.ts';
 import { deletionWarnings, validateObject, type ModelBinding } from '../api/validation/validate-object.ts';
 import type { AgentReferences } from '../api/validation/validation-types.ts';
 import type { AdmissionDecision, AdmissionHandler } from './types.ts';
@@ -123,19 +124,15 @@ async function validateGrantRequest(object: KubeObject, namespace: string, deps:
       }
     }),
   );
+  const namespaces = projectionNamespaces(deps.config.security);
   const result = validateObject('AccessGrant', object, {
     referencePolicy: deps.config.referencePolicy,
-    accessGrant: { existing, ...grantAdmissionFacts(deps.config) },
+    accessGrant: { existing, gates: grantGateFacts(deps.config.security), ...(namespaces === undefined ? {} : { projectionNamespaces: namespaces }) },
   });
   const name = object.metadata?.name ?? '';
   const decision: AdmissionDecision =
     result.errors.length > 0 ? { allowed: false, status: invalidStatus('AccessGrant', name, result.errors) } : { allowed: true };
   return withWarnings(decision, result.warnings);
-}
-
-/** What the operator's settings make of every AccessGrant. */
-function grantAdmissionFacts(_config: Config): { gates?: GrantGateFacts; projectionNamespaces?: readonly string[] } {
-  return {}; // PENDING: the security settings
 }
 
 /** A namespace is a DNS-1123 label. */

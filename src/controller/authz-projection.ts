@@ -10,12 +10,14 @@
 // The outcome of each pass is what AccessGrants' Enforced condition reports past the gates
 // (reconcile/accessgrant.ts): the grants the pass read are woken when what it says of them changed.
 import type { GrantGateFacts } from '../api/access-grants.ts';
+import { grantGateFacts, projectionNamespaces } from '../config/grant-gates.ts';
+import { accessGrantProjectionActive, serviceAccountIdentity, userPlaneEnabled, type SecurityConfig } from '../config/security.ts';
 import { asRecord, asString } from '../api/json.ts';
 import { KINDS, type KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../api/meta.ts';
 import { refKey } from '../cluster/object-ref.ts';
 import type { KubeClient } from '../kube/client.ts';
-import { CONFIG_MAP, resourcePath } from '../kube/paths.ts';
+import { CONFIG_MAP, resourcePath, type ResourceType } from '../kube/paths.ts';
 import type { ReflectorEvent } from '../kube/reflector.ts';
 import type { Logger } from '../leaves/logger.ts';
 import { projectPolicyData, type IssuerKeys, type ProjectionWorld } from '../render/authz-data.ts';
@@ -23,7 +25,7 @@ import { MANAGED_BY_LABEL } from '../render/index.ts';
 import { Coalescer } from './coalescer.ts';
 import type { Clock } from './queue.ts';
 import type { GrantProjection, GrantProjectionReads } from './reconcile/context.ts';
-import type { UserIssuerKeys } from './user-issuer.ts';
+import { every, type UserIssuerKeys } from './user-issuer.ts';
 
 /** The field manager and managed-by label of the policy ConfigMap (KAOS's, so both operators agree on who writes it). */
 export const AUTHZ_FIELD_MANAGER = 'kaos-operator-authz';
@@ -53,6 +55,41 @@ export interface ProjectionSettings {
   readonly regoFrom: (NamespacedName & { readonly key: string }) | undefined;
 }
 
+/**
+ * Pure: the projection's settings. AUTHZ_POLICY_REGO_FROM names a ConfigMap and a key: it is read
+ * in the policy ConfigMap's namespace, beside what it is copied into (the PDP's namespace).
+ */
+export function projectionSettings(s: SecurityConfig): ProjectionSettings {
+  const { name, namespace } = s.projection.policyConfigMap;
+  const configMap = accessGrantProjectionActive(s) ? { namespace, name } : undefined;
+  const rego = s.authorization.policyRegoFrom;
+  return {
+    configMap,
+    namespaces: projectionNamespaces(s),
+    gates: grantGateFacts(s),
+    serviceAccountIdentity: serviceAccountIdentity(s),
+    user: userPlaneEnabled(s) ? { issuer: s.userAuth.issuer, audience: s.userAuth.audience } : undefined,
+    regoFrom: configMap === undefined || rego === undefined ? undefined : { namespace: configMap.namespace, name: rego.name, key: rego.key },
+  };
+}
+
+/** Where one-object watches are registered: the cache, before it starts. */
+export interface OneObjectWatches {
+  register(type: ResourceType, options: { namespace: string; fieldSelector: string }): ObjectWatch;
+}
+
+/**
+ * The watches a pass compares with and copies from: the policy ConfigMap and AUTHZ_POLICY_REGO_FROM's,
+ * each one object by name (RBAC: no other ConfigMap of their namespace is listed).
+ */
+export function registerProjectionWatches(cache: OneObjectWatches, settings: ProjectionSettings): Pick<AuthzProjectionOptions, 'policyConfigMap' | 'regoSource'> {
+  const one = (where: NamespacedName): ObjectWatch => cache.register(CONFIG_MAP, { namespace: where.namespace, fieldSelector: `metadata.name=${where.name}` });
+  return {
+    ...(settings.configMap === undefined ? {} : { policyConfigMap: one(settings.configMap) }),
+    ...(settings.regoFrom === undefined ? {} : { regoSource: one(settings.regoFrom) }),
+  };
+}
+
 /** What the projection reads of the cache. */
 export interface ProjectionCache {
   reflector(kind: KaosKind): { list(): readonly KubeObject[]; on(listener: (event: ReflectorEvent<KubeObject>) => void): () => void };
@@ -69,7 +106,9 @@ export interface AuthzProjectionOptions {
   settings: ProjectionSettings;
   /** The ServiceAccount issuer's keys as last discovered; undefined before the first discovery. */
   serviceAccountKeys?: () => IssuerKeys | undefined;
-  userKeys?: Pick<UserIssuerKeys, 'get'>;
+  userKeys?: Pick<UserIssuerKeys, 'get' | 'refresh'>;
+  /** How often the user issuer's keys are read again while this replica leads (AUTHZ_JWKS_REFRESH_INTERVAL). */
+  refreshIntervalMs?: number;
   client: Pick<KubeClient, 'apply'>;
   /** A watch of the policy ConfigMap (what a pass compares with). */
   policyConfigMap?: ObjectWatch;
@@ -178,6 +217,11 @@ export class AuthzProjection {
       ...(this.#o.clock === undefined ? {} : { clock: this.#o.clock }),
     });
     this.#coalescer = coalescer;
+    // A refresh that finds other keys asks for a pass; one that finds the same asks for nothing.
+    const { userKeys, refreshIntervalMs } = this.#o;
+    if (userKeys !== undefined && refreshIntervalMs !== undefined) {
+      every(refreshIntervalMs, signal, () => void userKeys.refresh(signal).then((changed) => { if (changed) this.trigger(); }));
+    }
     signal.addEventListener('abort', () => {
       if (this.#coalescer === coalescer) this.#coalescer = undefined;
     }, { once: true });
