@@ -3,13 +3,13 @@
 // its own, fed the cache) → health and metrics → controller → signals. Every decision lives in the
 // modules it wires together.
 import { ConfigError, loadConfig, type Config } from './config/config.ts';
-import { securityEnabled, securityWarnings, serviceAccountIdentity } from './config/security.ts';
+import { gatewayRoutingEnabled, networkPoliciesEnabled, securityEnabled, securityWarnings, serviceAccountIdentity } from './config/security.ts';
 import { AuthzProjection, projectionSettings, registerProjectionWatches } from './controller/authz-projection.ts';
 import { Controller } from './controller/controller.ts';
 import { UserIssuerKeys } from './controller/user-issuer.ts';
 import { getJson } from './kube/json-get.ts';
 import { watchRuntimeRegistry } from './controller/runtime-registry.ts';
-import { httpRoutesWanted, registerControllerWatches } from './controller/watches.ts';
+import { httpRoutesWanted, registerControllerWatches, watchGatewayAddress } from './controller/watches.ts';
 import { KaosCache } from './cluster/cache.ts';
 import { ServiceAccountIssuerDiscovery } from './cluster/service-account-issuer.ts';
 import { feedCache } from './cluster/cache-feed.ts';
@@ -36,6 +36,11 @@ async function main(config: Config, logger: Logger): Promise<void> {
   // The AccessGrant projection's policy ConfigMap and the Rego it copies (docs/api.md, "Policy ConfigMap").
   const authz = projectionSettings(config.security);
   const authzWatches = watches === undefined ? undefined : registerProjectionWatches(cache, authz);
+  // Gateway routing through the Gateway's status address, when no SECURITY_GATEWAY_HOST names one.
+  const { security } = config;
+  const gatewayAddress = watches?.httpRoutesServed === true && securityEnabled(security) && gatewayRoutingEnabled(security) && security.gatewayHost === ''
+    ? watchGatewayAddress(cache, { namespace: config.gateway.namespace, name: config.gateway.name })
+    : undefined;
   cache.start();
 
   let stopping = false;
@@ -105,7 +110,19 @@ async function main(config: Config, logger: Logger): Promise<void> {
   issuer?.onChange(() => projection?.trigger());
   const controller = watches === undefined
     ? undefined
-    : new Controller({ cache, watches, runtimes, client, config, registry, logger, ...(projection === undefined ? {} : { projection }), grantGates: authz.gates });
+    : new Controller({
+        cache,
+        watches,
+        runtimes,
+        client,
+        config,
+        registry,
+        logger,
+        ...(projection === undefined ? {} : { projection }),
+        grantGates: authz.gates,
+        ...(issuer === undefined ? {} : { serviceAccountIssuer: issuer }),
+        ...(gatewayAddress === undefined ? {} : { gatewayAddress }),
+      });
   controller?.start();
   logger.info(
     {
@@ -165,6 +182,10 @@ try {
 }
 const logger = createLogger({ level: config.logLevel });
 for (const warning of securityWarnings(process.env, config.security)) logger.warn({}, warning);
+if (networkPoliciesEnabled(config.security) && !gatewayRoutingEnabled(config.security)) {
+  // Pods then accept only the gateway's traffic, while Agents still call their dependencies directly.
+  logger.warn({}, 'NetworkPolicies are on but gateway routing is off: Agents call their dependencies directly, which the NetworkPolicies refuse; set SECURITY_GATEWAY_ROUTING_ENABLED=true');
+}
 main(config, logger).catch((err: unknown) => {
   logger.fatal({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, 'startup failed');
   process.exit(1);

@@ -23,17 +23,32 @@ import {
   CONFIG_MAP,
   DEPLOYMENT,
   HTTP_ROUTE,
+  NETWORK_POLICY,
   PERSISTENT_VOLUME_CLAIM,
   POD_DISRUPTION_BUDGET,
   SECRET,
+  SECURITY_POLICY,
   SERVICE,
   type ResourceType,
 } from '../kube/paths.ts';
 import { configMapName, persistentVolumeClaimName, routeName, workloadName } from '../render/names.ts';
 import { liteLLMConfigSource, mcpToolsSource } from '../render/sources.ts';
 
-/** An API the cluster may not serve: types that need it are watched and written only when it is. */
-export type OptionalAPI = 'gatewayAPI';
+/**
+ * An API the cluster may not serve: types that need it are watched and written only when it is.
+ * The Gateway API is looked for at start; Envoy Gateway's CRD is watched, so installing it later
+ * takes no restart (controller/watches.ts).
+ */
+export type OptionalAPI = 'gatewayAPI' | 'envoyGateway';
+
+/**
+ * The optional APIs found by watching their CRD rather than once at start (the Gateway API's), with
+ * the CRD that serves the owned type: a later install heals without a restart, an uninstall is
+ * noticed, and an absent CRD is only ever "not served", never an error.
+ */
+export const WATCHED_CRDS: Readonly<Partial<Record<OptionalAPI, string>>> = {
+  envoyGateway: 'securitypolicies.gateway.envoyproxy.io',
+};
 
 /** A type the operator owns objects of: watched (by the managed-by label), applied and pruned. */
 export interface OwnedType {
@@ -140,6 +155,8 @@ const OWNED = {
   HTTPRoute: { type: HTTP_ROUTE, requires: 'gatewayAPI' },
   PersistentVolumeClaim: { type: PERSISTENT_VOLUME_CLAIM },
   PodDisruptionBudget: { type: POD_DISRUPTION_BUDGET },
+  NetworkPolicy: { type: NETWORK_POLICY },
+  SecurityPolicy: { type: SECURITY_POLICY, requires: 'envoyGateway' },
 } as const satisfies Record<string, OwnedType>;
 
 const DEPENDENCY_TYPES = {
@@ -219,11 +236,18 @@ const memoryStoreModelAPI = (role: MemoryModelRole): DependencyEntry<DependencyT
   asks: (object) => text(memoryStoreBinding(role, object)?.model),
 });
 
-/** The Deployment, the Service (always, unless `serviceWhen` says when) and the HTTPRoute of a kind. */
+/**
+ * The Deployment, the Service (always, unless `serviceWhen` says when), the HTTPRoute, and with
+ * security enabled the NetworkPolicy and SecurityPolicy named as the route (docs/api.md, "Per-route
+ * SecurityPolicy and NetworkPolicy"), in apply order: the pods' NetworkPolicy before the pods, the
+ * route's SecurityPolicy before the route.
+ */
 const workload = (kind: WorkloadKind, serviceWhen?: string): ChildEntry<ChildKind>[] => [
+  { kind: 'NetworkPolicy', name: (parent) => routeName(kind, parent), when: 'security enabled, NetworkPolicies not disabled (or strict gateway API), and the Service exists' },
   { kind: 'Deployment', name: (parent) => workloadName(kind, parent) },
   { kind: 'Service', name: (parent) => workloadName(kind, parent), ...(serviceWhen === undefined ? {} : { when: serviceWhen }) },
-  { kind: 'HTTPRoute', name: (parent) => routeName(kind, parent), when: 'the gateway is enabled (GATEWAY_API_ENABLED, the Gateway API served) and the Service exists' },
+  { kind: 'SecurityPolicy', name: (parent) => routeName(kind, parent), when: "security enabled, Envoy Gateway's CRD served, and the Service exists" },
+  { kind: 'HTTPRoute', name: (parent) => routeName(kind, parent), when: 'the gateway is enabled (GATEWAY_API_ENABLED, the Gateway API served), the Service exists, and with security enabled its SecurityPolicy applied' },
 ];
 
 export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {

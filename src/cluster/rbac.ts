@@ -7,7 +7,7 @@ import { KINDS, KIND_NAMES } from '../api/kinds.ts';
 import { RUNTIMES_CONFIG_MAP } from '../api/mcp-runtimes.ts';
 import { API_SERVER_JWKS_PATH, OPENID_CONFIGURATION_PATH } from '../kube/oidc-discovery.ts';
 import type { ResourceType } from '../kube/paths.ts';
-import { KIND_TABLE, type KindTable } from './kind-table.ts';
+import { KIND_TABLE, WATCHED_CRDS, type KindTable } from './kind-table.ts';
 
 /**
  * Where a rule is granted. `watched` (the default, so a new rule needs no thought unless it is
@@ -87,6 +87,17 @@ export function operatorRules(table: KindTable = KIND_TABLE): PolicyRule[] {
     // The MCP runtime registry (controller/runtime-registry.ts): one ConfigMap in the operator's
     // namespace, listed and watched by name (a field selector), so no other ConfigMap there is read.
     { apiGroups: [''], resources: ['configmaps'], resourceNames: [RUNTIMES_CONFIG_MAP], verbs: ['list', 'watch'], scope: 'operator' },
+    // The optional APIs watched through their CRD (kind-table.ts WATCHED_CRDS: Envoy Gateway's
+    // SecurityPolicy), so that installing one later takes no restart: each CRD by name, nothing else.
+    { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: Object.values(WATCHED_CRDS), verbs: ['list', 'watch'], scope: 'cluster' },
+    // Gateway routing (docs/api.md, "Gateway routing"): the Gateway's status address, read only, in
+    // GATEWAY_NAMESPACE, which need not be a watched namespace.
+    { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways'], verbs: ['list', 'watch'], scope: 'cluster' },
+    // The AccessGrant projection's policy ConfigMap and the Rego it copies, in the operator's
+    // namespace (where KAOS's chart puts the PDP), also when WATCH_NAMESPACES leaves it out: server-side
+    // apply creates and patches it, each is listed and watched by name. (A ClusterRole already grants
+    // ConfigMaps everywhere when every namespace is watched.)
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch', 'list', 'watch'], scope: 'operator' },
     // Events about the parents (kube/events.ts): create one, then patch its series on repeats.
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
     // ServiceAccount issuer discovery (cluster/service-account-issuer.ts): the issuer's OIDC

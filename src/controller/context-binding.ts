@@ -13,6 +13,7 @@ import { kaosPath } from '../cluster/kaos-resources.ts';
 import type { ReflectorGroup } from '../kube/reflector-group.ts';
 import type { Logger } from '../leaves/logger.ts';
 import type { RenderConfig } from '../render/index.ts';
+import type { IssuerKeys } from '../render/authz-data.ts';
 import type { ChildKind } from '../cluster/kind-table.ts';
 import type { GrantProjectionReads, ReconcileContext, ReconcileReads, ReconcileWrites } from './reconcile/context.ts';
 import type { GrantStatus, KaosStatus } from './status.ts';
@@ -35,6 +36,12 @@ export interface ContextBindingOptions {
   httpRoutesServed: boolean;
   /** The policy projection's word on AccessGrants (controller/authz-projection.ts). */
   grantProjection: () => GrantProjectionReads;
+  /** Whether SecurityPolicies can be written (controller/watches.ts OptionalApiWatch); absent: never. */
+  securityPoliciesServed?: () => boolean;
+  /** The discovered ServiceAccount issuer (cluster/service-account-issuer.ts); absent: none. */
+  serviceAccountIssuer?: () => IssuerKeys | undefined;
+  /** The Gateway's status address; absent: none. */
+  gatewayAddress?: () => string | undefined;
   client: WriteClient;
   events: { record(input: EventInput): unknown };
   config: RenderConfig;
@@ -42,7 +49,9 @@ export interface ContextBindingOptions {
   now?: () => Date;
 }
 
-export function bindReads(options: Pick<ContextBindingOptions, 'cache' | 'children' | 'secrets' | 'configMaps' | 'httpRoutesServed' | 'grantProjection'>): ReconcileReads {
+export function bindReads(
+  options: Pick<ContextBindingOptions, 'cache' | 'children' | 'secrets' | 'configMaps' | 'httpRoutesServed' | 'grantProjection' | 'securityPoliciesServed' | 'serviceAccountIssuer' | 'gatewayAddress'>,
+): ReconcileReads {
   const { cache, children, secrets, configMaps, httpRoutesServed, grantProjection } = options;
   return {
     kaos: (kind, namespace, name) => cache.cached(kind, namespace, name),
@@ -52,6 +61,9 @@ export function bindReads(options: Pick<ContextBindingOptions, 'cache' | 'childr
     httpRoutesServed: () => httpRoutesServed,
     mcpRuntimes: () => cache.mcpRuntimes?.() ?? { problem: 'the MCP runtime registry is not watched' },
     grantProjection,
+    securityPoliciesServed: () => options.securityPoliciesServed?.() ?? false,
+    serviceAccountIssuer: () => options.serviceAccountIssuer?.(),
+    gatewayAddress: () => options.gatewayAddress?.(),
   };
 }
 

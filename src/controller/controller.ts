@@ -4,7 +4,9 @@
 // synced; losing the lease aborts them at once, so no write follows a lost lease. The webhooks
 // are not part of this and keep serving either way.
 import type { Registry } from 'prom-client';
-import { KINDS, type KaosKind } from '../api/kinds.ts';
+import { KINDS, WORKLOAD_KINDS, type KaosKind } from '../api/kinds.ts';
+import { securityEnabled } from '../config/security.ts';
+import type { ServiceAccountIssuerSource } from '../cluster/service-account-issuer.ts';
 import type { KubeObject } from '../api/lookup.ts';
 import type { Config } from '../config/config.ts';
 import type { KaosCache } from '../cluster/cache.ts';
@@ -63,6 +65,10 @@ export interface ControllerOptions {
   projection?: AuthzProjection;
   /** What AccessGrants read without a projection (it is not active): the gates alone. */
   grantGates?: GrantGateFacts;
+  /** The discovered ServiceAccount issuer: the routes' SecurityPolicies verify agent tokens with its keys. */
+  serviceAccountIssuer?: ServiceAccountIssuerSource;
+  /** The Gateway's status address, for gateway routing (watches.ts watchGatewayAddress). */
+  gatewayAddress?: { address(): string | undefined; onChange(listener: () => void): void };
   /** Default: the RECONCILERS table. */
   reconcilers?: Readonly<Record<KaosKind, KindReconciler>>;
   /** Lease timings (tests shorten them); default client-go's 15/10/2 s. */
@@ -107,6 +113,9 @@ export class Controller {
       configMaps: watches.dependencies.ConfigMap,
       httpRoutesServed: watches.httpRoutesServed,
       grantProjection: () => this.#projection?.reads() ?? { gates: this.#grantGates, of: () => ({ state: 'pending' }) },
+      securityPoliciesServed: () => watches.optional.envoyGateway?.served() ?? false,
+      serviceAccountIssuer: () => options.serviceAccountIssuer?.current(),
+      gatewayAddress: () => options.gatewayAddress?.address(),
       client,
       events,
       config,
@@ -125,6 +134,13 @@ export class Controller {
       });
     }
     this.#subscribe(watches);
+    // Every route's policies follow Envoy Gateway's CRD (installed later: they are written; removed:
+    // the routes are withheld) and, with security enabled, the ServiceAccount issuer's keys they inline.
+    watches.optional.envoyGateway?.onChange(() => this.#enqueueKinds(WORKLOAD_KINDS));
+    options.serviceAccountIssuer?.onChange(() => {
+      if (securityEnabled(config.security)) this.#enqueueKinds(WORKLOAD_KINDS);
+    });
+    options.gatewayAddress?.onChange(() => this.#enqueueKinds(['Agent']));
     options.runtimes?.onChange((previous, next) => this.#enqueue(mcpServerKeysForRegistryChange(previous, next, cache.mcpServers.list())));
   }
 
@@ -210,6 +226,18 @@ export class Controller {
     this.#log.info({ keys, leaderElection: this.#elector !== undefined }, 'controller started');
     this.#resyncEvery(this.#config.controller.resyncPeriodSeconds * 1000, queues, signal);
     return stopped;
+  }
+
+  /** Every cached object of `kinds` into its queue, while this replica leads. */
+  #enqueueKinds(kinds: readonly KaosKind[]): void {
+    const keys: string[] = [];
+    for (const kind of kinds) {
+      for (const object of this.#cache.reflector(kind).list()) {
+        const { namespace, name } = object.metadata ?? {};
+        if (namespace !== undefined && name !== undefined) keys.push(refKey(kind, namespace, name));
+      }
+    }
+    this.#enqueue(keys);
   }
 
   /** Every cached object's key into its kind's queue; how many. */

@@ -244,7 +244,7 @@ function deploymentCondition(value: unknown): Condition[] {
 
 export const CONDITION_TYPES = ['Ready', 'Reconciling', 'Stalled'] as const;
 /** Conditions the controller owns besides the kstatus three: written when an outcome states them, removed when it does not. */
-export const EXTRA_CONDITION_TYPES = ['MemoryDegraded'] as const;
+export const EXTRA_CONDITION_TYPES = ['MemoryDegraded', 'GatewayAuthorization'] as const;
 const OWNED_CONDITION_TYPES: readonly string[] = [...CONDITION_TYPES, ...EXTRA_CONDITION_TYPES];
 
 /** metav1.Condition's reason pattern (also in src/api/schema/status.ts, which the API server enforces). */
@@ -341,6 +341,30 @@ function conditionsOf(status: unknown): Condition[] {
 
 function int(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) ? value : undefined;
+}
+
+// ---- the route's SecurityPolicy (docs/api.md, "Per-route SecurityPolicy and NetworkPolicy") ----
+
+export const GATEWAY_AUTHORIZATION = 'GatewayAuthorization';
+
+/** The SecurityPolicy of the route is applied: the route may be served. */
+export function securityPolicyApplied(name: string): ExtraCondition {
+  return { type: GATEWAY_AUTHORIZATION, status: 'True', reason: 'Applied', message: `SecurityPolicy ${name} is applied` };
+}
+
+/** Envoy Gateway's CRD is not installed: no policy can guard the route, so the route is withheld. */
+export function securityPolicyCrdMissing(): ExtraCondition {
+  return {
+    type: GATEWAY_AUTHORIZATION,
+    status: 'False',
+    reason: 'CRDNotInstalled',
+    message: "SecurityPolicy (gateway.envoyproxy.io/v1alpha1) is not installed: install Envoy Gateway's CRDs to enforce gateway authorization",
+  };
+}
+
+/** The API server refused the SecurityPolicy: the route is withheld until it is applied. */
+export function securityPolicyApplyFailed(name: string, error: string): ExtraCondition {
+  return { type: GATEWAY_AUTHORIZATION, status: 'False', reason: 'ApplyFailed', message: `Failed to apply SecurityPolicy ${name}: ${error}` };
 }
 
 // ---- AccessGrant (docs/api.md, "AccessGrant") --------------------------------------------------

@@ -463,6 +463,9 @@ export function floorReads(kaos: (kind: KaosKind, name: string) => KubeObject | 
     httpRoutesServed: () => false,
     mcpRuntimes: () => ({ problem: 'no MCP runtime registry in a floor run' }),
     grantProjection: () => NO_GRANT_PROJECTION,
+    securityPoliciesServed: () => false,
+    serviceAccountIssuer: () => undefined,
+    gatewayAddress: () => undefined,
   };
 }
 

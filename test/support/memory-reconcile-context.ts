@@ -26,6 +26,7 @@ import { ApiError } from '../../src/kube/errors.ts';
 import type { EventInput } from '../../src/kube/events.ts';
 import type { Logger } from '../../src/leaves/logger.ts';
 import type { Child, RenderConfig } from '../../src/render/index.ts';
+import type { IssuerKeys } from '../../src/render/authz-data.ts';
 
 /** One write request as the API server would have received it. */
 export interface WriteRequest {
@@ -76,6 +77,12 @@ export class MemoryReconcileContext implements ReconcileContext {
   /** Every Event recorded, in order (before any deduplication: that is the recorder's job). */
   readonly recorded: EventInput[] = [];
   readonly lines: LogLine[] = [];
+  /** Whether Envoy Gateway's CRD is served (tests set it). */
+  securityPoliciesServed = false;
+  /** The discovered ServiceAccount issuer (tests set it). */
+  serviceAccountIssuer: IssuerKeys | undefined = undefined;
+  /** The Gateway's status address (tests set it). */
+  gatewayAddress: string | undefined = undefined;
   /** What AccessGrants read of the policy projection (tests set it). */
   grantProjection: GrantProjectionReads = NO_GRANT_PROJECTION;
   /** The MCP runtime registry the reads answer with (tests set it). */
@@ -111,12 +118,16 @@ export class MemoryReconcileContext implements ReconcileContext {
   readonly reads: ReconcileReads = {
     // Tests seed any object, as the API server would have admitted it: read as its kind's type.
     kaos: <K extends KaosKind>(kind: K, namespace: string, name: string) => this.#kaos.get(id(kind, namespace, name)) as KaosObjects[K] | undefined,
-    child: (kind, namespace, name) => (kind === 'HTTPRoute' && !this.routesCrdServed ? undefined : this.#children.get(id(kind, namespace, name))),
+    child: (kind, namespace, name) =>
+      (kind === 'HTTPRoute' && !this.routesCrdServed) || (kind === 'SecurityPolicy' && !this.securityPoliciesServed) ? undefined : this.#children.get(id(kind, namespace, name)),
     secretResourceVersion: (namespace, name) => this.#secrets.get(`${namespace}/${name}`),
     configMapResourceVersion: (namespace, name) => this.#configMaps.get(`${namespace}/${name}`),
     httpRoutesServed: () => this.routesCrdServed && this.config.gateway.enabled,
     mcpRuntimes: () => this.mcpRuntimes,
     grantProjection: () => this.grantProjection,
+    securityPoliciesServed: () => this.securityPoliciesServed,
+    serviceAccountIssuer: () => this.serviceAccountIssuer,
+    gatewayAddress: () => this.gatewayAddress,
   };
 
   readonly writes: ReconcileWrites = {

@@ -31,6 +31,8 @@ import { isModelServed, servedPatterns } from '../../api/model-patterns.ts';
 import { memoryShapeOf } from '../../api/shapes.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { agentExposed, endpointFor, renderAgent, workloadName, type AgentDeps } from '../../render/index.ts';
+import { routeDepsThroughGateway } from '../../render/gateway.ts';
+import { gatewayRoutingEnabled, securityEnabled, type SecurityConfig } from '../../config/security.ts';
 import {
   invalidMemoryReadScope,
   mcpServerNotReady,
@@ -120,6 +122,16 @@ export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec:
   };
 }
 
+/**
+ * The gateway's host when an Agent's dependency URLs go through it (docs/api.md, "Gateway
+ * routing": security enabled and routing or strict on): SECURITY_GATEWAY_HOST, else the Gateway's
+ * status address; undefined otherwise (the URLs stay direct).
+ */
+export function gatewayRoutingHost(security: SecurityConfig, reads: Pick<ReconcileReads, 'gatewayAddress'>): string | undefined {
+  if (!securityEnabled(security) || !gatewayRoutingEnabled(security)) return undefined;
+  return security.gatewayHost !== '' ? security.gatewayHost : reads.gatewayAddress();
+}
+
 /** The MemoryStore the Agent's memory binds to, if any. */
 function boundStore(spec: unknown): string | undefined {
   const store = asString(getIn(spec, 'config', 'memory', 'memoryStore'));
@@ -157,10 +169,13 @@ export const reconcileAgent: KindReconciler = reconciler('Agent', async (run) =>
     // or of what it names instead.
     return resolution.verdict.phase === 'Failed' && resolution.verdict.terminal !== true ? { requeue: true } : undefined;
   }
-  const rendered = renderAgent(run.parent, resolution.deps, ctx.config);
+  const host = gatewayRoutingHost(ctx.config.security, ctx.reads);
+  const deps = host === undefined
+    ? resolution.deps
+    : routeDepsThroughGateway(resolution.deps, { namespace: key.namespace, modelAPI: asString(asRecord(run.parent.spec)?.modelAPI) ?? '', ...(store === undefined ? {} : { memoryStore: store }) }, host);
+  const rendered = renderAgent(run.parent, deps, ctx.config);
   // Pending needs no requeue: the Deployment's status change wakes the Agent (child trigger).
-  await converge(run, rendered, { linkedResources, extraConditions });
-  return undefined;
+  return converge(run, rendered, { linkedResources, extraConditions });
 });
 
 /**

@@ -11,6 +11,7 @@ import type { EnsureResult, ObjectLike, PruneResult } from '../../kube/apply.ts'
 import type { EventInput } from '../../kube/events.ts';
 import type { Logger } from '../../leaves/logger.ts';
 import type { Child, RenderConfig } from '../../render/index.ts';
+import type { IssuerKeys } from '../../render/authz-data.ts';
 import type { ReconcileResult } from '../queue.ts';
 import type { GrantStatus, KaosStatus } from '../status.ts';
 import type { ChildKind } from '../../cluster/kind-table.ts';
@@ -46,6 +47,12 @@ export interface ReconcileReads {
   mcpRuntimes(): RegistryState;
   /** What the policy projection (controller/authz-projection.ts) made of the AccessGrants. */
   grantProjection(): GrantProjectionReads;
+  /** Whether SecurityPolicies can be written: Envoy Gateway's CRD established and its objects watched. */
+  securityPoliciesServed(): boolean;
+  /** The ServiceAccount issuer and its keys as last discovered (the SecurityPolicies' agent JWT provider). */
+  serviceAccountIssuer(): IssuerKeys | undefined;
+  /** The address the Gateway (GATEWAY_NAME) reports in its status, when it reports one (gateway routing). */
+  gatewayAddress(): string | undefined;
 }
 
 /** The projection's word on one AccessGrant, from its last pass. */

@@ -11,8 +11,9 @@ import { isConflict } from '../../kube/errors.ts';
 import type { EventRegarding } from '../../kube/events.ts';
 import { errorFields } from '../../leaves/logger.ts';
 import type { ReconcileResult } from '../queue.ts';
-import { nextStatus, statusChanged, type Outcome, type Verdict } from '../status.ts';
-import { asRecord, asString } from '../../api/json.ts';
+import { GATEWAY_AUTHORIZATION, nextStatus, statusChanged, type ExtraCondition, type Outcome, type Verdict } from '../status.ts';
+import { securityEnabled } from '../../config/security.ts';
+import { asArray, asRecord, asString } from '../../api/json.ts';
 import type { ObjectRef } from '../../cluster/object-ref.ts';
 import { LEGACY_FINALIZERS, type KindReconciler, type ReconcileContext } from './context.ts';
 
@@ -137,10 +138,24 @@ async function releaseLegacyFinalizer(run: Run): Promise<void> {
  */
 export async function settleStatus(run: Run, outcome: Outcome): Promise<void> {
   const prev = run.parent.status;
-  const next = nextStatus(prev, run.parent.metadata?.generation, outcome, run.ctx.now());
+  const next = nextStatus(prev, run.parent.metadata?.generation, withGatewayAuthorization(run, outcome), run.ctx.now());
   if (!statusChanged(prev, next)) return;
   await run.ctx.writes.writeStatus(run.kind, run.parent, next, run.signal);
   run.changes.push('status');
+}
+
+/**
+ * The outcome with the GatewayAuthorization condition (docs/api.md, "Per-route SecurityPolicy and
+ * NetworkPolicy"): a reconcile that applied the children states it (or its absence); one held back
+ * by a dependency applied nothing, so the condition it had still holds, with security enabled.
+ */
+function withGatewayAuthorization(run: Run, outcome: Outcome): Outcome {
+  if (run.applied || !securityEnabled(run.ctx.config.security)) return outcome;
+  if ((outcome.extraConditions ?? []).some((c) => c.type === GATEWAY_AUTHORIZATION)) return outcome;
+  const held = (asArray(asRecord(run.parent.status)?.conditions) ?? []).map(asRecord).find((c) => c?.type === GATEWAY_AUTHORIZATION);
+  if (held === undefined || (held.status !== 'True' && held.status !== 'False')) return outcome;
+  const carried: ExtraCondition = { type: GATEWAY_AUTHORIZATION, status: held.status, reason: String(held.reason ?? ''), message: String(held.message ?? '') };
+  return { ...outcome, extraConditions: [...(outcome.extraConditions ?? []), carried] };
 }
 
 /**
