@@ -67,7 +67,35 @@ export async function applySetupObjects(client: KubeClient, objects: readonly Ku
 
 /** Installs crds/ and waits until the API server serves every one of them. */
 export async function installCrds(client: KubeClient, timeoutMs = 60_000): Promise<void> {
-  const crds = await readManifests(join(ROOT, 'crds'));
+  await installCrdObjects(client, await readManifests(join(ROOT, 'crds')), timeoutMs);
+}
+
+/**
+ * The files of Envoy Gateway's CRDs that test/cluster/build.sh copies beside the control plane's
+ * binaries (`envoy-gateway-crds/`, from Envoy Gateway's Go module): the Gateway API release it
+ * ships (HTTPRoutes, Gateways) and its SecurityPolicy, the one the operator writes.
+ */
+export const GATEWAY_CRD_FILES = {
+  gatewayApi: 'gatewayapi-crds.yaml',
+  envoyGateway: 'gateway.envoyproxy.io_securitypolicies.yaml',
+} as const;
+export type GatewayCrds = keyof typeof GATEWAY_CRD_FILES;
+
+/** Installs the Gateway API's or Envoy Gateway's CRDs from `binDir`'s copy and waits until they are served. */
+export async function installGatewayCrds(client: KubeClient, binDir: string, which: readonly GatewayCrds[], timeoutMs = 60_000): Promise<void> {
+  const dir = join(binDir, '..', 'envoy-gateway-crds');
+  const objects: KubeObject[] = [];
+  for (const part of which) {
+    for (const doc of parseAllDocuments(await readFile(join(dir, GATEWAY_CRD_FILES[part]), 'utf8'))) {
+      const value: unknown = doc.toJS();
+      if (value !== null && typeof value === 'object' && (value as KubeObject).kind === 'CustomResourceDefinition') objects.push(value as KubeObject);
+    }
+  }
+  await installCrdObjects(client, objects, timeoutMs);
+}
+
+/** Applies CRDs and waits until each is Established. */
+async function installCrdObjects(client: KubeClient, crds: readonly KubeObject[], timeoutMs: number): Promise<void> {
   await applySetupObjects(client, crds);
   const deadline = Date.now() + timeoutMs;
   for (const crd of crds) {
@@ -280,6 +308,8 @@ export interface LocalStack extends Omit<Installation, 'operatorToken' | 'caPem'
 
 export interface InstallOptions {
   log?: Log;
+  /** Envoy Gateway's CRDs to install too (installGatewayCrds); none by default, as on a cluster without Envoy Gateway. */
+  gatewayCrds?: readonly GatewayCrds[];
   /** The control plane's audit log (test/cluster/control-plane.ts), e.g. to count the operator's writes. */
   audit?: ControlPlaneOptions['audit'];
 }
@@ -316,6 +346,10 @@ export async function installLocalStack(options: InstallOptions = {}): Promise<I
     const client = await KubeClient.fromKubeConfig(plane.kubeconfigPath);
     log('[stack] installing CRDs and the operator\'s RBAC');
     await installCrds(client);
+    if (options.gatewayCrds !== undefined && options.gatewayCrds.length > 0) {
+      log(`[stack] installing Envoy Gateway's CRDs: ${options.gatewayCrds.join(', ')}`);
+      await installGatewayCrds(client, plane.binDir, options.gatewayCrds);
+    }
     await applySetupObjects(client, renderRbac() as KubeObject[]);
     // The MCP runtime registry the chart ships, in the operator's namespace (docs/api.md, "MCPServer runtimes").
     await applySetupObjects(client, [runtimesConfigMap(OPERATOR_IDENTITY.namespace)]);

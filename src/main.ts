@@ -106,6 +106,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
         client,
         ...authzWatches,
         logger,
+        registry,
       });
   issuer?.onChange(() => projection?.trigger());
   const controller = watches === undefined

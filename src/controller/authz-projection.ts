@@ -20,6 +20,7 @@ import type { KubeClient } from '../kube/client.ts';
 import { CONFIG_MAP, resourcePath, type ResourceType } from '../kube/paths.ts';
 import type { ReflectorEvent } from '../kube/reflector.ts';
 import type { Logger } from '../leaves/logger.ts';
+import { Histogram, registerCollected, type Registry } from '../leaves/prometheus.ts';
 import { projectPolicyData, type IssuerKeys, type ProjectionWorld } from '../render/authz-data.ts';
 import { MANAGED_BY_LABEL } from '../render/index.ts';
 import { Coalescer } from './coalescer.ts';
@@ -118,7 +119,12 @@ export interface AuthzProjectionOptions {
   clock?: Clock;
   quietMs?: number;
   maxWaitMs?: number;
+  /** Where the passes' metrics are served (kaos_authz_projection_*). */
+  registry?: Registry;
 }
+
+/** A pass's duration buckets, seconds: a pass over a few objects to one over tens of thousands. */
+const PASS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
  * Pure: whether a change of a KAOS object can change the policy data — its creation or deletion,
@@ -164,7 +170,8 @@ export class AuthzProjection {
   #failed = false;
   #wake: (keys: string[]) => void = () => undefined;
   /** Passes and ConfigMap writes so far (for the logs and the benchmark). */
-  readonly counts = { passes: 0, writes: 0 };
+  readonly counts = { passes: 0, failures: 0, writes: 0 };
+  readonly #passSeconds = new Histogram(PASS_BUCKETS);
 
   constructor(options: AuthzProjectionOptions) {
     this.#o = options;
@@ -177,6 +184,32 @@ export class AuthzProjection {
     }
     options.policyConfigMap?.on(() => this.trigger());
     options.regoSource?.on(() => this.trigger());
+    if (options.registry !== undefined) this.#registerMetrics(options.registry);
+  }
+
+  #registerMetrics(registry: Registry): void {
+    const { counts } = this;
+    registerCollected(registry, {
+      name: 'kaos_authz_projection_passes_total',
+      help: 'Passes of the AccessGrant policy projection, by result.',
+      type: 'counter',
+      values: () => [
+        { value: counts.passes - counts.failures, labels: { result: 'success' } },
+        { value: counts.failures, labels: { result: 'error' } },
+      ],
+    });
+    registerCollected(registry, {
+      name: 'kaos_authz_projection_writes_total',
+      help: 'Writes of the policy ConfigMap (a pass whose data is unchanged writes nothing).',
+      type: 'counter',
+      values: () => [{ value: counts.writes, labels: {} }],
+    });
+    registerCollected(registry, {
+      name: 'kaos_authz_projection_pass_seconds',
+      help: 'How long a pass takes: reading the world from the cache, the data, and the write when there is one.',
+      type: 'histogram',
+      values: () => this.#passSeconds.values('kaos_authz_projection_pass_seconds', {}),
+    });
   }
 
   /** Who wakes the AccessGrants whose projection changed (the controller's queues). */
@@ -282,8 +315,11 @@ export class AuthzProjection {
       }
       this.#settle(world.accessGrants, false);
     } catch (err) {
+      this.counts.failures++;
       if (!signal.aborted) this.#settle(world.accessGrants, true);
       throw err;
+    } finally {
+      this.#passSeconds.observe((performance.now() - started) / 1000);
     }
   }
 

@@ -36,6 +36,10 @@
 // idle writes, peak RSS (VmHWM), operator / kube-apiserver / etcd CPU, each beside the floor
 // with ratios, and the load average.
 //
+// ACCESS_GRANTS=N (default 0) adds N AccessGrants before the Agents, with the policy projection
+// active (test/bench/bulk-grants.ts): printed beside the rest, how many projection passes and
+// policy ConfigMap writes the burst of Agent creates cost, and how long one pass takes.
+//
 // Env: as bench:reconcile — AGENTS (1000), MODELAPIS (10), MCPSERVERS (20),
 // MAX_CONCURRENT_RECONCILES (4), CREATE_IN_FLIGHT (16), SETTLE_SECONDS (5), IDLE_SECONDS (60),
 // BENCH_LOG_LEVEL (info), BENCH_OPERATOR_NODE_OPTIONS, BENCH_OPERATOR_ROOT, PODS (1; 0: the stand-in
@@ -97,10 +101,12 @@ import {
 } from './reconcile.ts';
 import { tail, type OperatorProcess } from '../../scripts/local-stack.ts';
 import { bulkScenario, createBulk, type BulkObjects, type Named } from './bulk-scenario.ts';
+import { accessGrants, createGrants, GRANTS_ENV, POLICY_CONFIG_MAP, projectionMetrics, timePass, withShards } from './bulk-grants.ts';
 
 const AGENTS = Math.max(1, int('AGENTS', 1000));
 const MODELAPIS = Math.max(1, int('MODELAPIS', 10));
 const MCPSERVERS = Math.max(1, int('MCPSERVERS', 20));
+const ACCESS_GRANTS = Math.max(0, int('ACCESS_GRANTS', 0));
 const NS = 'bulk';
 const FLOOR_NS = 'bulk-floor';
 /** FLOOR=0: the operator run only (its figures are logged), e.g. to try a V8 flag. */
@@ -131,7 +137,10 @@ export interface BulkFigures {
 
 // ---- the scenario --------------------------------------------------------------------------
 
-const scenario = (namespace: string): BulkObjects => bulkScenario(namespace, { agents: AGENTS, modelAPIs: MODELAPIS, mcpServers: MCPSERVERS });
+const scenario = (namespace: string): BulkObjects => {
+  const objects = bulkScenario(namespace, { agents: AGENTS, modelAPIs: MODELAPIS, mcpServers: MCPSERVERS });
+  return ACCESS_GRANTS > 0 ? withShards(objects) : objects;
+};
 
 /** Dependencies first, then the Agents, CREATE_IN_FLIGHT at a time; `created` sees each answer. */
 const createAll = (client: KubeClient, objects: BulkObjects, created?: (object: Named) => void): Promise<void> =>
@@ -326,6 +335,7 @@ async function main(): Promise<void> {
   try {
     const { admin, plane } = stack;
     await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    if (ACCESS_GRANTS > 0) Object.assign(operatorEnv, GRANTS_ENV);
     operator = await launchOperator(stack, 'bulk');
     sampler.watch(operator.pid, operator.metricsPort);
     const leasePath = resourcePath(LEASE, { namespace: OPERATOR_IDENTITY.namespace, name: 'kaos-operator' });
@@ -337,9 +347,17 @@ async function main(): Promise<void> {
       }
     });
     await sleep(1000);
+    const grants = ACCESS_GRANTS > 0 ? accessGrants(NS, ACCESS_GRANTS, AGENTS) : [];
+    if (grants.length > 0) {
+      log(`creating ${grants.length} AccessGrants, then waiting for the projection to settle`);
+      await createGrants(admin, grants, CREATE_IN_FLIGHT);
+      await sleep(15_000);
+    }
+    const projectionBefore = grants.length > 0 ? await projectionMetrics(operator.metricsPort) : undefined;
     const pids = plane.pids();
     const loadRunStart = loadavg()[0] ?? 0;
     const run = await operatorRun(admin, pids, operator);
+    const projectionAfter = projectionBefore === undefined ? undefined : await projectionMetrics(operator.metricsPort);
     sampler.sample();
     const loads = [...sampler.loads];
     const peakRss = Math.max(sampler.peakHwm, memory(operator.pid).hwm || 0);
@@ -347,6 +365,7 @@ async function main(): Promise<void> {
     const heap = sampler.heapAtPeakRss;
     log(`operator: peak RSS ${peakRss.toFixed(0)} MiB; at the highest sampled RSS (${sampler.peakRss.toFixed(0)} MiB) heap used ${heap?.heapUsed.toFixed(0) ?? '?'} of ${heap?.heapTotal.toFixed(0) ?? '?'} MiB, external ${heap?.external.toFixed(0) ?? '?'} MiB`);
     reportOperator(run, audit);
+    if (projectionBefore !== undefined && projectionAfter !== undefined) reportProjection(run, audit, projectionBefore, projectionAfter, grants);
     await operator.stop();
     operator = undefined;
     sampler.stop();
@@ -376,6 +395,29 @@ interface Report {
   audit: ReturnType<typeof auditEvents>;
   peakRss: number;
   load: { start: number; runStart: number; mean: number; max: number; end: number };
+}
+
+/**
+ * The projection's figures (ACCESS_GRANTS): passes and policy ConfigMap writes from the first
+ * Agent create to every Agent Ready (from the operator's metrics and the audit log), the idle
+ * window's, and one pass's time in the operator and in-process with the user grants (stdout).
+ */
+function reportProjection(run: Report['run'], audit: Report['audit'], before: Awaited<ReturnType<typeof projectionMetrics>>, after: Awaited<ReturnType<typeof projectionMetrics>>, grants: readonly Named[]): void {
+  const out = (line = ''): void => void process.stdout.write(`${line}\n`);
+  const policyWrites = (from: number, to: number): number =>
+    audit.filter((e) => e.at >= from && e.at < to && e.resource === 'configmaps' && e.name === POLICY_CONFIG_MAP.name && WRITE_VERBS.has(e.verb)).length;
+  const passes = after.passes - before.passes;
+  const meanMs = ((after.passSeconds.sum - before.passSeconds.sum) / Math.max(1, after.passSeconds.count - before.passSeconds.count)) * 1000;
+  const inProcess = timePass(scenario(NS), grants);
+  out(`AccessGrants: ${grants.length} over ${AGENTS} Agents (created ${run.createSeconds.toFixed(2)} s long, ${CREATE_IN_FLIGHT} in flight), the projection active (security off: no per-route policies)`);
+  printTable([
+    ['', 'burst (first Agent create → every Agent Ready)', 'idle window'],
+    ['projection passes', `${passes} (${after.failures - before.failures} failed)`, '—'],
+    ['policy ConfigMap writes (audit log)', String(policyWrites(run.t0 - 1, run.convergedAt + 1)), String(policyWrites(run.idleStart, run.idleEnd))],
+    ['one pass in the operator (mean)', `${meanMs.toFixed(1)} ms`, ''],
+    ['one pass in-process, user grants included (median / slowest of 21)', `${inProcess.medianMs.toFixed(1)} / ${inProcess.maxMs.toFixed(1)} ms`, `data.json ${(inProcess.bytes / 1024).toFixed(0)} KiB`],
+  ], out);
+  out();
 }
 
 /** The operator run's requests, told at once (stderr), before the floor runs. */

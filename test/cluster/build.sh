@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (one Kubernetes
 # release, from this folder's go.mod), kwok (kwok/: the fake kubelet for the local nodes), helm, and cert-manager's controller and cainjector (from the module in
-# cert-manager/, with its CRDs copied beside bin/) and lua-health (lua-health/: Argo CD's Lua runtime
+# cert-manager/, with its CRDs copied beside bin/), Envoy Gateway's CRDs (copied from its module, no
+# build) and lua-health (lua-health/: Argo CD's Lua runtime
 # for the documented health check) into a cache outside the repo, keyed by version.
 # Skips every binary that already reports its version. Prints the cache's bin directory last.
 set -euo pipefail
@@ -100,6 +101,20 @@ if [ "$(cat "$cm_crds/.version" 2>/dev/null)" != "$cm_version" ]; then
   rm -rf "$cm_crds" && mkdir -p "$cm_crds"
   cp "$cm_src"/deploy/crds/*.yaml "$cm_crds/"
   echo "$cm_version" >"$cm_crds/.version"
+fi
+# Envoy Gateway's CRDs (its SecurityPolicy, and the Gateway API release it ships), copied out of its
+# Go module as its Helm chart carries them: nothing to build. The e2e tests install them into a
+# stack that asks for them (scripts/local-stack.ts), so both a cluster with and one without them run.
+eg_version=$(cat "$here/envoy-gateway.version")
+eg_crds="$bin/../envoy-gateway-crds"
+if [ "$(cat "$eg_crds/.version" 2>/dev/null)" != "$eg_version" ]; then
+  need_go
+  eg_src=$(cd "$(mktemp -d)" && GOFLAGS= go mod download -json "github.com/envoyproxy/gateway@$eg_version" | awk -F'"' '$2 == "Dir" { print $4 }')
+  [ -n "$eg_src" ] || fail "go mod download github.com/envoyproxy/gateway@$eg_version"
+  rm -rf "$eg_crds" && mkdir -p "$eg_crds"
+  cp "$eg_src"/charts/gateway-helm/charts/crds/crds/gatewayapi-crds.yaml "$eg_src"/charts/gateway-helm/charts/crds/crds/generated/*.yaml "$eg_crds/"
+  chmod u+w "$eg_crds"/*.yaml
+  echo "$eg_version" >"$eg_crds/.version"
 fi
 # kwok: its own module (it pins its own k8s.io/* versions), stamped like cert-manager's. Its Stage
 # rules (what a fake node and pod go through) are read by the launcher from kwok/stages/.
