@@ -1,7 +1,8 @@
 // What the controller adds to the shared cache, derived from the kind table (cluster/kind-table.ts):
 // a reflector per owned type, selected by the managed-by label so that unrelated Deployments cost
-// nothing (a type that needs an optional API — HTTPRoutes, the Gateway API — only when it is
-// enabled and served), and a reflector per dependency type, metadata only — never a Secret's
+// nothing (a type that needs an optional API only when it is there: HTTPRoutes when the Gateway API
+// is enabled and served at start; Envoy Gateway's SecurityPolicies once their CRD, which is
+// watched, is established), and a reflector per dependency type, metadata only — never a Secret's
 // data. ConfigMaps are both: the owned ones label-selected and whole, and every ConfigMap as
 // metadata only (an API key's); two independent reflectors, read apart. Registered before the cache starts, so /readyz waits for every one of them to sync.
 import type { Config } from '../config/config.ts';
