@@ -13,7 +13,7 @@ import {
   MAX_SUBJECT_NAME_LENGTH,
 } from './limits.ts';
 import { Int64, StringEnum } from './helpers.ts';
-import { ConditionList } from './status.ts';
+import { ConditionList, initialStatus } from './status.ts';
 
 export const AccessGrantSubject = Type.Object({
   kind: StringEnum(ACCESS_GRANT_SUBJECT_KINDS, {
@@ -84,17 +84,7 @@ export type AccessGrantSpec = Static<typeof AccessGrantSpec>;
  * Unknown (printed by `kubectl get grants` as such), with the epoch as its transition time, as
  * for the other kinds' `Ready` (status.ts).
  */
-export const INITIAL_GRANT_STATUS = {
-  conditions: [
-    {
-      type: 'Enforced',
-      status: 'Unknown',
-      reason: 'Pending',
-      message: 'Waiting for kaos-operator to project this AccessGrant',
-      lastTransitionTime: '1970-01-01T00:00:00Z',
-    },
-  ],
-} as const;
+export const INITIAL_GRANT_STATUS = initialStatus('Enforced', 'Waiting for kaos-operator to project this AccessGrant');
 
 export const AccessGrantStatus = Type.Object(
   {
