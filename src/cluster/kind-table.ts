@@ -27,9 +27,10 @@ import {
   POD_DISRUPTION_BUDGET,
   SECRET,
   SERVICE,
+  SERVICE_ACCOUNT,
   type ResourceType,
 } from '../kube/paths.ts';
-import { configMapName, persistentVolumeClaimName, routeName, workloadName } from '../render/names.ts';
+import { agentServiceAccountName, configMapName, persistentVolumeClaimName, routeName, workloadName } from '../render/names.ts';
 import { liteLLMConfigSource, mcpToolsSource } from '../render/sources.ts';
 
 /** An API the cluster may not serve: types that need it are watched and written only when it is. */
@@ -140,6 +141,7 @@ const OWNED = {
   HTTPRoute: { type: HTTP_ROUTE, requires: 'gatewayAPI' },
   PersistentVolumeClaim: { type: PERSISTENT_VOLUME_CLAIM },
   PodDisruptionBudget: { type: POD_DISRUPTION_BUDGET },
+  ServiceAccount: { type: SERVICE_ACCOUNT },
 } as const satisfies Record<string, OwnedType>;
 
 const DEPENDENCY_TYPES = {
@@ -231,7 +233,11 @@ export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {
   dependencyTypes: DEPENDENCY_TYPES,
   kinds: {
     Agent: {
-      children: workload('Agent', 'agentNetwork.expose is not false'),
+      children: [
+        // First: a pod naming a ServiceAccount that does not exist yet is refused.
+        { kind: 'ServiceAccount', name: agentServiceAccountName, when: 'ServiceAccount identity (SECURITY_AGENT_AUTH_IDENTITY_PROVIDER=serviceaccount)' },
+        ...workload('Agent', 'agentNetwork.expose is not false'),
+      ],
       dependsOn: {
         modelAPI: { kind: 'ModelAPI', names: (o) => referencedNames(o.spec).modelAPIs, asks: (o) => text(getIn(o.spec, 'model')) },
         mcpServers: { kind: 'MCPServer', names: (o) => referencedNames(o.spec).mcpServers },

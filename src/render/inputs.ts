@@ -107,4 +107,4 @@ export interface MCPServerDeps extends ConfigSourceDeps {
 }
 
 /** The part of the operator configuration render reads (so tests need not build a full Config). */
-export type RenderConfig = Pick<Config, 'images' | 'defaultModelName' | 'gateway' | 'workload' | 'telemetry' | 'defaultLogLevel'>;
+export type RenderConfig = Pick<Config, 'images' | 'defaultModelName' | 'gateway' | 'workload' | 'telemetry' | 'defaultLogLevel' | 'security'>;

@@ -12,7 +12,7 @@ import { validateAgent } from './validate-agent.ts';
 import { validateMCPServer } from './validate-mcpserver.ts';
 import { validateModelAPI } from './validate-modelapi.ts';
 import { validateMemoryStore } from './validate-memorystore.ts';
-import type { AgentReferences, ValidationResult } from './validation-types.ts';
+import type { AgentReferences, ValidationPosture, ValidationResult } from './validation-types.ts';
 import { clampWarning, namingWarning, stillReferencedWarnings, type NamedObject } from '../warnings.ts';
 import { goQuote } from '../go-format.ts';
 import { strandedByCeiling } from '../memory-rules.ts';
@@ -57,6 +57,8 @@ export interface ValidationContext {
   deprecationWarnings?: boolean;
   /** MCPServers: the runtime registry as the cache holds it (docs/api.md, "Newer KAOS shapes"); absent: not checked. */
   mcpRuntimes?: RegistryState;
+  /** The operator's security posture (the `user` read scope, agent identity); absent: none of it. */
+  posture?: ValidationPosture;
 }
 
 export function validateObject(kind: KaosKind, object: KubeObject, ctx: ValidationContext): ValidationResult {
@@ -78,7 +80,7 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
   switch (kind) {
     case 'Agent': {
       const policy = resolveReferencePolicy(object, ctx.namespaceLabels, ctx.referencePolicy);
-      const own = validateAgent(clipped, { oldObject: ctx.oldObject, references: ctx.references, policy: policy.policy });
+      const own = validateAgent(clipped, { oldObject: ctx.oldObject, references: ctx.references, policy: policy.policy, ...(ctx.posture === undefined ? {} : { posture: ctx.posture }) });
       return {
         errors: [...policy.errors, ...schemaErrors, ...ownErrors([...shapeErrors, ...own.errors])],
         warnings: [...policy.warnings, ...own.warnings, ...shapeWarnings],
@@ -106,6 +108,7 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
         ...(ctx.oldObject === undefined ? {} : { oldObject: ctx.oldObject }),
         policy: policy.policy,
         ...(references === undefined ? {} : { modelAPIs: references.modelAPIs, ...(references.unchecked === undefined ? {} : { unchecked: references.unchecked }) }),
+        ...(ctx.posture === undefined ? {} : { posture: ctx.posture }),
       });
       const stranded =
         ctx.oldObject === undefined || ctx.memoryStoreDependents === undefined

@@ -76,7 +76,14 @@ t.test('the table as shipped: the children and dependencies the reconcilers had'
     { kind: 'HTTPRoute', name: 'memorystore-s' },
     { kind: 'PodDisruptionBudget', name: 'memorystore-s' },
   ]);
-  t.same(Object.keys(childTypes(KIND_TABLE)), ['Deployment', 'Service', 'ConfigMap', 'HTTPRoute', 'PersistentVolumeClaim', 'PodDisruptionBudget']);
+  t.same(possibleChildren('Agent', 'a', KIND_TABLE), [
+    { kind: 'ServiceAccount', name: 'kaos-agent-a' },
+    { kind: 'Deployment', name: 'agent-a' },
+    { kind: 'Service', name: 'agent-a' },
+    { kind: 'HTTPRoute', name: 'agent-a' },
+  ], 'an Agent\'s ServiceAccount first: its pods name it');
+  t.same(Object.keys(childTypes(KIND_TABLE)), ['Deployment', 'Service', 'ConfigMap', 'HTTPRoute', 'PersistentVolumeClaim', 'PodDisruptionBudget', 'ServiceAccount']);
+  t.ok(['create', 'patch', 'delete', 'list', 'watch'].every((verb) => grants(operatorRules(KIND_TABLE), '', 'serviceaccounts', verb)), 'the ClusterRole follows: ServiceAccounts applied, pruned, watched');
   const agent: KubeObject = {
     metadata: { name: 'a', namespace: 'ns' },
     spec: { modelAPI: 'm', mcpServers: ['x'], agentNetwork: { access: ['b'] }, config: { memory: { memoryStore: 'shared' } } },
