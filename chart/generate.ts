@@ -72,7 +72,7 @@ export const CONFIG_ENV: readonly { value: string; env: string; type: 'string' |
 
 /**
  * The security plane's settings, under `security:` with KAOS's chart value names (docs/api.md,
- * "Security plane: operator settings"), as a path below `security` → environment variable.
+ * "Security settings"), as a path below `security` → environment variable.
  * `string`, `list` and `json` as in CONFIG_ENV (a false, empty or absent value leaves the variable
  * unset); `inverted`: a boolean whose `false` sets the variable to "true" (KAOS's
  * `networkPolicy.enabled` is SECURITY_NETWORK_POLICY_DISABLED).

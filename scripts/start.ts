@@ -176,6 +176,8 @@ Use it from another terminal:
 
 The controller runs too (LEADER_ELECT=false: one replica, no Lease): each object gets its
 Deployment and Service (and a ConfigMap for a Proxy ModelAPI), owned by it, and a status.
+As with KAOS's chart, each Agent also gets a ServiceAccount kaos-agent-<name> and runs under it
+(SECURITY_AGENT_AUTH_IDENTITY_PROVIDER=serviceaccount; set it empty for none).
 The pods run on ${stack.plane.nodes.length} fake nodes (${stack.plane.nodes.join(', ')}): kube-scheduler places
 them and kwok plays the kubelet (no container runs; a pod turns Running and Ready within
 seconds), so the Deployments become available and every object reaches Ready; an Agent

@@ -1,6 +1,7 @@
 // The validating webhook for one kind: look up everything the rules need at once, then validate
 // (pure) and answer with Kubernetes' own 422 Invalid status, or allow with warnings.
 import type { Config } from '../config/config.ts';
+import { serviceAccountIdentity, userIdentityEnforced } from '../config/security.ts';
 import { referencedNames, type ReferencedNames } from '../api/agent-references.ts';
 import { DNS1123_SUBDOMAIN_MAX_LENGTH, validateDNS1123Subdomain } from '../api/name-validation.ts';
 import type { FieldError } from '../api/field-error.ts';
@@ -38,6 +39,8 @@ export interface ValidatingHandlerDeps {
 export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerDeps): AdmissionHandler {
   // Compiled when the handler is built, so that the first request does not pay for it.
   specValidator(kind);
+  // What the rules read of the security settings, derived once.
+  const posture = { userIdentity: userIdentityEnforced(deps.config.security), serviceAccountIdentity: serviceAccountIdentity(deps.config.security) };
   return async (req) => {
     if (req.kind.kind !== kind) throw new Error(`${kind} validating handler received a ${req.kind.kind} request`);
 
@@ -93,6 +96,7 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
       deprecationWarnings: deps.config.deprecationWarnings,
       // The runtime registry from the cache only: unreadable is a warning, never a live read.
       ...(kind === 'MCPServer' && deps.lookup.mcpRuntimes !== undefined ? { mcpRuntimes: deps.lookup.mcpRuntimes() } : {}),
+      posture,
     });
     // Ratcheting, as Kubernetes does for CRD schemas: an UPDATE that leaves the spec alone is not
     // refused for what the spec already was (objects admitted by the Go operator, or by an older

@@ -29,9 +29,10 @@ import {
   SECRET,
   SECURITY_POLICY,
   SERVICE,
+  SERVICE_ACCOUNT,
   type ResourceType,
 } from '../kube/paths.ts';
-import { configMapName, persistentVolumeClaimName, routeName, workloadName } from '../render/names.ts';
+import { agentServiceAccountName, configMapName, persistentVolumeClaimName, routeName, workloadName } from '../render/names.ts';
 import { liteLLMConfigSource, mcpToolsSource } from '../render/sources.ts';
 
 /**
@@ -155,6 +156,7 @@ const OWNED = {
   HTTPRoute: { type: HTTP_ROUTE, requires: 'gatewayAPI' },
   PersistentVolumeClaim: { type: PERSISTENT_VOLUME_CLAIM },
   PodDisruptionBudget: { type: POD_DISRUPTION_BUDGET },
+  ServiceAccount: { type: SERVICE_ACCOUNT },
   NetworkPolicy: { type: NETWORK_POLICY },
   SecurityPolicy: { type: SECURITY_POLICY, requires: 'envoyGateway' },
 } as const satisfies Record<string, OwnedType>;
@@ -255,7 +257,11 @@ export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {
   dependencyTypes: DEPENDENCY_TYPES,
   kinds: {
     Agent: {
-      children: workload('Agent', 'agentNetwork.expose is not false'),
+      children: [
+        // First: a pod naming a ServiceAccount that does not exist yet is refused.
+        { kind: 'ServiceAccount', name: agentServiceAccountName, when: 'ServiceAccount identity (SECURITY_AGENT_AUTH_IDENTITY_PROVIDER=serviceaccount)' },
+        ...workload('Agent', 'agentNetwork.expose is not false'),
+      ],
       dependsOn: {
         modelAPI: { kind: 'ModelAPI', names: (o) => referencedNames(o.spec).modelAPIs, asks: (o) => text(getIn(o.spec, 'model')) },
         mcpServers: { kind: 'MCPServer', names: (o) => referencedNames(o.spec).mcpServers },

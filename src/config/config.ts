@@ -85,7 +85,7 @@ export interface Config {
   defaultLogLevel: ContainerLogLevel;
   gateway: GatewayConfig;
   /**
-   * The security plane (docs/api.md, "Security plane: operator settings"): agent identity, the
+   * The security plane (docs/api.md, "Security settings"): agent identity, the
    * PDP and ext_authz, the user plane, the policy projection. What follows from them is asked of
    * security.ts's functions (securityEnabled, serviceAccountIdentity, …), never worked out again.
    */

@@ -1,4 +1,4 @@
-// The security plane's settings (docs/api.md, "Security plane: operator settings"; every variable
+// The security plane's settings (docs/api.md, "Security settings"; every variable
 // in docs/configuration.md): KAOS's SECURITY_* and AUTHZ_* names and defaults, parsed once, and the
 // facts derived from them as KAOS derives them, each a pure function of the settings so that every
 // layer asks the same question the same way.
@@ -278,6 +278,14 @@ export function securityEnabled(s: SecurityConfig): boolean {
 /** The user plane: a user issuer configured. */
 export function userPlaneEnabled(s: SecurityConfig): boolean {
   return s.userAuth.issuer !== '';
+}
+
+/**
+ * User identity enforced: security enabled with the user plane. Memory then requires a principal,
+ * and an Agent may read at `user` scope.
+ */
+export function userIdentityEnforced(s: SecurityConfig): boolean {
+  return securityEnabled(s) && userPlaneEnabled(s);
 }
 
 /** ServiceAccount identity: the provider alone decides, security enabled or not. */

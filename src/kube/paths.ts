@@ -15,6 +15,7 @@ export interface ResourceType {
 export const NAMESPACE: ResourceType = { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
 export const CONFIG_MAP: ResourceType = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 export const SERVICE: ResourceType = { group: '', version: 'v1', kind: 'Service', plural: 'services', namespaced: true };
+export const SERVICE_ACCOUNT: ResourceType = { group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true };
 export const SECRET: ResourceType = { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
 export const DEPLOYMENT: ResourceType = { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
 export const PERSISTENT_VOLUME_CLAIM: ResourceType = {

@@ -64,6 +64,7 @@ export interface Volume {
   secret?: { secretName: string; items: { key: string; path: string }[]; optional?: boolean };
   emptyDir?: Record<string, never>;
   persistentVolumeClaim?: { claimName: string };
+  projected?: { sources: { serviceAccountToken: { audience: string; expirationSeconds: number; path: string } }[] };
   [key: string]: unknown;
 }
 
@@ -188,5 +189,13 @@ export interface SecurityPolicy {
   };
 }
 
+/** An Agent's own identity (docs/api.md, "Agent identity by ServiceAccount"). */
+export interface ServiceAccount {
+  apiVersion: 'v1';
+  kind: 'ServiceAccount';
+  metadata: ObjectMeta;
+  automountServiceAccountToken: false;
+}
+
 /** Every child kind render can emit. */
-export type Child = Deployment | Service | ConfigMap | HTTPRoute | PersistentVolumeClaim | PodDisruptionBudget | NetworkPolicy | SecurityPolicy;
+export type Child = Deployment | Service | ConfigMap | HTTPRoute | PersistentVolumeClaim | PodDisruptionBudget | ServiceAccount | NetworkPolicy | SecurityPolicy;

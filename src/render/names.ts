@@ -3,6 +3,9 @@
 import type { WorkloadKind } from '../api/kinds.ts';
 import type { ModelAPIMode } from '../api/enums.ts';
 
+/** Name of an Agent's ServiceAccount (docs/api.md, "Agent identity by ServiceAccount"). */
+export { agentServiceAccountName } from '../api/agent-references.ts';
+
 /** The value of the `app` label and the key of the per-object selector label. */
 export const APP_LABEL: Readonly<Record<WorkloadKind, string>> = {
   Agent: 'agent',

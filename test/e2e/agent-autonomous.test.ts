@@ -2,8 +2,8 @@
 // the KAOS features this operator refuses by name (docs/api.md, "KAOS features not supported"), through
 // kubectl against a real kube-apiserver with the operator's real entry point. A manifest of
 // autonomous Agents in KAOS's style is applied unchanged and reaches Ready with the env of the
-// contract (written out here, never computed with the renderer); a blank goal, a harness and the
-// security posture env are refused, by `kubectl apply` and `--dry-run=server` alike.
+// contract (written out here, never computed with the renderer); a blank goal and a harness are
+// refused, by `kubectl apply` and `--dry-run=server` alike.
 //
 // Run `npm run build` first: the operator process is dist/main.js.
 import { fileURLToPath } from 'node:url';
@@ -108,7 +108,7 @@ t.test('a blank goal is refused with kubectl apply and --dry-run=server alike', 
   );
 });
 
-t.test('a harness is refused naming the feature, not pruned or called unknown; so is the security posture env', async (t) => {
+t.test('a harness is refused naming the feature, not pruned or called unknown', async (t) => {
   const ns = 'unsupported';
   await setup(t, ns, [hostedModel('llm', 'smollm2:135m')]);
   await expectDenied(
@@ -116,11 +116,5 @@ t.test('a harness is refused naming the feature, not pruned or called unknown; s
     agent('coder', { modelAPI: 'llm', model: 'smollm2:135m', harness: { runtime: 'pi', workspace: { repoURL: 'https://example.com/repo.git' } } }),
     invalid('Agent', 'coder', ["spec.harness: Forbidden: KAOS's coding-agent harness (runtimes from the ConfigMap kaos-harness-runtimes) is not supported by this operator"]),
     'harness',
-  );
-  await expectDenied(
-    t, ns,
-    agent('guarded', { modelAPI: 'llm', model: 'smollm2:135m', container: { env: [{ name: 'AGENT_AUTH_ISSUER', value: 'https://idp.example' }] } }),
-    invalid('Agent', 'guarded', ['spec.container.env[0].name: Invalid value: "AGENT_AUTH_ISSUER": KAOS\'s security posture (AGENT_AUTH_*, MEMORY_REQUIRE_*) is not supported by this operator']),
-    'security posture env',
   );
 });

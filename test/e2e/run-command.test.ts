@@ -150,6 +150,8 @@ t.test('no cluster: a local control plane; prints how to use it; kubectl goes th
     '',
     'The controller runs too (LEADER_ELECT=false: one replica, no Lease): each object gets its',
     'Deployment and Service (and a ConfigMap for a Proxy ModelAPI), owned by it, and a status.',
+    'As with KAOS\'s chart, each Agent also gets a ServiceAccount kaos-agent-<name> and runs under it',
+    '(SECURITY_AGENT_AUTH_IDENTITY_PROVIDER=serviceaccount; set it empty for none).',
     'The pods run on 3 fake nodes (kwok-node-0, kwok-node-1, kwok-node-2): kube-scheduler places',
     'them and kwok plays the kubelet (no container runs; a pod turns Running and Ready within',
     'seconds), so the Deployments become available and every object reaches Ready; an Agent',
@@ -179,6 +181,11 @@ t.test('no cluster: a local control plane; prints how to use it; kubectl goes th
   t.match(listed.stdout, /^kaos-simple\s+agent\.kaos\.tools\/simple-agent\s+simple-modelapi\s/m, 'it lists the Agent');
   t.match(listed.stdout, /^kaos-simple\s+modelapi\.kaos\.tools\/simple-modelapi\s+Hosted\s/m, 'the ModelAPI');
   t.match(listed.stdout, /^kaos-simple\s+mcpserver\.kaos\.tools\/simple-echo-mcp\s+python-runtime\s/m, 'and the MCPServer');
+  // KAOS's default install: ServiceAccount identity, so the sample's Agent runs as its own.
+  const podAccount = async (): Promise<string> =>
+    (await runCommand(kubectl, ['-n', 'kaos-simple', 'get', 'pods', '-l', 'agent=simple-agent', '-o', 'jsonpath={.items[*].spec.serviceAccountName}'], { env: userEnv })).stdout;
+  await eventually('the sample Agent\'s pod', async () => (await podAccount()) !== '', { timeoutMs: READY_MS, intervalMs: 500 });
+  t.equal(await podAccount(), 'kaos-agent-simple-agent', 'npm start gives the Agent its ServiceAccount, as KAOS\'s chart does');
 
   // Everything it started: the control plane (each mentions the directory), its reaper, and the operator.
   const started = descendants(run.pid);
@@ -191,6 +198,7 @@ t.test('no cluster: a local control plane; prints how to use it; kubectl goes th
   const operator = operatorOf(run);
   t.equal(operator.length, 1, 'the operator runs as node dist/main.js, its child');
   t.ok(environOf(operator[0]?.pid ?? 0, 'KUBECONFIG')?.startsWith(`${dir}/`), 'with a kubeconfig of that control plane');
+  t.equal(environOf(operator[0]?.pid ?? 0, 'SECURITY_AGENT_AUTH_IDENTITY_PROVIDER'), 'serviceaccount', 'and ServiceAccount identity, as KAOS\'s chart');
   t.same(started.map(describe).sort(), [...CONTROL_PLANE.flatMap(named), ...started.filter((p) => p.argv[0] === 'sh'), ...operator].map(describe).sort(), 'and nothing else');
   t.same(processesMentioning(dir).filter((p) => !started.some((s) => s.pid === p.pid)).map(describe), [], 'every process using the directory is one of them');
 
@@ -245,6 +253,7 @@ async function againstCluster(t: Test, options: { webhookUrl?: (port: number) =>
   t.equal(operator.length, 1, 'the operator runs as node dist/main.js, its child');
   t.equal(environOf(operator[0]?.pid ?? 0, 'KUBECONFIG'), plane.kubeconfigPath, 'with the user\'s kubeconfig');
   t.equal(environOf(operator[0]?.pid ?? 0, 'WEBHOOK_CERT_DIR'), certDir, 'and the user\'s certificate');
+  t.equal(environOf(operator[0]?.pid ?? 0, 'SECURITY_AGENT_AUTH_IDENTITY_PROVIDER'), 'serviceaccount', 'and ServiceAccount identity unless the environment says otherwise');
   await eventually('the operator\'s "started" line', () => logEntries(current.stdout()).some((e) => e.msg === 'kaos-operator started'), { timeoutMs: 30_000, intervalMs: 200 });
   const startedLine = logEntries(run.stdout()).find((e) => e.msg === 'kaos-operator started');
   t.match(startedLine, { webhookPort, metricsPort, server: plane.server }, 'its log, on stdout, names the ports and the server');

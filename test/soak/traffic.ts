@@ -164,7 +164,7 @@ function pathOf(kind: PoolKind, parts: PathParts): string {
  */
 function newObject(kind: WorkloadKind, namespace: string, name: string, ctx: SpecContext): KubeObject {
   const annotations = ctx.rng.chance(0.3) ? { [REFERENCE_POLICY_KEY]: 'Warn' } : undefined;
-  const finalizers = ctx.rng.chance(0.1) ? [LEGACY_FINALIZERS[kind]] : undefined;
+  const finalizers = ctx.rng.chance(0.1) ? [...LEGACY_FINALIZERS[kind]] : undefined;
   return {
     apiVersion: API_VERSION,
     kind,

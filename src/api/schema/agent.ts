@@ -33,7 +33,7 @@ export const AgentMemory = Type.Object(
     ),
     memoryStore: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of a MemoryStore in the same namespace.' })),
     maxReadScope: Type.Optional(
-      StringEnum(MEMORY_READ_SCOPES, { description: "The widest scope the agent reads; at most its MemoryStore's maxReadScope." }),
+      StringEnum(MEMORY_READ_SCOPES, { description: "The widest scope the agent reads; at most its MemoryStore's maxReadScope. user needs security and the user plane enabled in the operator." }),
     ),
     clientParams: Type.Optional(
       Type.Object(

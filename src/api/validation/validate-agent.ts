@@ -2,7 +2,7 @@
 // existence of the ModelAPI and MCPServers (under the reference policy), peers and readiness, and
 // (docs/api.md, "Newer KAOS shapes") the model in spec.model served by that ModelAPI, under the same policy,
 // and a non-blank autonomous goal.
-import { referencedNames } from '../agent-references.ts';
+import { agentServiceAccountName, referencedNames } from '../agent-references.ts';
 import { child, duplicate, index, invalid, invalidOmitValue, notFound, required, type FieldError } from '../field-error.ts';
 import { goQuote } from '../go-format.ts';
 import { asArray, asRecord, getIn, type JsonRecord } from '../json.ts';
@@ -91,8 +91,21 @@ export function validateAgent(object: KubeObject, ctx: AgentValidationContext): 
   });
 
   errors.push(...blankGoalErrors(spec));
+  if (ctx.posture?.serviceAccountIdentity === true) warnings.push(...serviceAccountWarnings(spec, object.metadata?.name ?? ''));
   const memory = validateAgentMemory(spec, ctx);
   return { errors: [...errors, ...memory.errors], warnings: [...warnings, ...memory.warnings] };
+}
+
+/**
+ * Under ServiceAccount identity the pod runs as `kaos-agent-<name>`, the only ServiceAccount the
+ * policy data maps to this Agent (docs/api.md, "Agent identity by ServiceAccount"): another one in
+ * spec.podSpec wins the merge, and the Agent's token then proves nobody.
+ */
+function serviceAccountWarnings(spec: JsonRecord, name: string): string[] {
+  const chosen = getIn(spec, 'podSpec', 'serviceAccountName');
+  const own = agentServiceAccountName(name);
+  if (typeof chosen !== 'string' || chosen === '' || chosen === own) return [];
+  return [clampWarning(`spec.podSpec.serviceAccountName: ${goQuote(chosen)}: agent identity maps only ${goQuote(own)} to this Agent`)];
 }
 
 /**

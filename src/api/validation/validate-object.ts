@@ -13,7 +13,7 @@ import { validateAgent } from './validate-agent.ts';
 import { validateMCPServer } from './validate-mcpserver.ts';
 import { validateModelAPI } from './validate-modelapi.ts';
 import { validateMemoryStore } from './validate-memorystore.ts';
-import type { AgentReferences, ValidationResult } from './validation-types.ts';
+import type { AgentReferences, ValidationPosture, ValidationResult } from './validation-types.ts';
 import { clampWarning, namingWarning, stillReferencedWarnings, type NamedObject } from '../warnings.ts';
 import { goQuote } from '../go-format.ts';
 import { strandedByCeiling } from '../memory-rules.ts';
@@ -60,6 +60,8 @@ export interface ValidationContext {
   mcpRuntimes?: RegistryState;
   /** AccessGrants: what their warnings read (the resources they name, the projection's namespaces, the gates). */
   accessGrant?: AccessGrantValidationContext;
+  /** The operator's security posture (the `user` read scope, agent identity); absent: none of it. */
+  posture?: ValidationPosture;
 }
 
 export function validateObject(kind: KaosKind, object: KubeObject, ctx: ValidationContext): ValidationResult {
@@ -86,7 +88,7 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
   switch (kind) {
     case 'Agent': {
       const policy = resolveReferencePolicy(object, ctx.namespaceLabels, ctx.referencePolicy);
-      const own = validateAgent(clipped, { oldObject: ctx.oldObject, references: ctx.references, policy: policy.policy });
+      const own = validateAgent(clipped, { oldObject: ctx.oldObject, references: ctx.references, policy: policy.policy, ...(ctx.posture === undefined ? {} : { posture: ctx.posture }) });
       return {
         errors: [...policy.errors, ...schemaErrors, ...ownErrors([...shapeErrors, ...own.errors])],
         warnings: [...policy.warnings, ...own.warnings, ...shapeWarnings],
@@ -114,6 +116,7 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
         ...(ctx.oldObject === undefined ? {} : { oldObject: ctx.oldObject }),
         policy: policy.policy,
         ...(references === undefined ? {} : { modelAPIs: references.modelAPIs, ...(references.unchecked === undefined ? {} : { unchecked: references.unchecked }) }),
+        ...(ctx.posture === undefined ? {} : { posture: ctx.posture }),
       });
       const stranded =
         ctx.oldObject === undefined || ctx.memoryStoreDependents === undefined

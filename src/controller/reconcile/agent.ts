@@ -26,7 +26,8 @@
 // (`agentNetwork.expose: false`: it has no Service), is left out and wired in when it appears or
 // is exposed (its creation and its spec changes wake this Agent: triggers.ts).
 import { asArray, asRecord, asString, getIn } from '../../api/json.ts';
-import { ceilingExceeded, storeCeiling } from '../../api/memory-rules.ts';
+import { ceilingExceeded, storeCeiling, userScopeRefused, type ReadScopePosture } from '../../api/memory-rules.ts';
+import { userIdentityEnforced } from '../../config/security.ts';
 import { isModelServed, servedPatterns } from '../../api/model-patterns.ts';
 import { memoryShapeOf } from '../../api/shapes.ts';
 import type { KubeObject } from '../../api/meta.ts';
@@ -60,7 +61,13 @@ export type AgentResolution = { deps: AgentDeps } | { verdict: Verdict };
  * waitForDependencies it waits for its MemoryStore too; a running Agent never does (docs/api.md,
  * "Agent remote memory": it serves with short-term memory only, and MemoryDegraded says so).
  */
-export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec: unknown, firstCreation = true): AgentResolution {
+export function resolveAgentDeps(
+  reads: ReconcileReads,
+  namespace: string,
+  spec: unknown,
+  firstCreation = true,
+  posture: ReadScopePosture = { userIdentity: false },
+): AgentResolution {
   const s = asRecord(spec) ?? {};
   const wait = s.waitForDependencies !== false;
 
@@ -83,6 +90,11 @@ export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec:
     if (wait && !isReady(mcp)) return { verdict: mcpServerNotReady(name) };
     mcpServers.push({ name, endpoint: endpointFor('MCPServer', name, namespace) });
   }
+
+  // The Agent's own `user` read scope needs a user identity (KAOS's message); one it would inherit
+  // from its store is not judged.
+  const userScope = userScopeRefused(getIn(spec, 'config', 'memory', 'maxReadScope'), posture);
+  if (userScope !== undefined) return { verdict: invalidMemoryReadScope(userScope) };
 
   // The MemoryStore: its endpoint follows from its name, so its readiness changes no pod spec.
   let memoryStore: AgentDeps['memoryStore'];
@@ -158,7 +170,7 @@ export const reconcileAgent: KindReconciler = reconciler('Agent', async (run) =>
   const extraConditions = memoryCondition(ctx.reads, key.namespace, run.parent.spec);
   const firstCreation = ownedChild(run, 'Deployment', workloadName('Agent', key.name)) === undefined;
   if (!firstCreation) recordMemoryEvent(run, extraConditions);
-  const resolution = resolveAgentDeps(ctx.reads, key.namespace, run.parent.spec, firstCreation);
+  const resolution = resolveAgentDeps(ctx.reads, key.namespace, run.parent.spec, firstCreation, { userIdentity: userIdentityEnforced(ctx.config.security) });
   if ('verdict' in resolution) {
     recordDependencyEvent(run, resolution.verdict);
     const endpoint = endpointFor('Agent', key.name, key.namespace);

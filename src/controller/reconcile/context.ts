@@ -106,12 +106,16 @@ export interface ReconcileContext {
   readonly logger: Logger;
 }
 
-/** The KAOS finalizers of the Go operator, removed from objects being deleted (docs/api.md, "Common behaviour"). */
-export const LEGACY_FINALIZERS: Readonly<Record<WorkloadKind, string>> = {
-  Agent: 'kaos.tools/agent-finalizer',
-  ModelAPI: 'kaos.tools/modelapi-finalizer',
-  MCPServer: 'kaos.tools/mcpserver-finalizer',
-  MemoryStore: 'kaos.tools/memorystore-finalizer',
+/**
+ * The KAOS finalizers of the Go operator, removed from objects being deleted (docs/api.md,
+ * "Common behaviour"); an Agent from a KAOS install with `oidc` identity also carries KAOS's
+ * OIDC client finalizer, whose client this operator never made.
+ */
+export const LEGACY_FINALIZERS: Readonly<Record<WorkloadKind, readonly string[]>> = {
+  Agent: ['kaos.tools/agent-finalizer', 'kaos.tools/oidc-client-finalizer'],
+  ModelAPI: ['kaos.tools/modelapi-finalizer'],
+  MCPServer: ['kaos.tools/mcpserver-finalizer'],
+  MemoryStore: ['kaos.tools/memorystore-finalizer'],
 };
 
 /** One reconcile of one object of a kind: what the WorkQueue runs for a key of that kind. */

@@ -42,7 +42,7 @@ export function regarding(run: Pick<Run, 'kind' | 'key' | 'uid'>): EventRegardin
  * A KindReconciler from the per-kind logic `body`, which runs only for a parent that exists and
  * is not being deleted.
  * - Absent from the cache: nothing to do (the garbage collector removes its children).
- * - Being deleted: only the kind's KAOS finalizer is removed, if present (other finalizers are
+ * - Being deleted: only the kind's KAOS finalizers are removed, if present (other finalizers are
  *   someone else's); no apply, no status write.
  * - `body` meets a 409 (the cache is behind a write): back soon, quietly — no Event, no error.
  * - `body` throws anything else: one Warning `ReconcileFailed` Event (the recorder counts repeats instead of
@@ -125,11 +125,12 @@ function createdBefore(a: ObjectLike, b: ObjectLike): boolean {
 }
 
 async function releaseLegacyFinalizer(run: Run): Promise<void> {
-  const finalizer = LEGACY_FINALIZERS[run.kind];
   const finalizers = run.parent.metadata?.finalizers;
-  if (!Array.isArray(finalizers) || !finalizers.includes(finalizer)) return;
-  await run.ctx.writes.removeFinalizers(run.kind, run.parent, [finalizer], run.signal);
-  run.changes.push(`removed finalizer ${finalizer}`);
+  if (!Array.isArray(finalizers)) return;
+  const legacy = LEGACY_FINALIZERS[run.kind].filter((f) => finalizers.includes(f));
+  if (legacy.length === 0) return;
+  await run.ctx.writes.removeFinalizers(run.kind, run.parent, legacy, run.signal);
+  for (const finalizer of legacy) run.changes.push(`removed finalizer ${finalizer}`);
 }
 
 /**

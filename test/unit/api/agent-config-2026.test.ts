@@ -1,7 +1,7 @@
 // The Agent `config` fields KAOS added in 2026 (docs/api.md, "Agent `config` from KAOS 2026") and the KAOS
 // features this operator refuses by name (docs/api.md, "KAOS features not supported"), one test per rule:
 // the shape they give an Agent, their ranges, the blank goal, toolCallMode's default per shape,
-// the harness field and the security posture env.
+// the harness field, and the security posture env (no longer refused).
 import { readFile } from 'node:fs/promises';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
@@ -14,7 +14,7 @@ import { SPEC_SCHEMAS } from '../../../src/api/schema/index.ts';
 import { mixedShapeErrors, NEWER_AGENT_CONFIG, shapeOf } from '../../../src/api/shapes.ts';
 import { UNSUPPORTED_FIELDS, unsupportedFeatureErrors } from '../../../src/api/unsupported-features.ts';
 import { validateObject } from '../../../src/api/validation/validate-object.ts';
-import { agent, CONFIG, deepFreeze, hosted, mcpServer, referencesIn } from './objects.ts';
+import { agent, CONFIG, deepFreeze, hosted, referencesIn } from './objects.ts';
 
 const WORLD = [hosted('m', 'smollm2:135m')];
 const errorsOf = (spec: unknown, existing: readonly KubeObject[] = WORLD): string[] => {
@@ -106,17 +106,10 @@ t.test('every unsupported field is declared in its kind\'s schema, so that it re
   }
 });
 
-t.test('the security posture env is refused in either env list of an Agent, naming the variable and the feature', async (t) => {
-  const feature = "KAOS's security posture (AGENT_AUTH_*, MEMORY_REQUIRE_*) is not supported by this operator";
-  t.same(errorsOf({ modelAPI: 'm', config: { env: [{ name: 'MODEL_NAME', value: 'x' }, { name: 'AGENT_AUTH_ISSUER', value: 'https://idp' }] } }), [
-    `spec.config.env[1].name: Invalid value: "AGENT_AUTH_ISSUER": ${feature}`,
-  ]);
-  t.same(errorsOf({ modelAPI: 'm', model: 'smollm2:135m', container: { env: [{ name: 'A', value: '1' }, { name: 'MEMORY_REQUIRE_IDENTITY', value: 'true' }] } }), [
-    `spec.container.env[1].name: Invalid value: "MEMORY_REQUIRE_IDENTITY": ${feature}`,
-  ]);
-  t.same(errorsOf({ modelAPI: 'm', model: 'smollm2:135m', container: { env: [{ name: 'AGENT_AUTHOR', value: 'me' }, { name: 'MEMORY_REQUIRED', value: '1' }] } }), [], 'only the prefixes');
-  const mcp = mcpServer('s', { runtime: 'custom', container: { image: 'i', env: [{ name: 'AGENT_AUTH_TOKEN', value: 't' }] } });
-  t.same(unsupportedFeatureErrors('MCPServer', mcp.spec), [], 'an MCPServer has no such posture to promise');
+t.test('the security posture env is the user\'s own env now that the operator renders it: no longer refused', async (t) => {
+  t.same(errorsOf({ modelAPI: 'm', config: { env: [{ name: 'MODEL_NAME', value: 'x' }, { name: 'AGENT_AUTH_ISSUER', value: 'https://idp' }] } }), []);
+  t.same(errorsOf({ modelAPI: 'm', model: 'smollm2:135m', container: { env: [{ name: 'MEMORY_REQUIRE_PRINCIPAL', value: 'true' }] } }), []);
+  t.same(unsupportedFeatureErrors('MemoryStore', { container: { env: [{ name: 'MEMORY_REQUIRE_AGENT_IDENTITY', value: 'true' }] } }), []);
 });
 
 t.test('toolCallMode defaults to auto inside the config of a newer-shape Agent only, recorded', async (t) => {

@@ -84,7 +84,16 @@ t.test('the table as shipped: the children and dependencies the reconcilers had'
     { kind: 'PodDisruptionBudget', name: 'memorystore-s' },
   ]);
   t.same(possibleChildren('AccessGrant', 'g', KIND_TABLE), [], 'an AccessGrant owns nothing');
-  t.same(Object.keys(childTypes(KIND_TABLE)), ['Deployment', 'Service', 'ConfigMap', 'HTTPRoute', 'PersistentVolumeClaim', 'PodDisruptionBudget', 'NetworkPolicy', 'SecurityPolicy']);
+  t.same(possibleChildren('Agent', 'a', KIND_TABLE), [
+    { kind: 'ServiceAccount', name: 'kaos-agent-a' },
+    { kind: 'NetworkPolicy', name: 'agent-a' },
+    { kind: 'Deployment', name: 'agent-a' },
+    { kind: 'Service', name: 'agent-a' },
+    { kind: 'SecurityPolicy', name: 'agent-a' },
+    { kind: 'HTTPRoute', name: 'agent-a' },
+  ], 'an Agent\'s ServiceAccount first: its pods name it');
+  t.same(Object.keys(childTypes(KIND_TABLE)), ['Deployment', 'Service', 'ConfigMap', 'HTTPRoute', 'PersistentVolumeClaim', 'PodDisruptionBudget', 'ServiceAccount', 'NetworkPolicy', 'SecurityPolicy']);
+  t.ok(['create', 'patch', 'delete', 'list', 'watch'].every((verb) => grants(operatorRules(KIND_TABLE), '', 'serviceaccounts', verb)), 'the ClusterRole follows: ServiceAccounts applied, pruned, watched');
   const agent: KubeObject = {
     metadata: { name: 'a', namespace: 'ns' },
     spec: { modelAPI: 'm', mcpServers: ['x'], agentNetwork: { access: ['b'] }, config: { memory: { memoryStore: 'shared' } } },

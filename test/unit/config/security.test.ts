@@ -1,4 +1,4 @@
-// The security plane's settings (docs/api.md, "Security plane: operator settings"): KAOS's names and
+// The security plane's settings (docs/api.md, "Security settings"): KAOS's names and
 // defaults, the facts derived from them as KAOS derives them, the refusals that stop the operator
 // at start, and the settings it ignores with a warning.
 import t from 'tap';
