@@ -14,7 +14,7 @@ import { silentLogger } from '../../../src/leaves/logger.ts';
 import { FakeApiServer, status } from '../../support/fake-apiserver.ts';
 import { eventually } from '../../support/poll.ts';
 
-const { Agent: AGENT, ModelAPI: MODEL_API, MCPServer: MCP_SERVER, MemoryStore: MEMORY_STORE } = KAOS_TYPES;
+const { Agent: AGENT, ModelAPI: MODEL_API, MCPServer: MCP_SERVER, MemoryStore: MEMORY_STORE, AccessGrant: ACCESS_GRANT } = KAOS_TYPES;
 
 function obj(kind: string, name: string, namespace: string, spec: unknown = {}): KubeObject {
   return { apiVersion: 'kaos.tools/v1alpha1', kind, metadata: { name, namespace }, spec };
@@ -30,7 +30,7 @@ interface Fixture {
 
 async function setup(t: { teardown(fn: () => unknown): void }, prepare: (fake: FakeApiServer) => void = () => {}): Promise<Fixture> {
   const fake = await new FakeApiServer().listen();
-  for (const type of [AGENT, MODEL_API, MCP_SERVER, MEMORY_STORE, NAMESPACE]) fake.serve(type);
+  for (const type of [AGENT, MODEL_API, MCP_SERVER, MEMORY_STORE, ACCESS_GRANT, NAMESPACE]) fake.serve(type);
   prepare(fake);
   const client = new KubeClient({ server: fake.url });
   const cache = new KaosCache({ client, reflector: { backoff: { initialMs: 10, maxMs: 50 } } });
@@ -88,7 +88,7 @@ t.test('changes follow: create, update, delete, and the index with them', async 
   t.same(lookup.referencedBy('ModelAPI', 'ns', 'other').map((r) => r.name), ['a', 'c']);
   t.same(lookup.referencedBy('ModelAPI', 'ns', 'gpt').map((r) => r.kind), ['MemoryStore', 'MemoryStore'], 'only the store is left on gpt');
   t.same(lookup.referencedBy('Agent', 'ns', 'a'), [], "b's reference went with it");
-  t.same(view.sizes(), { Agent: 2, ModelAPI: 1, MCPServer: 1, MemoryStore: 1, Namespace: 1 });
+  t.same(view.sizes(), { Agent: 2, ModelAPI: 1, MCPServer: 1, MemoryStore: 1, AccessGrant: 0, Namespace: 1 });
 });
 
 t.test('a relist reaches the view as one batch, applied whole', async (t) => {
