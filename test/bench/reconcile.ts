@@ -386,14 +386,15 @@ export const operatorEnv: Record<string, string> = {
   SHUTDOWN_DELAY_SECONDS: '0',
 };
 
-export async function launchOperator(stack: Stack, tag: string): Promise<OperatorProcess> {
+/** Starts the operator of this run on `stack`; `env` over operatorEnv (e.g. a setting two runs compare). */
+export async function launchOperator(stack: Stack, tag: string, env: Readonly<Record<string, string>> = {}): Promise<OperatorProcess> {
   if (CPU_PROF !== undefined) mkdirSync(CPU_PROF, { recursive: true });
   const nodeOptions = [OPERATOR_NODE_OPTIONS, CPU_PROF === undefined ? '' : `--cpu-prof --cpu-prof-dir=${CPU_PROF}`].filter((o) => o !== '').join(' ');
   const operator = await startOperator({
     kubeconfig: stack.operatorKubeconfig,
     certDir: stack.certDir,
     logFile: join(stack.plane.dir, `operator-${tag}.log`),
-    env: { ...operatorEnv, ...(nodeOptions === '' ? {} : { NODE_OPTIONS: nodeOptions }) },
+    env: { ...operatorEnv, ...env, ...(nodeOptions === '' ? {} : { NODE_OPTIONS: nodeOptions }) },
     ...(OPERATOR_ROOT === undefined || OPERATOR_ROOT === '' ? {} : { main: join(OPERATOR_ROOT, 'dist', 'main.js') }),
   });
   await applySetupObjects(stack.admin, renderWebhookConfigurations({ url: `https://127.0.0.1:${operator.webhookPort}`, caBundle: stack.caPem }));

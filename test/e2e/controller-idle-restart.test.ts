@@ -23,6 +23,7 @@ import {
   writesBy, containerEnv, type OwnerReference,
 } from './support/lifecycle.ts';
 import { eventually } from '../support/poll.ts';
+import { httpGet, probe } from './support/children.ts';
 
 const IDLE_SECONDS = Number(process.env.KAOS_E2E_IDLE_SECONDS ?? '60');
 if (!Number.isFinite(IDLE_SECONDS) || IDLE_SECONDS <= 0) throw new Error(`KAOS_E2E_IDLE_SECONDS must be a positive number of seconds, got ${process.env.KAOS_E2E_IDLE_SECONDS}`);
@@ -245,6 +246,13 @@ t.test('a KAOS default install (ServiceAccount identity): each Agent gets its Se
     { name: 'MINE', value: '1' },
   ], 'identity last of the generated env, spec.container.env after it');
   t.same(containerEnv(await getDeployment(client, NS, 'agent-planner'), 'agent').slice(-2), [`AGENT_AUTH_IDENTITY=kaos://agent/${NS}/planner`, 'AGENT_AUTH_TOKEN_FILE=/var/run/secrets/kaos-agent/token'], 'the newer shape too');
+  // The probes (docs/api.md, "Agent probes in 2026"): KAOS 2026's for the newer shape, the original ones kept.
+  const probesOf = async (name: string): Promise<unknown> => {
+    const c = (await template(name)).containers.find((x) => x.name === 'agent') as { livenessProbe?: unknown; readinessProbe?: unknown } | undefined;
+    return { livenessProbe: c?.livenessProbe, readinessProbe: c?.readinessProbe };
+  };
+  t.same(await probesOf('planner'), { livenessProbe: probe(httpGet('/health', 8000), 5, 10, 3, 3), readinessProbe: probe(httpGet('/ready', 8000), 3, 5, 3, 2) }, 'the newer shape: KAOS 2026\'s timings');
+  t.same(await probesOf('scout'), { livenessProbe: probe(httpGet('/health', 8000), 30, 10), readinessProbe: probe(httpGet('/ready', 8000), 10, 5) }, 'the original shape keeps its own');
 
   // The pod kwok runs is the API server's: it runs under the Agent's ServiceAccount, with no API token mounted.
   const pods = await podsOf('scout');
