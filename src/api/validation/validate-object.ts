@@ -5,6 +5,7 @@ import type { KaosKind } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 import { resolveReferencePolicy } from './reference-policy.ts';
 import type { FieldError } from '../field-error.ts';
+import type { HarnessRegistryState } from '../harness-runtimes.ts';
 import type { RegistryState } from '../mcp-runtimes.ts';
 import { isAboutCutString } from './schema-limits.ts';
 import { checkSchema } from './schema-validation.ts';
@@ -57,6 +58,8 @@ export interface ValidationContext {
   deprecationWarnings?: boolean;
   /** MCPServers: the runtime registry as the cache holds it (docs/api.md, "Newer KAOS shapes"); absent: not checked. */
   mcpRuntimes?: RegistryState;
+  /** Agents: the harness runtime registry as the cache holds it (docs/api.md, "Agent harness"); absent: not known here. */
+  harnessRuntimes?: HarnessRegistryState;
 }
 
 export function validateObject(kind: KaosKind, object: KubeObject, ctx: ValidationContext): ValidationResult {
@@ -78,7 +81,12 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
   switch (kind) {
     case 'Agent': {
       const policy = resolveReferencePolicy(object, ctx.namespaceLabels, ctx.referencePolicy);
-      const own = validateAgent(clipped, { oldObject: ctx.oldObject, references: ctx.references, policy: policy.policy });
+      const own = validateAgent(clipped, {
+        oldObject: ctx.oldObject,
+        references: ctx.references,
+        policy: policy.policy,
+        ...(ctx.harnessRuntimes === undefined ? {} : { harnessRuntimes: ctx.harnessRuntimes }),
+      });
       return {
         errors: [...policy.errors, ...schemaErrors, ...ownErrors([...shapeErrors, ...own.errors])],
         warnings: [...policy.warnings, ...own.warnings, ...shapeWarnings],

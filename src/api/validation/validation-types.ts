@@ -1,5 +1,6 @@
 // Shapes shared by the per-kind validators.
 import type { FieldError } from '../field-error.ts';
+import type { HarnessRegistryState } from '../harness-runtimes.ts';
 import type { ReferencePolicy } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 
@@ -32,6 +33,8 @@ export interface AgentValidationContext {
   oldObject?: KubeObject;
   references?: AgentReferences;
   policy: ReferencePolicy;
+  /** The harness runtime registry as the cache holds it (docs/api.md, "Agent harness"); absent: not known here. */
+  harnessRuntimes?: HarnessRegistryState;
 }
 
 export interface ValidationResult {
