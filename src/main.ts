@@ -4,7 +4,7 @@
 // modules it wires together.
 import { ConfigError, loadConfig, type Config } from './config/config.ts';
 import { Controller } from './controller/controller.ts';
-import { watchRuntimeRegistry } from './controller/runtime-registry.ts';
+import { watchHarnessRegistry, watchRuntimeRegistry } from './controller/runtime-registry.ts';
 import { httpRoutesWanted, registerControllerWatches } from './controller/watches.ts';
 import { KaosCache } from './cluster/cache.ts';
 import { feedCache } from './cluster/cache-feed.ts';
@@ -26,8 +26,9 @@ async function main(config: Config, logger: Logger): Promise<void> {
   const watches = config.controller.enabled
     ? registerControllerWatches(cache, { httpRoutes: await httpRoutesWanted(client, config) })
     : undefined;
-  // Admission and the controller both read the MCP runtime registry (docs/api.md, "MCPServer runtimes").
+  // Admission and the controller both read the runtime registries (docs/api.md, "MCPServer runtimes", "Agent harness").
   const runtimes = watchRuntimeRegistry(cache, { namespace: config.operatorNamespace, logger });
+  const harnessRuntimes = watchHarnessRegistry(cache, { namespace: config.systemNamespace, logger });
   cache.start();
 
   let stopping = false;
@@ -51,6 +52,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
   // What the cache holds now, then every change, reaches the admission thread's view of it.
   const feed = admission === undefined ? undefined : feedCache(cache, (batch) => admission.feed(batch));
   runtimes.onChange(() => feed?.flush());
+  harnessRuntimes.onChange(() => feed?.flush());
   const health = await startHealthServer({
     host: config.metricsHost,
     port: config.metricsPort,
@@ -64,7 +66,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
       cache: () => (cache.isSynced() ? { ready: true } : { ready: false, reason: 'not synced' }),
     }),
   });
-  const controller = watches === undefined ? undefined : new Controller({ cache, watches, runtimes, client, config, registry, logger });
+  const controller = watches === undefined ? undefined : new Controller({ cache, watches, runtimes, harnessRuntimes, client, config, registry, logger });
   controller?.start();
   logger.info(
     {

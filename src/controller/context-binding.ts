@@ -3,6 +3,7 @@
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../api/meta.ts';
 import type { KaosObjects } from '../api/schema/index.ts';
+import { HARNESS_REGISTRY_NOT_READ, type HarnessRegistryState } from '../api/harness-runtimes.ts';
 import type { RegistryState } from '../api/mcp-runtimes.ts';
 import { type ObjectLike } from '../kube/apply.ts';
 import { ensureChild, FIELD_MANAGER, pruneOwned } from '../cluster/child-apply.ts';
@@ -24,6 +25,7 @@ export type WriteClient = Pick<KubeClient, 'apply' | 'get' | 'delete' | 'replace
 export interface CacheReads {
   cached<K extends KaosKind>(kind: K, namespace: string, name: string): KaosObjects[K] | undefined;
   mcpRuntimes?(): RegistryState;
+  harnessRuntimes?(): HarnessRegistryState;
 }
 
 export interface ContextBindingOptions {
@@ -49,6 +51,7 @@ export function bindReads(options: Pick<ContextBindingOptions, 'cache' | 'childr
     configMapResourceVersion: (namespace, name) => configMaps.getByName(namespace, name)?.metadata?.resourceVersion,
     httpRoutesServed: () => httpRoutesServed,
     mcpRuntimes: () => cache.mcpRuntimes?.() ?? { problem: 'the MCP runtime registry is not watched' },
+    harnessRuntimes: () => cache.harnessRuntimes?.() ?? HARNESS_REGISTRY_NOT_READ,
   };
 }
 

@@ -5,6 +5,7 @@ import { memoryShapeOf, shapeOf } from '../api/shapes.ts';
 import { applyContainerOverride, copyEnv, env, hasEnv, httpGetProbe, httpPort, placeUserEnv, uniqueEnv, withoutEnv } from './container.ts';
 import { agentTelemetryEnv, logLevelEnv, telemetrySettings } from './observability.ts';
 import { renderHTTPRoute } from './gateway.ts';
+import { harnessEnv, workspaceParts, type WorkspaceParts } from './harness.ts';
 import { defaultAgentImage } from './images.ts';
 import type { AgentDeps, AgentInput, AgentMemoryInput, RenderConfig } from './inputs.ts';
 import type { Container, EnvVar, PodSpec } from './k8s.ts';
@@ -83,6 +84,7 @@ const mcpServers: EnvStep = ({ deps }) => namedEndpointsEnv('MCP_SERVERS', deps.
 const peers: EnvStep = ({ deps }) => namedEndpointsEnv('PEER_AGENTS', deps.peers.filter((p) => p.endpoint !== ''), peerEnvName);
 const telemetry: EnvStep = (i) => agentTelemetryEnv(i.agent.metadata, telemetrySettings(cfgOf(i)?.telemetry, i.config));
 const logLevel: EnvStep = (i) => logLevelEnv('LOG_LEVEL', i.config.defaultLogLevel, cfgOf(i)?.env, i.agent.spec.container?.env);
+const harness: EnvStep = ({ agent, deps }) => (agent.spec.harness === undefined ? [] : harnessEnv(deps.harness?.driver ?? ''));
 
 /**
  * The original shape (docs/api.md, "Agent environment"), steps 1–9; step 10, spec.container.env,
@@ -104,8 +106,9 @@ const ORIGINAL_AGENT_ENV: readonly EnvStep[] = [
 /**
  * The newer shape, in KAOS's order (docs/api.md, "Env order"): the user's list (config.env, or
  * container.env in its place) right after the prompts; then the model, the loop and tool-call
- * settings, memory, autonomy and task budgets, the MCP servers and peers, OpenTelemetry, and
- * LOG_LEVEL unless the user set it. A block of KAOS's added later takes its place in this list.
+ * settings, memory, autonomy and task budgets, the MCP servers and peers, OpenTelemetry,
+ * LOG_LEVEL unless the user set it, and a harness's HARNESS_*. A block of KAOS's added later takes
+ * its place in this list.
  */
 const NEWER_AGENT_ENV: readonly (EnvStep | typeof USER_ENV)[] = [
   agentName,
@@ -125,6 +128,7 @@ const NEWER_AGENT_ENV: readonly (EnvStep | typeof USER_ENV)[] = [
   peers,
   telemetry,
   logLevel,
+  harness,
 ];
 
 /**
@@ -195,13 +199,15 @@ function compareCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-export function agentContainer(agent: AgentInput, deps: AgentDeps, config: RenderConfig): Container {
+export function agentContainer(agent: AgentInput, deps: AgentDeps, config: RenderConfig, workspace?: WorkspaceParts): Container {
   const generated: Container = {
     name: CONTAINER_NAME.Agent,
-    image: defaultAgentImage(config),
+    // A harness Agent runs its runtime's image (docs/api.md, "Agent harness").
+    image: deps.harness?.image || defaultAgentImage(config),
     imagePullPolicy: 'IfNotPresent',
     ports: [httpPort(AGENT_PORT)],
     env: agentEnv(agent, deps, config),
+    ...(workspace === undefined ? {} : { volumeMounts: workspace.mounts }),
     livenessProbe: httpGetProbe('/health', AGENT_PORT, { initialDelaySeconds: 30, periodSeconds: 10 }),
     readinessProbe: httpGetProbe('/ready', AGENT_PORT, { initialDelaySeconds: 10, periodSeconds: 5 }),
   };
@@ -217,7 +223,12 @@ export function agentExposed(agent: { readonly spec: { readonly agentNetwork?: {
 
 export function renderAgent(agent: AgentInput, deps: AgentDeps, config: RenderConfig): Rendered {
   const parent = parentIdentity('Agent', agent.metadata);
-  const podSpec: PodSpec = { containers: [agentContainer(agent, deps, config)] };
+  const workspace = workspaceParts(agent.spec.harness);
+  const podSpec: PodSpec = {
+    ...(workspace === undefined ? {} : { initContainers: workspace.initContainers }),
+    containers: [agentContainer(agent, deps, config, workspace)],
+    ...(workspace === undefined ? {} : { volumes: workspace.volumes }),
+  };
   const deployment = buildDeployment({ parent, podSpec, podSpecPatch: agent.spec.podSpec, defaults: config.workload });
   if (!agentExposed(agent)) return { deployment };
   // The HTTPRoute's backend is the Service, so an unexposed Agent has neither.

@@ -452,7 +452,7 @@ export async function until(what: string, timeoutMs: number, probe: () => Promis
 /**
  * What a floor's render reads: the KAOS objects `kaos` gives (taken as valid objects of their
  * kinds: the API server admitted them), no children, no Secrets or ConfigMaps, no routes, no
- * runtime registry (the benches' MCPServers use `type`).
+ * runtime registries (the benches' MCPServers use `type`, their Agents have no harness).
  */
 export function floorReads(kaos: (kind: KaosKind, name: string) => KubeObject | undefined): ReconcileReads {
   return {
@@ -462,6 +462,7 @@ export function floorReads(kaos: (kind: KaosKind, name: string) => KubeObject | 
     configMapResourceVersion: () => undefined,
     httpRoutesServed: () => false,
     mcpRuntimes: () => ({ problem: 'no MCP runtime registry in a floor run' }),
+    harnessRuntimes: () => ({ problem: 'no harness runtime registry in a floor run' }),
   };
 }
 

@@ -16,6 +16,7 @@ import type { KaosKind } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
 import type { KaosObjects } from '../../src/api/schema/index.ts';
 import type { RegistryState } from '../../src/api/mcp-runtimes.ts';
+import type { HarnessRegistryState } from '../../src/api/harness-runtimes.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { ChildKind } from '../../src/cluster/kind-table.ts';
 import type { ReconcileContext, ReconcileReads, ReconcileWrites } from '../../src/controller/reconcile/context.ts';
@@ -78,6 +79,8 @@ export class MemoryReconcileContext implements ReconcileContext {
   readonly lines: LogLine[] = [];
   /** The MCP runtime registry the reads answer with (tests set it). */
   mcpRuntimes: RegistryState = { problem: 'no registry in this test' };
+  /** The harness runtime registry the reads answer with (tests set it). */
+  harnessRuntimes: HarnessRegistryState = { problem: 'no harness registry in this test' };
   /** When set, called before each write request; an Error it returns is thrown instead. */
   failWith: ((request: WriteRequest) => Error | undefined) | undefined;
 
@@ -114,6 +117,7 @@ export class MemoryReconcileContext implements ReconcileContext {
     configMapResourceVersion: (namespace, name) => this.#configMaps.get(`${namespace}/${name}`),
     httpRoutesServed: () => this.routesCrdServed && this.config.gateway.enabled,
     mcpRuntimes: () => this.mcpRuntimes,
+    harnessRuntimes: () => this.harnessRuntimes,
   };
 
   readonly writes: ReconcileWrites = {

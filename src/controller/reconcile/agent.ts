@@ -25,6 +25,12 @@
 // Peers (agentNetwork.access) never block: a missing peer, or one that is not exposed
 // (`agentNetwork.expose: false`: it has no Service), is left out and wired in when it appears or
 // is exposed (its creation and its spec changes wake this Agent: triggers.ts).
+//
+// A harness (docs/api.md, "Agent harness"), once the dependencies resolve: its runtime from the
+// registry the cache watches, never read here from the API server. A runtime that does not resolve
+// is Failed with KAOS's message and terminal (the registry's change wakes the Agent), and the
+// Deployment stays as an earlier reconcile left it.
+import { harnessFailure, resolveHarness } from '../../api/harness-runtimes.ts';
 import { asArray, asRecord, asString, getIn } from '../../api/json.ts';
 import { ceilingExceeded, storeCeiling } from '../../api/memory-rules.ts';
 import { isModelServed, servedPatterns } from '../../api/model-patterns.ts';
@@ -32,6 +38,7 @@ import { memoryShapeOf } from '../../api/shapes.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { agentExposed, endpointFor, renderAgent, workloadName, type AgentDeps } from '../../render/index.ts';
 import {
+  harnessRuntimeUnresolved,
   invalidMemoryReadScope,
   mcpServerNotReady,
   mcpServerUnresolved,
@@ -54,7 +61,7 @@ export type AgentResolution = { deps: AgentDeps } | { verdict: Verdict };
 
 /**
  * Pure over the cache: docs/api.md's resolution ("Agent reconcile") of an Agent's ModelAPI,
- * MCPServers, MemoryStore and peers. `firstCreation`: the Agent has no Deployment yet, so with
+ * MCPServers, MemoryStore, peers and harness runtime. `firstCreation`: the Agent has no Deployment yet, so with
  * waitForDependencies it waits for its MemoryStore too; a running Agent never does (docs/api.md,
  * "Agent remote memory": it serves with short-term memory only, and MemoryDegraded says so).
  */
@@ -104,6 +111,14 @@ export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec:
     }
   }
 
+  let harness: AgentDeps['harness'];
+  const runtime = asString(getIn(spec, 'harness', 'runtime'));
+  if (runtime !== undefined) {
+    const resolved = resolveHarness(reads.harnessRuntimes(), runtime, asString(getIn(spec, 'container', 'image')));
+    if (resolved.kind !== 'resolved') return { verdict: harnessRuntimeUnresolved(harnessFailure(runtime, resolved)) };
+    harness = { image: resolved.image, driver: resolved.driver };
+  }
+
   const modelSpec = asRecord(modelAPI.spec) ?? {};
   const mode = asString(modelSpec.mode) ?? 'Proxy';
   const ownModel = asString(asRecord(mode === 'Hosted' ? modelSpec.hostedConfig : modelSpec.proxyConfig)?.model);
@@ -116,6 +131,7 @@ export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec:
       mcpServers,
       peers,
       ...(memoryStore === undefined ? {} : { memoryStore }),
+      ...(harness === undefined ? {} : { harness }),
     },
   };
 }
@@ -153,8 +169,8 @@ export const reconcileAgent: KindReconciler = reconciler('Agent', async (run) =>
     await settleStatus(run, { ...resolution.verdict, ...existingChildren(run, endpoint), linkedResources, extraConditions });
     // Failed (missing dependency): back off and look again; its creation also wakes us at once.
     // Waiting: the dependency's status change wakes us, nothing to poll.
-    // A model not served or a scope above the ceiling (terminal) waits for a change of the Agent
-    // or of what it names instead.
+    // A model not served, a scope above the ceiling or a harness runtime that does not resolve
+    // (terminal) waits for a change of the Agent or of what it names (the registry) instead.
     return resolution.verdict.phase === 'Failed' && resolution.verdict.terminal !== true ? { requeue: true } : undefined;
   }
   const rendered = renderAgent(run.parent, resolution.deps, ctx.config);

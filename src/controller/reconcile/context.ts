@@ -5,6 +5,7 @@
 import type { KaosKind } from '../../api/kinds.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import type { KaosObjects } from '../../api/schema/index.ts';
+import type { HarnessRegistryState } from '../../api/harness-runtimes.ts';
 import type { RegistryState } from '../../api/mcp-runtimes.ts';
 import type { EnsureResult, ObjectLike, PruneResult } from '../../kube/apply.ts';
 import type { EventInput } from '../../kube/events.ts';
@@ -43,6 +44,8 @@ export interface ReconcileReads {
   httpRoutesServed(): boolean;
   /** The MCP runtime registry (docs/api.md, "MCPServer runtimes"), from its one-ConfigMap watch (controller/runtime-registry.ts). */
   mcpRuntimes(): RegistryState;
+  /** The harness runtime registry (docs/api.md, "Agent harness"), from its one-ConfigMap watch (controller/runtime-registry.ts). */
+  harnessRuntimes(): HarnessRegistryState;
 }
 
 /** Writes, each one request to the API server (or none when nothing would change). */

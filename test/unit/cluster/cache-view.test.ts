@@ -149,7 +149,7 @@ t.test('referencedBy parses no object: what each dependent asks was indexed when
   t.equal(referrers[599]?.name, 'a599', 'sorted by name');
 });
 
-t.test('a batch is applied whole, and sync flags and the registry travel with batches', async (t) => {
+t.test('a batch is applied whole, and sync flags and the registries travel with batches', async (t) => {
   const view = new CacheView();
   t.notOk(view.kaos('Agent').isSynced());
   view.apply({
@@ -159,17 +159,21 @@ t.test('a batch is applied whole, and sync flags and the registry travel with ba
       { kind: 'Agent', op: 'put', text: JSON.stringify(obj('Agent', 'x', 'ns', { modelAPI: 'n' })) },
     ],
     synced: ['Agent'],
-    runtimes: { problem: 'absent' },
+    registries: { mcp: { problem: 'absent' } },
   });
   t.ok(view.kaos('Agent').isSynced());
   t.notOk(view.kaos('ModelAPI').isSynced(), 'only the stores named');
   t.same(view.referencedBy('ModelAPI', 'ns', 'm'), [], 'the later change of x wins');
   t.same(view.referencedBy('ModelAPI', 'ns', 'n').map((r) => r.name), ['x']);
-  t.same(view.runtimeRegistry(), { problem: 'absent' });
+  t.same(view.registry('mcp'), { problem: 'absent' });
+  t.equal(view.registry('harness'), undefined, 'a registry no batch brought is not known');
   t.equal((view.kaos('Agent').getByName('ns', 'x')?.spec as { modelAPI?: string }).modelAPI, 'n');
   t.equal(view.kaos('Agent').getByName('ns', 'x'), view.kaos('Agent').getByName('ns', 'x'), 'one parse, shared by its readers');
   view.apply({ changes: [{ kind: 'Agent', op: 'delete', namespace: 'ns', name: 'x' }] });
   t.equal(view.kaos('Agent').getByName('ns', 'x'), undefined, 'gone, the parsed copy too');
   t.same(view.referencedBy('ModelAPI', 'ns', 'n'), []);
-  t.same(view.runtimeRegistry(), { problem: 'absent' }, 'kept until a batch brings another');
+  t.same(view.registry('mcp'), { problem: 'absent' }, 'kept until a batch brings another');
+  view.apply({ changes: [], registries: { harness: { problem: 'runtimes.yaml key not found in ConfigMap' } } });
+  t.same(view.registry('harness'), { problem: 'runtimes.yaml key not found in ConfigMap' }, 'each registry travels on its own');
+  t.same(view.registry('mcp'), { problem: 'absent' }, 'and leaves the others as they were');
 });
