@@ -10,6 +10,10 @@ import { CacheView, type CacheBatch } from '../../../src/cluster/cache-view.ts';
 import { KAOS_TYPES } from '../../../src/cluster/kaos-resources.ts';
 import { KubeClient } from '../../../src/kube/client.ts';
 import { NAMESPACE } from '../../../src/kube/paths.ts';
+import { harnessRuntimesConfigMap } from '../../../src/api/harness-runtime-defaults.ts';
+import { harnessRegistryFromConfigMap } from '../../../src/api/harness-runtimes.ts';
+import { runtimesConfigMap } from '../../../src/api/mcp-runtime-defaults.ts';
+import { registryFromConfigMap } from '../../../src/api/mcp-runtimes.ts';
 import { silentLogger } from '../../../src/leaves/logger.ts';
 import { FakeApiServer, status } from '../../support/fake-apiserver.ts';
 import { eventually } from '../../support/poll.ts';
@@ -26,6 +30,7 @@ interface Fixture {
   view: CacheView;
   lookup: CacheLookup;
   batches: CacheBatch[];
+  feed: ReturnType<typeof feedCache>;
 }
 
 async function setup(t: { teardown(fn: () => unknown): void }, prepare: (fake: FakeApiServer) => void = () => {}): Promise<Fixture> {
@@ -43,7 +48,7 @@ async function setup(t: { teardown(fn: () => unknown): void }, prepare: (fake: F
   });
   const lookup = new CacheLookup(view, { client, logger: silentLogger });
   t.teardown(async () => { feed.stop(); await cache.stop(); client.close(); await fake.close(); });
-  return { fake, cache, view, lookup, batches };
+  return { fake, cache, view, lookup, batches, feed };
 }
 
 const world = (fake: FakeApiServer): void => {
@@ -176,4 +181,28 @@ t.test('a batch is applied whole, and sync flags and the registries travel with 
   view.apply({ changes: [], registries: { harness: { problem: 'runtimes.yaml key not found in ConfigMap' } } });
   t.same(view.registry('harness'), { problem: 'runtimes.yaml key not found in ConfigMap' }, 'each registry travels on its own');
   t.same(view.registry('mcp'), { problem: 'absent' }, 'and leaves the others as they were');
+});
+
+t.test('both runtime registries reach the view as the cache reads them, and an edit of one travels alone', async (t) => {
+  // The registries as controller/runtime-registry.ts attaches them (their reflectors against a real
+  // API server: the e2e tests), and main.ts's flush on each change.
+  const { cache, lookup, batches, feed } = await setup(t, world);
+  let harness = harnessRegistryFromConfigMap(harnessRuntimesConfigMap('kaos'));
+  const mcp = registryFromConfigMap(runtimesConfigMap('ops'), 'ops/kaos-mcp-runtimes');
+  cache.attachRegistry('harness', () => harness);
+  cache.attachRegistry('mcp', () => mcp);
+  cache.start();
+  await cache.waitForSync();
+  feed.flush();
+  t.same(lookup.harnessRuntimes(), harness, 'the harness registry, as the cache parsed it');
+  t.same(lookup.mcpRuntimes(), mcp, 'the MCP registry');
+
+  const sent = batches.length;
+  harness = harnessRegistryFromConfigMap({ data: {} });
+  feed.flush();
+  t.same(lookup.harnessRuntimes(), { problem: 'runtimes.yaml key not found in ConfigMap' });
+  t.same(batches.slice(sent).map((b) => Object.keys(b.registries ?? {})), [['harness']], 'one batch, with the harness registry alone');
+  t.same(lookup.mcpRuntimes(), mcp, 'the MCP registry as it was');
+  feed.flush();
+  t.equal(batches.length, sent + 1, 'nothing new: no batch');
 });
