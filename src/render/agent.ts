@@ -1,6 +1,7 @@
 // Agent → Deployment `agent-<name>`, Service and HTTPRoute when exposed (docs/api.md, "Agent").
 import { AGENT_DEFAULTS } from '../api/defaults.ts';
 import { effectiveReadScope } from '../api/memory-rules.ts';
+import { isSet, getIn } from '../api/json.ts';
 import { memoryShapeOf, shapeOf } from '../api/shapes.ts';
 import { applyContainerOverride, copyEnv, env, hasEnv, httpGetProbe, httpPort, placeUserEnv, uniqueEnv, withoutEnv } from './container.ts';
 import { agentTelemetryEnv, logLevelEnv, telemetrySettings } from './observability.ts';
@@ -8,7 +9,7 @@ import { renderHTTPRoute } from './gateway.ts';
 import { harnessEnv, workspaceParts, type WorkspaceParts } from './harness.ts';
 import { defaultAgentImage } from './images.ts';
 import type { AgentDeps, AgentInput, AgentMemoryInput, RenderConfig } from './inputs.ts';
-import type { Container, EnvVar, PodSpec } from './k8s.ts';
+import type { Container, EnvVar, PodSpec, Probe } from './k8s.ts';
 import { parentIdentity } from './labels.ts';
 import { AGENT_PORT, CONTAINER_NAME, serviceURL, workloadName } from './names.ts';
 import type { Rendered } from './rendered.ts';
@@ -199,6 +200,24 @@ function compareCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/**
+ * The `agent` container's probes: docs/api.md's "Agent" timings, and KAOS 2026's for a harness
+ * Agent (KAOS renders them for its 2026 features; docs/api.md, "Agent harness"), KAOS's liveness
+ * failureThreshold of 3 written out (the API server's default too).
+ */
+export function agentProbes(agent: AgentInput): { livenessProbe: Probe; readinessProbe: Probe } {
+  if (!isSet(getIn(agent.spec, 'harness'))) {
+    return {
+      livenessProbe: httpGetProbe('/health', AGENT_PORT, { initialDelaySeconds: 30, periodSeconds: 10 }),
+      readinessProbe: httpGetProbe('/ready', AGENT_PORT, { initialDelaySeconds: 10, periodSeconds: 5 }),
+    };
+  }
+  return {
+    livenessProbe: httpGetProbe('/health', AGENT_PORT, { initialDelaySeconds: 5, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 3 }),
+    readinessProbe: httpGetProbe('/ready', AGENT_PORT, { initialDelaySeconds: 3, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 }),
+  };
+}
+
 export function agentContainer(agent: AgentInput, deps: AgentDeps, config: RenderConfig, workspace?: WorkspaceParts): Container {
   const generated: Container = {
     name: CONTAINER_NAME.Agent,
@@ -208,8 +227,7 @@ export function agentContainer(agent: AgentInput, deps: AgentDeps, config: Rende
     ports: [httpPort(AGENT_PORT)],
     env: agentEnv(agent, deps, config),
     ...(workspace === undefined ? {} : { volumeMounts: workspace.mounts }),
-    livenessProbe: httpGetProbe('/health', AGENT_PORT, { initialDelaySeconds: 30, periodSeconds: 10 }),
-    readinessProbe: httpGetProbe('/ready', AGENT_PORT, { initialDelaySeconds: 10, periodSeconds: 5 }),
+    ...agentProbes(agent),
   };
   // A new-shape Agent's container.env is already in place (agentEnv); the rest of the override applies as docs/api.md, "Common behaviour" says.
   const override = isNewShapeAgent(agent) ? withoutEnv(agent.spec.container) : agent.spec.container;

@@ -201,8 +201,9 @@ t.test('a harness Agent with a workspace: the pod of the contract, field by fiel
       ],
       volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }, { name: 'state', mountPath: '/state' }],
       resources: {},
-      livenessProbe: probe(httpGet('/health', 8000), 30, 10),
-      readinessProbe: probe(httpGet('/ready', 8000), 10, 5),
+      // KAOS 2026's probe timings (docs/api.md, "Agent probes in 2026").
+      livenessProbe: probe(httpGet('/health', 8000), 5, 10, 3, 3),
+      readinessProbe: probe(httpGet('/ready', 8000), 3, 5, 3, 2),
       securityContext: HARDENED,
     }],
     volumes: [{ name: 'workspace', emptyDir: {} }, { name: 'state', emptyDir: {} }],

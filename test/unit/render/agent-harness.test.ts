@@ -40,6 +40,15 @@ t.test('no workspace: the runtime\'s image, HARNESS_* after LOG_LEVEL, no init c
   t.equal(podOf(deployment).volumes, undefined);
 });
 
+t.test('KAOS 2026\'s probe timings for a harness Agent; the original ones for an Agent without', async (t) => {
+  const main = mainContainer(renderAgent(harnessAgent(), deps, config).deployment);
+  t.strictSame(main.livenessProbe, { httpGet: { path: '/health', port: 8000, scheme: 'HTTP' }, initialDelaySeconds: 5, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 3 });
+  t.strictSame(main.readinessProbe, { httpGet: { path: '/ready', port: 8000, scheme: 'HTTP' }, initialDelaySeconds: 3, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 });
+  const plain = mainContainer(renderAgent({ metadata: meta, spec: { modelAPI: 'm' } }, deps, config).deployment);
+  t.strictSame(plain.livenessProbe, { httpGet: { path: '/health', port: 8000, scheme: 'HTTP' }, initialDelaySeconds: 30, periodSeconds: 10 });
+  t.strictSame(plain.readinessProbe, { httpGet: { path: '/ready', port: 8000, scheme: 'HTTP' }, initialDelaySeconds: 10, periodSeconds: 5 });
+});
+
 t.test('spec.container.image wins over the entry\'s; spec.container.env wins over HARNESS_*', async (t) => {
   const main = mainContainer(renderAgent(harnessAgent({ container: { image: 'me/pi:9', env: [{ name: 'HARNESS_DRIVER', value: 'mine' }] } }), deps, config).deployment);
   t.equal(main.image, 'me/pi:9');
