@@ -30,8 +30,7 @@ import type { Reflector } from '../kube/reflector.ts';
 import type { Logger } from '../leaves/logger.ts';
 
 /** The field selector of the reflector that watches ConfigMap `name` alone. */
-export const registryFieldSelector = (name: string): string => `metadata.name=${name}`;
-export const RUNTIMES_FIELD_SELECTOR = registryFieldSelector(RUNTIMES_CONFIG_MAP);
+const registryFieldSelector = (name: string): string => `metadata.name=${name}`;
 
 /** A runtime name of an object, or undefined when the object names none. */
 type RuntimeOf = (object: KubeObject) => string | undefined;
