@@ -119,6 +119,7 @@ export const STRUCTURAL_ENV: Readonly<Record<string, string>> = {
   POD_NAME: 'the downward API',
   POD_NAMESPACE: 'the downward API (the release namespace)',
   LEADER_ELECTION_NAMESPACE: 'the release namespace (through POD_NAMESPACE, from the downward API)',
+  SYSTEM_NAMESPACE: 'the release namespace (the downward API), where the chart installs the harness runtime registry',
   KUBECONFIG: 'not set: in a pod the operator uses its ServiceAccount',
   WEBHOOK_URL: 'npm start only',
   KAOS_CACHE_DIR: 'development only (where the control-plane binaries are built)',

@@ -14,6 +14,7 @@ import type { KubeObject } from '../src/api/lookup.ts';
 import { KubeClient } from '../src/kube/client.ts';
 import { ApiError } from '../src/kube/errors.ts';
 import { OPERATOR_IDENTITY, OPERATOR_USER, renderRbac } from '../src/cluster/rbac.ts';
+import { harnessRuntimesConfigMap } from '../src/api/harness-runtime-defaults.ts';
 import { runtimesConfigMap } from '../src/api/mcp-runtime-defaults.ts';
 import { freePorts, startControlPlane, type ControlPlane, type ControlPlaneOptions } from '../test/cluster/control-plane.ts';
 import { makeDevCerts } from '../certs/make-dev-certs.ts';
@@ -154,6 +155,8 @@ export async function startOperator(options: StartOperatorOptions): Promise<Oper
     env: {
       ...operatorProcessEnv(),
       KUBECONFIG: options.kubeconfig,
+      // As the chart sets it (the release namespace): where the stack installs the harness registry.
+      SYSTEM_NAMESPACE: OPERATOR_IDENTITY.namespace,
       WEBHOOK_HOST: '127.0.0.1',
       WEBHOOK_PORT: String(webhookPort),
       WEBHOOK_CERT_DIR: options.certDir,
@@ -325,7 +328,7 @@ export interface LocalStackOptions extends InstallOptions {
 
 /**
  * A control plane on loopback with kaos-operator installed the url-based way, up to where the
- * operator would start: CRDs, the operator's RBAC and identity, the MCP runtime registry, a dev CA
+ * operator would start: CRDs, the operator's RBAC and identity, the runtime registries, a dev CA
  * and serving certificate. The operator's processes and the webhook configurations are the
  * caller's (startLocalStack: one process, the webhooks pointing at it).
  */
@@ -351,8 +354,9 @@ export async function installLocalStack(options: InstallOptions = {}): Promise<I
       await installGatewayCrds(client, plane.binDir, options.gatewayCrds);
     }
     await applySetupObjects(client, renderRbac() as KubeObject[]);
-    // The MCP runtime registry the chart ships, in the operator's namespace (docs/api.md, "MCPServer runtimes").
-    await applySetupObjects(client, [runtimesConfigMap(OPERATOR_IDENTITY.namespace)]);
+    // The runtime registries the chart ships, in the operator's namespace, which is also its
+    // SYSTEM_NAMESPACE there (docs/api.md, "MCPServer runtimes" and "Agent harness").
+    await applySetupObjects(client, [runtimesConfigMap(OPERATOR_IDENTITY.namespace), harnessRuntimesConfigMap(OPERATOR_IDENTITY.namespace)]);
     const operatorKubeconfig = join(plane.dir, 'operator.kubeconfig');
     await writeTokenKubeconfig(plane.kubeconfigPath, operatorKubeconfig, identity.token, identity.user);
     return { plane, client, operatorKubeconfig, operatorToken: identity.token, certDir, caPem: certs.caPem, stop: () => plane.stop() };

@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import { makeDevCerts } from '../certs/make-dev-certs.ts';
 import { renderWebhookConfigurations } from '../src/admission/webhook-configs.ts';
 import { loadConfig } from '../src/config/config.ts';
+import { harnessRuntimesConfigMap } from '../src/api/harness-runtime-defaults.ts';
 import { runtimesConfigMap } from '../src/api/mcp-runtime-defaults.ts';
-import { RUNTIMES_CONFIG_MAP } from '../src/api/mcp-runtimes.ts';
+import type { KubeObject } from '../src/api/meta.ts';
 import { KubeClient } from '../src/kube/client.ts';
 import { isNotFound } from '../src/kube/errors.ts';
 import { applySetupObjects, installCrds, ROOT, startLocalStack, type LocalStack } from './local-stack.ts';
@@ -53,7 +54,7 @@ async function runAgainst(kubeconfig: string, client: KubeClient): Promise<void>
   await installCrds(client);
   say('CRDs from crds/ applied (server-side apply)');
   await ensureLeaseNamespace(client);
-  await ensureRuntimeRegistry(client);
+  await ensureRuntimeRegistries(client);
   const certDir = process.env.WEBHOOK_CERT_DIR ?? join(ROOT, 'certs', 'dev');
   const webhookUrl = process.env.WEBHOOK_URL;
   const env: NodeJS.ProcessEnv = { ...startDefaults(), ...operatorProcessEnv(), KUBECONFIG: kubeconfig, WEBHOOK_CERT_DIR: certDir };
@@ -112,25 +113,31 @@ async function ensureLeaseNamespace(client: KubeClient): Promise<void> {
 }
 
 /**
- * The MCP runtime registry the chart ships (ConfigMap kaos-mcp-runtimes in POD_NAMESPACE), made
- * when the cluster has none; one that exists (a chart install's, or edited by hand) is left as is.
+ * The runtime registries the chart ships — ConfigMap kaos-mcp-runtimes in POD_NAMESPACE,
+ * kaos-harness-runtimes in SYSTEM_NAMESPACE — each made when the cluster has none; one that exists
+ * (a chart install's, KAOS's own, or edited by hand) is left as is.
  */
-async function ensureRuntimeRegistry(client: KubeClient): Promise<void> {
-  let namespace: string;
+async function ensureRuntimeRegistries(client: KubeClient): Promise<void> {
+  let config;
   try {
-    namespace = loadConfig(process.env).operatorNamespace;
+    config = loadConfig(process.env);
   } catch {
     return; // the operator itself reports a bad configuration
   }
-  const configMap = runtimesConfigMap(namespace);
+  await ensureRegistry(client, runtimesConfigMap(config.operatorNamespace), 'MCP');
+  await ensureRegistry(client, harnessRuntimesConfigMap(config.systemNamespace), 'harness');
+}
+
+async function ensureRegistry(client: KubeClient, configMap: KubeObject, what: string): Promise<void> {
+  const { name = '', namespace = '' } = configMap.metadata ?? {};
   try {
-    await client.get(`/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${RUNTIMES_CONFIG_MAP}`);
+    await client.get(`/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${name}`);
     return;
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }
   await applySetupObjects(client, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, configMap]);
-  say(`ConfigMap ${namespace}/${RUNTIMES_CONFIG_MAP} created with the built-in MCP runtimes`);
+  say(`ConfigMap ${namespace}/${name} created with the built-in ${what} runtimes`);
 }
 
 /** The exit status of a command ended by `signal`: 128 + its number (SIGINT 130, SIGTERM 143). */

@@ -8,7 +8,7 @@ import { AuthzProjection, projectionSettings, registerProjectionWatches } from '
 import { Controller } from './controller/controller.ts';
 import { UserIssuerKeys } from './controller/user-issuer.ts';
 import { getJson } from './kube/json-get.ts';
-import { watchRuntimeRegistry } from './controller/runtime-registry.ts';
+import { watchHarnessRegistry, watchRuntimeRegistry } from './controller/runtime-registry.ts';
 import { httpRoutesWanted, registerControllerWatches, watchGatewayAddress } from './controller/watches.ts';
 import { KaosCache } from './cluster/cache.ts';
 import { ServiceAccountIssuerDiscovery } from './cluster/service-account-issuer.ts';
@@ -31,8 +31,9 @@ async function main(config: Config, logger: Logger): Promise<void> {
   const watches = config.controller.enabled
     ? registerControllerWatches(cache, { httpRoutes: await httpRoutesWanted(client, config) })
     : undefined;
-  // Admission and the controller both read the MCP runtime registry (docs/api.md, "MCPServer runtimes").
+  // Admission and the controller both read the runtime registries (docs/api.md, "MCPServer runtimes", "Agent harness").
   const runtimes = watchRuntimeRegistry(cache, { namespace: config.operatorNamespace, logger });
+  const harnessRuntimes = watchHarnessRegistry(cache, { namespace: config.systemNamespace, logger });
   // The AccessGrant projection's policy ConfigMap and the Rego it copies (docs/api.md, "Policy ConfigMap").
   const authz = projectionSettings(config.security);
   const authzWatches = watches === undefined ? undefined : registerProjectionWatches(cache, authz);
@@ -64,6 +65,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
   // What the cache holds now, then every change, reaches the admission thread's view of it.
   const feed = admission === undefined ? undefined : feedCache(cache, (batch) => admission.feed(batch));
   runtimes.onChange(() => feed?.flush());
+  harnessRuntimes.onChange(() => feed?.flush());
   const health = await startHealthServer({
     host: config.metricsHost,
     port: config.metricsPort,
@@ -115,6 +117,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
         cache,
         watches,
         runtimes,
+        harnessRuntimes,
         client,
         config,
         registry,

@@ -94,9 +94,10 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
       modelAPIDependents,
       ...(memoryStoreDependents === undefined ? {} : { memoryStoreDependents }),
       deprecationWarnings: deps.config.deprecationWarnings,
-      // The runtime registry from the cache only: unreadable is a warning, never a live read.
+      // The runtime registries from the cache only: unreadable is a warning, never a live read.
       ...(kind === 'MCPServer' && deps.lookup.mcpRuntimes !== undefined ? { mcpRuntimes: deps.lookup.mcpRuntimes() } : {}),
       posture,
+      ...(isAgent && deps.lookup.harnessRuntimes !== undefined ? { harnessRuntimes: deps.lookup.harnessRuntimes() } : {}),
     });
     // Ratcheting, as Kubernetes does for CRD schemas: an UPDATE that leaves the spec alone is not
     // refused for what the spec already was (objects admitted by the Go operator, or by an older

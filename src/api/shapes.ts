@@ -3,7 +3,7 @@
 // them, never a mix; nothing ever rewrites an object from one to the other. Pure.
 //
 // What decides the shape of an object (for rendering and for the env rules below):
-// - Agent: `spec.model`, `spec.config.telemetry` or a field of NEWER_AGENT_CONFIG → new.
+// - Agent: `spec.model`, `spec.config.telemetry`, a field of NEWER_AGENT_CONFIG or `spec.harness` → new.
 // - ModelAPI: `proxyConfig.models`, `provider`, `apiKey` or `spec.telemetry` → new.
 // - MCPServer: `spec.telemetry` or `spec.runtime` (a server from the runtime registry) → new.
 // - MemoryStore: KAOS 2026's kind has one shape, the newest.
@@ -37,6 +37,8 @@ function newShapeFields(kind: WorkloadKind, spec: unknown): string[] {
         ...set('spec.model', 'model'),
         ...set('spec.config.telemetry', 'config', 'telemetry'),
         ...NEWER_AGENT_CONFIG.flatMap((k) => set(`spec.config.${k}`, 'config', k)),
+        // KAOS 2026's harness (docs/api.md, "Agent harness"): its env follows LOG_LEVEL.
+        ...set('spec.harness', 'harness'),
       ];
     case 'ModelAPI':
       return [

@@ -23,14 +23,8 @@ export interface UnsupportedField {
   readonly feature: string;
 }
 
-/** KAOS's coding-agent harness: runtimes from its ConfigMap kaos-harness-runtimes. */
-export const AGENT_HARNESS: UnsupportedField = {
-  keys: ['harness'],
-  feature: "KAOS's coding-agent harness (runtimes from the ConfigMap kaos-harness-runtimes)",
-};
-
 export const UNSUPPORTED_FIELDS: Readonly<Record<WorkloadKind, readonly UnsupportedField[]>> = {
-  Agent: [AGENT_HARNESS],
+  Agent: [],
   ModelAPI: [],
   MCPServer: [],
   MemoryStore: [],

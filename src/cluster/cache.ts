@@ -6,12 +6,13 @@
 import { KINDS, type KaosKind } from '../api/kinds.ts';
 import type { KubeObject, ObjectLookup, Referrer } from '../api/lookup.ts';
 import type { AccessGrant, Agent, KaosObjects, MCPServer, MemoryStore, ModelAPI } from '../api/schema/index.ts';
+import type { HarnessRegistryState } from '../api/harness-runtimes.ts';
 import type { RegistryState } from '../api/mcp-runtimes.ts';
 import type { LookupBudget } from '../api/lookup-budget.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { silentLogger, type Logger } from '../leaves/logger.ts';
 import { NAMESPACE, type ResourceType } from '../kube/paths.ts';
-import { CacheLookup, type LookupStores } from './cache-lookup.ts';
+import { CacheLookup, type LookupStores, type RegistryName, type RegistryStates } from './cache-lookup.ts';
 import { KAOS_TYPES } from './kaos-resources.ts';
 import { DependencyIndex } from './dependency-index.ts';
 import { Reflector, type ReflectorOptions } from '../kube/reflector.ts';
@@ -71,8 +72,8 @@ export class KaosCache implements ObjectLookup {
   /** The watched namespaces; undefined = all. */
   readonly #namespaces: readonly string[] | undefined;
   #started = false;
-  /** Set by controller/runtime-registry.ts when it registers the registry's reflector. */
-  #mcpRuntimes: (() => RegistryState) | undefined;
+  /** Set by controller/runtime-registry.ts when it registers a registry's reflector. */
+  readonly #registries: { [N in RegistryName]?: () => RegistryStates[N] } = {};
 
   constructor(options: KaosCacheOptions) {
     this.#client = options.client;
@@ -154,13 +155,13 @@ export class KaosCache implements ObjectLookup {
     return this.reflector(kind).getByName(namespace, name);
   }
 
-  /** The stores lookups read: the reflectors of the three kinds and of Namespaces, the index, the registry. */
+  /** The stores lookups read: the reflectors of the kinds and of Namespaces, the index, the registries. */
   lookupStores(): LookupStores {
     return {
       kaos: (kind) => this.reflector(kind),
       namespaceStore: this.namespaces,
       referencedBy: (kind, namespace, name) => this.dependencies.referencedBy(kind, namespace, name),
-      runtimeRegistry: () => this.#mcpRuntimes?.(),
+      registry: (name) => this.#registries[name]?.(),
     };
   }
 
@@ -201,8 +202,14 @@ export class KaosCache implements ObjectLookup {
     return this.#lookup.mcpRuntimes();
   }
 
-  attachMcpRuntimes(read: () => RegistryState): void {
-    this.#mcpRuntimes = read;
+  /** The harness runtime registry (docs/api.md, "Agent harness") from its reflector; a problem until one is attached and synced. */
+  harnessRuntimes(): HarnessRegistryState {
+    return this.#lookup.harnessRuntimes();
+  }
+
+  /** Makes `read` the answer for the registry `name` (controller/runtime-registry.ts, when it registers its reflector). */
+  attachRegistry<N extends RegistryName>(name: N, read: () => RegistryStates[N]): void {
+    (this.#registries as Record<N, () => RegistryStates[N]>)[name] = read;
   }
 
   referencedBy(kind: KaosKind, namespace: string, name: string): Referrer[] {

@@ -4,6 +4,7 @@
 // children and the dependencies follow the kind table (kind-table.ts): a new entry there is
 // granted here with no second edit.
 import { KINDS, KIND_NAMES } from '../api/kinds.ts';
+import { HARNESS_RUNTIMES_CONFIG_MAP } from '../api/harness-runtimes.ts';
 import { RUNTIMES_CONFIG_MAP } from '../api/mcp-runtimes.ts';
 import { API_SERVER_JWKS_PATH, OPENID_CONFIGURATION_PATH } from '../kube/oidc-discovery.ts';
 import type { ResourceType } from '../kube/paths.ts';
@@ -84,9 +85,17 @@ export function operatorRules(table: KindTable = KIND_TABLE): PolicyRule[] {
     ...rulesByGroup(Object.values(table.dependencyTypes).map((dependency) => dependency.type), ['list', 'watch']),
     // Leader election (kube/leader-election.ts): read the Lease, create it once, renew and release it.
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'], scope: 'operator' },
-    // The MCP runtime registry (controller/runtime-registry.ts): one ConfigMap in the operator's
-    // namespace, listed and watched by name (a field selector), so no other ConfigMap there is read.
-    { apiGroups: [''], resources: ['configmaps'], resourceNames: [RUNTIMES_CONFIG_MAP], verbs: ['list', 'watch'], scope: 'operator' },
+    // The runtime registries (controller/runtime-registry.ts): each one ConfigMap, listed and watched
+    // by name (a field selector), so no other ConfigMap there is read. The MCP registry is in the
+    // operator's namespace; the harness registry in SYSTEM_NAMESPACE, which the chart sets to the
+    // same namespace (another one needs this rule in a Role there: docs/configuration.md).
+    {
+      apiGroups: [''],
+      resources: ['configmaps'],
+      resourceNames: [RUNTIMES_CONFIG_MAP, HARNESS_RUNTIMES_CONFIG_MAP],
+      verbs: ['list', 'watch'],
+      scope: 'operator',
+    },
     // The optional APIs watched through their CRD (kind-table.ts WATCHED_CRDS: Envoy Gateway's
     // SecurityPolicy), so that installing one later takes no restart: each CRD by name, nothing else.
     { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: Object.values(WATCHED_CRDS), verbs: ['list', 'watch'], scope: 'cluster' },

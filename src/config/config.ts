@@ -77,6 +77,11 @@ export interface Config {
    * ConfigMap kaos-mcp-runtimes (docs/api.md, "Newer KAOS shapes").
    */
   operatorNamespace: string;
+  /**
+   * KAOS's system namespace (SYSTEM_NAMESPACE): where the operator reads the harness runtime
+   * registry, ConfigMap kaos-harness-runtimes (docs/api.md, "Agent harness"). The chart: its release namespace.
+   */
+  systemNamespace: string;
   defaultModelName: string;
   telemetry: TelemetryDefaults;
   /** Warn (admission, lint) about original-shape fields the newer KAOS shapes replace. */
@@ -258,6 +263,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     deprecationWarnings: bool('DEPRECATION_WARNINGS', false),
     defaultLogLevel: oneOf('DEFAULT_LOG_LEVEL', CONTAINER_LOG_LEVELS, DEFAULT_CONTAINER_LOG_LEVEL),
     operatorNamespace: str('POD_NAMESPACE', 'kaos-system'),
+    systemNamespace: str('SYSTEM_NAMESPACE', 'kaos'),
     workload: {
       imagePullSecrets: parseImagePullSecrets('IMAGE_PULL_SECRETS', str('IMAGE_PULL_SECRETS', ''), problems),
       resources: {
@@ -324,6 +330,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   }
   if (env['LEADER_ELECTION_NAMESPACE'] && dns1123LabelProblems(config.operatorNamespace).length > 0) {
     problems.push(`POD_NAMESPACE: must be a namespace name (a DNS-1123 label), got "${config.operatorNamespace}"`);
+  }
+  if (dns1123LabelProblems(config.systemNamespace).length > 0) {
+    problems.push(`SYSTEM_NAMESPACE: must be a namespace name (a DNS-1123 label), got "${config.systemNamespace}"`);
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -3,6 +3,7 @@
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../api/meta.ts';
 import type { KaosObjects } from '../api/schema/index.ts';
+import { HARNESS_REGISTRY_NOT_READ, type HarnessRegistryState } from '../api/harness-runtimes.ts';
 import type { RegistryState } from '../api/mcp-runtimes.ts';
 import { type ObjectLike } from '../kube/apply.ts';
 import { ensureChild, FIELD_MANAGER, pruneOwned } from '../cluster/child-apply.ts';
@@ -25,6 +26,7 @@ export type WriteClient = Pick<KubeClient, 'apply' | 'get' | 'delete' | 'replace
 export interface CacheReads {
   cached<K extends KaosKind>(kind: K, namespace: string, name: string): KaosObjects[K] | undefined;
   mcpRuntimes?(): RegistryState;
+  harnessRuntimes?(): HarnessRegistryState;
 }
 
 export interface ContextBindingOptions {
@@ -64,6 +66,7 @@ export function bindReads(
     securityPoliciesServed: () => options.securityPoliciesServed?.() ?? false,
     serviceAccountIssuer: () => options.serviceAccountIssuer?.(),
     gatewayAddress: () => options.gatewayAddress?.(),
+    harnessRuntimes: () => cache.harnessRuntimes?.() ?? HARNESS_REGISTRY_NOT_READ,
   };
 }
 

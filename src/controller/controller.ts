@@ -29,7 +29,7 @@ import type { KindReconciler, ReconcileContext } from './reconcile/context.ts';
 import { RECONCILERS } from './reconcile/index.ts';
 import { parseRefKey, refKey } from '../cluster/object-ref.ts';
 import { keysForChildEvent, keysForDependencyEvent, keysForKaosEvent } from './triggers.ts';
-import { mcpServerKeysForRegistryChange, type RuntimeRegistry } from './runtime-registry.ts';
+import { harnessAgentKeysForRegistryChange, mcpServerKeysForRegistryChange, type HarnessRegistry, type RuntimeRegistry } from './runtime-registry.ts';
 import type { ControllerWatches } from './watches.ts';
 
 /** controller-runtime's controller names: the `controller` label of every metric. */
@@ -57,6 +57,8 @@ export interface ControllerOptions {
   watches: ControllerWatches;
   /** The MCP runtime registry: its changes wake the MCPServers whose entries changed. */
   runtimes?: Pick<RuntimeRegistry, 'onChange'>;
+  /** The harness runtime registry: its changes wake the Agents whose entries changed. */
+  harnessRuntimes?: Pick<HarnessRegistry, 'onChange'>;
   client: Pick<KubeClient, 'get' | 'create' | 'replace' | 'patch' | 'apply' | 'delete'>;
   config: Config;
   registry: Registry;
@@ -142,6 +144,7 @@ export class Controller {
     });
     options.gatewayAddress?.onChange(() => this.#enqueueKinds(['Agent']));
     options.runtimes?.onChange((previous, next) => this.#enqueue(mcpServerKeysForRegistryChange(previous, next, cache.mcpServers.list())));
+    options.harnessRuntimes?.onChange((previous, next) => this.#enqueue(harnessAgentKeysForRegistryChange(previous, next, cache.agents.list())));
   }
 
   /** Starts campaigning for the Lease, or (LEADER_ELECT=false) reconciling once the cache syncs. */

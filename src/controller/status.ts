@@ -130,6 +130,14 @@ export function invalidMemoryReadScope(message: string): Verdict {
 }
 
 /**
+ * An Agent whose harness runtime does not resolve (docs/api.md, "Agent harness"), with KAOS's
+ * message: terminal, since a change of the registry (watched) or of the Agent wakes it.
+ */
+export function harnessRuntimeUnresolved(message: string): Verdict {
+  return failed('HarnessRuntimeUnresolved', message, { terminal: true });
+}
+
+/**
  * MemoryDegraded: True while the bound MemoryStore is missing or not Ready (the Agent serves with
  * short-term memory only), False once it is Ready, or with no store to depend on.
  */

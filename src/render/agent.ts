@@ -8,9 +8,10 @@ import { memoryPostureEnv } from './posture.ts';
 import { applyContainerOverride, copyEnv, env, hasEnv, httpGetProbe, httpPort, placeUserEnv, uniqueEnv, withoutEnv } from './container.ts';
 import { agentTelemetryEnv, logLevelEnv, telemetrySettings } from './observability.ts';
 import { renderHTTPRoute } from './gateway.ts';
+import { harnessEnv, workspaceParts, type WorkspaceParts } from './harness.ts';
 import { defaultAgentImage } from './images.ts';
 import type { AgentDeps, AgentInput, AgentMemoryInput, RenderConfig } from './inputs.ts';
-import type { Container, EnvVar, Probe } from './k8s.ts';
+import type { Container, EnvVar, PodSpec, Probe } from './k8s.ts';
 import { parentIdentity } from './labels.ts';
 import { AGENT_PORT, CONTAINER_NAME, serviceURL, workloadName } from './names.ts';
 import type { Rendered } from './rendered.ts';
@@ -88,6 +89,7 @@ const telemetry: EnvStep = (i) => agentTelemetryEnv(i.agent.metadata, telemetryS
 const logLevel: EnvStep = (i) => logLevelEnv('LOG_LEVEL', i.config.defaultLogLevel, cfgOf(i)?.env, i.agent.spec.container?.env);
 /** Who the agent is and where its token is: the last generated entries, under ServiceAccount identity. */
 const agentAuth: EnvStep = ({ agent, config }) => agentAuthEnv({ name: agent.metadata?.name ?? '', namespace: agent.metadata?.namespace ?? '' }, config.security);
+const harness: EnvStep = ({ agent, deps }) => (agent.spec.harness === undefined ? [] : harnessEnv(deps.harness?.driver ?? ''));
 
 /**
  * The original shape (docs/api.md, "Agent environment"), steps 1–9, then agent identity's (none
@@ -111,8 +113,9 @@ const ORIGINAL_AGENT_ENV: readonly EnvStep[] = [
 /**
  * The newer shape, in KAOS's order (docs/api.md, "Env order"): the user's list (config.env, or
  * container.env in its place) right after the prompts; then the model, the loop and tool-call
- * settings, memory, autonomy and task budgets, the MCP servers and peers, OpenTelemetry, and
- * LOG_LEVEL unless the user set it. A block of KAOS's added later takes its place in this list.
+ * settings, memory, autonomy and task budgets, the MCP servers and peers, OpenTelemetry,
+ * LOG_LEVEL unless the user set it, a harness's HARNESS_*, then agent identity's. A block of KAOS's added later takes
+ * its place in this list.
  */
 const NEWER_AGENT_ENV: readonly (EnvStep | typeof USER_ENV)[] = [
   agentName,
@@ -132,6 +135,7 @@ const NEWER_AGENT_ENV: readonly (EnvStep | typeof USER_ENV)[] = [
   peers,
   telemetry,
   logLevel,
+  harness,
   agentAuth,
 ];
 
@@ -225,13 +229,15 @@ export function agentProbes(agent: AgentInput): { livenessProbe: Probe; readines
   };
 }
 
-export function agentContainer(agent: AgentInput, deps: AgentDeps, config: RenderConfig): Container {
+export function agentContainer(agent: AgentInput, deps: AgentDeps, config: RenderConfig, workspace?: WorkspaceParts): Container {
   const generated: Container = {
     name: CONTAINER_NAME.Agent,
-    image: defaultAgentImage(config),
+    // A harness Agent runs its runtime's image (docs/api.md, "Agent harness").
+    image: deps.harness?.image || defaultAgentImage(config),
     imagePullPolicy: 'IfNotPresent',
     ports: [httpPort(AGENT_PORT)],
     env: agentEnv(agent, deps, config),
+    ...(workspace === undefined ? {} : { volumeMounts: workspace.mounts }),
     ...agentProbes(agent),
   };
   // A new-shape Agent's container.env is already in place (agentEnv); the rest of the override applies as docs/api.md, "Common behaviour" says.
@@ -246,7 +252,14 @@ export function agentExposed(agent: { readonly spec: { readonly agentNetwork?: {
 
 export function renderAgent(agent: AgentInput, deps: AgentDeps, config: RenderConfig): Rendered {
   const parent = parentIdentity('Agent', agent.metadata);
-  const podSpec = withAgentIdentity({ containers: [agentContainer(agent, deps, config)] }, parent, CONTAINER_NAME.Agent, config.security);
+  const workspace = workspaceParts(agent.spec.harness);
+  const generated: PodSpec = {
+    ...(workspace === undefined ? {} : { initContainers: workspace.initContainers }),
+    containers: [agentContainer(agent, deps, config, workspace)],
+    ...(workspace === undefined ? {} : { volumes: workspace.volumes }),
+  };
+  // The identity's token volume goes before the harness's (docs/api.md, "Agent identity by ServiceAccount").
+  const podSpec = withAgentIdentity(generated, parent, CONTAINER_NAME.Agent, config.security);
   const deployment = buildDeployment({ parent, podSpec, podSpecPatch: agent.spec.podSpec, defaults: config.workload });
   const serviceAccount = renderAgentServiceAccount(parent, config.security);
   const identity = serviceAccount === undefined ? {} : { serviceAccount };

@@ -453,7 +453,7 @@ export async function until(what: string, timeoutMs: number, probe: () => Promis
 /**
  * What a floor's render reads: the KAOS objects `kaos` gives (taken as valid objects of their
  * kinds: the API server admitted them), no children, no Secrets or ConfigMaps, no routes, no
- * runtime registry (the benches' MCPServers use `type`).
+ * runtime registries (the benches' MCPServers use `type`, their Agents have no harness).
  */
 export function floorReads(kaos: (kind: KaosKind, name: string) => KubeObject | undefined): ReconcileReads {
   return {
@@ -467,6 +467,7 @@ export function floorReads(kaos: (kind: KaosKind, name: string) => KubeObject | 
     securityPoliciesServed: () => false,
     serviceAccountIssuer: () => undefined,
     gatewayAddress: () => undefined,
+    harnessRuntimes: () => ({ problem: 'no harness runtime registry in a floor run' }),
   };
 }
 

@@ -7,7 +7,8 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
+import { BUILTIN_HARNESS_RUNTIMES } from '../../src/api/harness-runtime-defaults.ts';
 import { renderWebhookConfigurations } from '../../src/admission/webhook-configs.ts';
 import { rulesFor } from '../../src/cluster/rbac.ts';
 import { runCommand, startControlPlane } from '../cluster/control-plane.ts';
@@ -200,6 +201,33 @@ t.test('security values become the operator\'s variables: ServiceAccount identit
     t.not(r.code, 0, `${value} is refused, as the operator refuses it at start`);
     t.match(r.stderr, name);
   }
+});
+
+t.test('the harness runtime registry: the built-in pi and claude, custom merged over them, in SYSTEM_NAMESPACE (the release namespace)', async (t) => {
+  const registryOf = (docs: Doc[]): unknown => {
+    const [configMap] = find(docs, 'ConfigMap', 'kaos-harness-runtimes');
+    t.equal(configMap?.metadata.namespace, NS, 'in the release namespace');
+    return parse(String((configMap?.data as Record<string, unknown> | undefined)?.['runtimes.yaml']));
+  };
+  const defaults = await render([]);
+  t.same(registryOf(defaults.docs), { runtimes: BUILTIN_HARNESS_RUNTIMES }, 'the defaults are src/api/harness-runtime-defaults.ts\'s');
+  const [deploy] = find(defaults.docs, 'Deployment');
+  const containers = (deploy?.spec as { template: { spec: { containers: { env?: Record<string, unknown>[] }[] } } } | undefined)?.template.spec.containers ?? [];
+  const env = containers[0]?.env ?? [];
+  t.same(env.find((e) => e.name === 'SYSTEM_NAMESPACE'), { name: 'SYSTEM_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } });
+
+  const custom = await render(['--set', 'defaultImages.harnessPi=registry.example/pi:2', '--set-json', 'harnessRuntimes.custom={"codex":{"image":"registry.example/codex:1","driver":"codex"},"claude":{"image":"registry.example/claude:1"}}']);
+  t.same(registryOf(custom.docs), {
+    runtimes: {
+      pi: { image: 'registry.example/pi:2', driver: 'pi', description: 'pi coding harness (MIT)' },
+      claude: { image: 'registry.example/claude:1', driver: 'claude', description: 'Claude Code (proprietary, bring your own image)' },
+      codex: { image: 'registry.example/codex:1', driver: 'codex' },
+    },
+  }, 'defaultImages.harnessPi, and custom entries merged over the built-in ones');
+  await dryRun(t, custom.yaml);
+  t.same(find((await render(['--set', 'harnessRuntimes.create=false'])).docs, 'ConfigMap', 'kaos-harness-runtimes'), [], 'create=false leaves it to you');
+  const noDriver = await helm(['template', 'x', CHART, '--kube-version', KUBE_VERSION, '--set-json', 'harnessRuntimes.custom={"codex":{"image":"x"}}']);
+  t.not(noDriver.code, 0, 'an entry without a driver is refused by values.schema.json');
 });
 
 t.test('helm enforces values.schema.json', async (t) => {

@@ -284,6 +284,8 @@ t.test('a reachable cluster, no WEBHOOK_URL: CRDs applied, the operator runs, we
     '[kaos] CRDs from crds/ applied (server-side apply)',
     '[kaos] namespace kaos-system created for the leader-election Lease (LEADER_ELECT=false runs without one)',
     '[kaos] ConfigMap kaos-system/kaos-mcp-runtimes created with the built-in MCP runtimes',
+    // SYSTEM_NAMESPACE unset: KAOS's own default, kaos.
+    '[kaos] ConfigMap kaos/kaos-harness-runtimes created with the built-in harness runtimes',
     ...NOT_REGISTERED,
     '',
   ].join('\n'), 'it names the server, the CRDs, that webhooks are NOT registered and how to set WEBHOOK_URL');
@@ -300,6 +302,8 @@ t.test('a reachable cluster, WEBHOOK_URL and WEBHOOK_CERT_DIR holding ca.crt: we
     '[kaos] CRDs from crds/ applied (server-side apply)',
     '[kaos] namespace kaos-system created for the leader-election Lease (LEADER_ELECT=false runs without one)',
     '[kaos] ConfigMap kaos-system/kaos-mcp-runtimes created with the built-in MCP runtimes',
+    // SYSTEM_NAMESPACE unset: KAOS's own default, kaos.
+    '[kaos] ConfigMap kaos/kaos-harness-runtimes created with the built-in harness runtimes',
     `[kaos] webhook configurations registered for ${url}`,
     '',
   ].join('\n'), 'it names the server, the CRDs and the webhook URL registered');
@@ -322,6 +326,8 @@ t.test('a reachable cluster, WEBHOOK_URL but WEBHOOK_CERT_DIR without ca.crt: no
     '[kaos] CRDs from crds/ applied (server-side apply)',
     '[kaos] namespace kaos-system created for the leader-election Lease (LEADER_ELECT=false runs without one)',
     '[kaos] ConfigMap kaos-system/kaos-mcp-runtimes created with the built-in MCP runtimes',
+    // SYSTEM_NAMESPACE unset: KAOS's own default, kaos.
+    '[kaos] ConfigMap kaos/kaos-harness-runtimes created with the built-in harness runtimes',
     `[kaos] webhook configurations NOT registered: ${join(c.certDir, 'ca.crt')} is missing, and the API server needs the CA that signed the serving certificate.`,
     '[kaos] Put that CA in ca.crt next to tls.crt and tls.key, or unset WEBHOOK_CERT_DIR to have a development certificate made in certs/dev/.',
     '',

@@ -16,6 +16,7 @@ import type { KaosKind } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
 import type { KaosObjects } from '../../src/api/schema/index.ts';
 import type { RegistryState } from '../../src/api/mcp-runtimes.ts';
+import type { HarnessRegistryState } from '../../src/api/harness-runtimes.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { ChildKind } from '../../src/cluster/kind-table.ts';
 import { NO_GRANT_PROJECTION, type GrantProjectionReads, type ReconcileContext, type ReconcileReads, type ReconcileWrites } from '../../src/controller/reconcile/context.ts';
@@ -87,6 +88,8 @@ export class MemoryReconcileContext implements ReconcileContext {
   grantProjection: GrantProjectionReads = NO_GRANT_PROJECTION;
   /** The MCP runtime registry the reads answer with (tests set it). */
   mcpRuntimes: RegistryState = { problem: 'no registry in this test' };
+  /** The harness runtime registry the reads answer with (tests set it). */
+  harnessRuntimes: HarnessRegistryState = { problem: 'no harness registry in this test' };
   /** When set, called before each write request; an Error it returns is thrown instead. */
   failWith: ((request: WriteRequest) => Error | undefined) | undefined;
 
@@ -128,6 +131,7 @@ export class MemoryReconcileContext implements ReconcileContext {
     securityPoliciesServed: () => this.securityPoliciesServed,
     serviceAccountIssuer: () => this.serviceAccountIssuer,
     gatewayAddress: () => this.gatewayAddress,
+    harnessRuntimes: () => this.harnessRuntimes,
   };
 
   readonly writes: ReconcileWrites = {

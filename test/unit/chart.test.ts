@@ -13,6 +13,7 @@ import { CHART_DIR, CONFIG_ENV, SECURITY_ENV, STRUCTURAL_ENV, chartFiles, staleC
 import { OPERATOR_RULES, rulesFor } from '../../src/cluster/rbac.ts';
 import { BUILTIN_RUNTIMES, runtimesYaml } from '../../src/api/mcp-runtime-defaults.ts';
 import { parseRuntimes } from '../../src/api/mcp-runtimes.ts';
+import { BUILTIN_HARNESS_RUNTIMES, DEFAULT_HARNESS_PI_IMAGE } from '../../src/api/harness-runtime-defaults.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -143,4 +144,28 @@ t.test('the chart ships the built-in MCP runtimes of src/api/mcp-runtime-default
   t.ok(validate(withRuntimes({ create: true, builtin: {}, custom: { mine: { type: 'python', image: 'x/y:1' } } })), 'a user entry');
   t.notOk(validate(withRuntimes({ create: true, builtin: { bad: { type: 'python' } }, custom: {} })), 'a built-in entry without an image');
   t.notOk(validate(withRuntimes({ create: true, builtin: {}, custom: {}, extra: 1 })), 'an unknown key');
+});
+
+t.test('the chart ships the built-in harness runtimes of src/api/harness-runtime-defaults.ts', async (t) => {
+  const values = parse(await readFile(join(CHART_DIR, 'values.yaml'), 'utf8')) as { defaultImages: { harnessPi: string }; harnessRuntimes: { create: boolean; custom: unknown } };
+  t.equal(values.defaultImages.harnessPi, DEFAULT_HARNESS_PI_IMAGE, 'values.yaml defaultImages.harnessPi');
+  t.same(values.harnessRuntimes, { create: true, custom: {} }, 'no user entries by default');
+  const template = await readFile(join(CHART_DIR, 'templates', 'harness-runtimes-configmap.yaml'), 'utf8');
+  t.match(template, /name: kaos-harness-runtimes\n/, 'the name the operator reads');
+  t.match(template, /namespace: \{\{ \.Release\.Namespace \}\}/, 'in the release namespace, the operator\'s SYSTEM_NAMESPACE');
+  t.match(template, /"pi" \(dict "image" \.Values\.defaultImages\.harnessPi /, 'pi\'s image from defaultImages.harnessPi');
+  for (const [name, entry] of Object.entries(BUILTIN_HARNESS_RUNTIMES)) {
+    t.ok(template.includes(`"driver" "${entry.driver}" "description" "${entry.description ?? ''}"`), `${name}: its driver and description`);
+  }
+  t.match(template, /"claude" \(dict "image" "" /, 'claude without an image');
+  t.match(template, /mergeOverwrite \$builtin \(deepCopy \.Values\.harnessRuntimes\.custom\)/, 'user entries merged over the built-in ones');
+
+  const schema = JSON.parse(await readFile(join(CHART_DIR, 'values.schema.json'), 'utf8')) as object;
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+  const defaults = parse(await readFile(join(CHART_DIR, 'values.yaml'), 'utf8')) as Record<string, unknown>;
+  const withHarness = (harnessRuntimes: unknown): unknown => ({ ...defaults, harnessRuntimes });
+  t.ok(validate(withHarness({ create: true, custom: { codex: { image: 'x/y:1', driver: 'codex' }, byo: { image: '', driver: 'byo' } } })), 'user entries, one bringing its own image');
+  t.notOk(validate(withHarness({ create: true, custom: { codex: { image: 'x/y:1' } } })), 'an entry without a driver');
+  t.notOk(validate(withHarness({ create: true, custom: {}, builtin: {} })), 'an unknown key');
+  t.notOk(validate({ ...defaults, defaultImages: { harnessPi: 1 } }), 'an image that is no string');
 });

@@ -23,6 +23,8 @@ export const MAX_URL_LENGTH = 2048;
 export const MAX_MODEL_LENGTH = 512;
 export const MAX_PACKAGE_LENGTH = 512;
 export const MAX_IMAGE_LENGTH = 1024;
+/** A branch name (`harness.workspace.branch`): git keeps a ref as a file, so within a file name's 255 bytes. */
+export const MAX_GIT_REF_LENGTH = 255;
 /** `proxyConfig.models`: model names or patterns a ModelAPI serves. */
 export const MAX_MODELS = 256;
 /** `proxyConfig.provider`: a LiteLLM provider prefix such as `openai`. */

@@ -5,6 +5,7 @@ import type { KaosKind } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 import { resolveReferencePolicy } from './reference-policy.ts';
 import type { FieldError } from '../field-error.ts';
+import type { HarnessRegistryState } from '../harness-runtimes.ts';
 import type { RegistryState } from '../mcp-runtimes.ts';
 import { isAboutCutString } from './schema-limits.ts';
 import { checkSchema } from './schema-validation.ts';
@@ -62,6 +63,8 @@ export interface ValidationContext {
   accessGrant?: AccessGrantValidationContext;
   /** The operator's security posture (the `user` read scope, agent identity); absent: none of it. */
   posture?: ValidationPosture;
+  /** Agents: the harness runtime registry as the cache holds it (docs/api.md, "Agent harness"); absent: not known here. */
+  harnessRuntimes?: HarnessRegistryState;
 }
 
 export function validateObject(kind: KaosKind, object: KubeObject, ctx: ValidationContext): ValidationResult {
@@ -88,7 +91,13 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
   switch (kind) {
     case 'Agent': {
       const policy = resolveReferencePolicy(object, ctx.namespaceLabels, ctx.referencePolicy);
-      const own = validateAgent(clipped, { oldObject: ctx.oldObject, references: ctx.references, policy: policy.policy, ...(ctx.posture === undefined ? {} : { posture: ctx.posture }) });
+      const own = validateAgent(clipped, {
+        oldObject: ctx.oldObject,
+        references: ctx.references,
+        policy: policy.policy,
+        ...(ctx.posture === undefined ? {} : { posture: ctx.posture }),
+        ...(ctx.harnessRuntimes === undefined ? {} : { harnessRuntimes: ctx.harnessRuntimes }),
+      });
       return {
         errors: [...policy.errors, ...schemaErrors, ...ownErrors([...shapeErrors, ...own.errors])],
         warnings: [...policy.warnings, ...own.warnings, ...shapeWarnings],

@@ -1,5 +1,6 @@
 // Shapes shared by the per-kind validators.
 import type { FieldError } from '../field-error.ts';
+import type { HarnessRegistryState } from '../harness-runtimes.ts';
 import type { ReferencePolicy } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 import type { ReadScopePosture } from '../memory-rules.ts';
@@ -35,6 +36,8 @@ export interface AgentValidationContext {
   policy: ReferencePolicy;
   /** The operator's security posture; absent: no user identity, no ServiceAccount identity. */
   posture?: ValidationPosture;
+  /** The harness runtime registry as the cache holds it (docs/api.md, "Agent harness"); absent: not known here. */
+  harnessRuntimes?: HarnessRegistryState;
 }
 
 /** What the validating rules read of the operator's security settings (the caller derives it). */

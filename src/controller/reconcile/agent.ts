@@ -25,6 +25,12 @@
 // Peers (agentNetwork.access) never block: a missing peer, or one that is not exposed
 // (`agentNetwork.expose: false`: it has no Service), is left out and wired in when it appears or
 // is exposed (its creation and its spec changes wake this Agent: triggers.ts).
+//
+// A harness (docs/api.md, "Agent harness"), once the dependencies resolve: its runtime from the
+// registry the cache watches, never read here from the API server. A runtime that does not resolve
+// is Failed with KAOS's message and terminal (the registry's change wakes the Agent), and the
+// Deployment stays as an earlier reconcile left it.
+import { harnessFailure, resolveHarness } from '../../api/harness-runtimes.ts';
 import { asArray, asRecord, asString, getIn } from '../../api/json.ts';
 import { ceilingExceeded, storeCeiling, userScopeRefused, type ReadScopePosture } from '../../api/memory-rules.ts';
 import { userIdentityEnforced } from '../../config/security.ts';
@@ -35,6 +41,7 @@ import { agentExposed, endpointFor, renderAgent, workloadName, type AgentDeps } 
 import { routeDepsThroughGateway } from '../../render/gateway.ts';
 import { gatewayRoutingEnabled, securityEnabled, type SecurityConfig } from '../../config/security.ts';
 import {
+  harnessRuntimeUnresolved,
   invalidMemoryReadScope,
   mcpServerNotReady,
   mcpServerUnresolved,
@@ -57,7 +64,7 @@ export type AgentResolution = { deps: AgentDeps } | { verdict: Verdict };
 
 /**
  * Pure over the cache: docs/api.md's resolution ("Agent reconcile") of an Agent's ModelAPI,
- * MCPServers, MemoryStore and peers. `firstCreation`: the Agent has no Deployment yet, so with
+ * MCPServers, MemoryStore, peers and harness runtime. `firstCreation`: the Agent has no Deployment yet, so with
  * waitForDependencies it waits for its MemoryStore too; a running Agent never does (docs/api.md,
  * "Agent remote memory": it serves with short-term memory only, and MemoryDegraded says so).
  */
@@ -118,6 +125,14 @@ export function resolveAgentDeps(
     }
   }
 
+  let harness: AgentDeps['harness'];
+  const runtime = asString(getIn(spec, 'harness', 'runtime'));
+  if (runtime !== undefined) {
+    const resolved = resolveHarness(reads.harnessRuntimes(), runtime, asString(getIn(spec, 'container', 'image')));
+    if (resolved.kind !== 'resolved') return { verdict: harnessRuntimeUnresolved(harnessFailure(runtime, resolved)) };
+    harness = { image: resolved.image, driver: resolved.driver };
+  }
+
   const modelSpec = asRecord(modelAPI.spec) ?? {};
   const mode = asString(modelSpec.mode) ?? 'Proxy';
   const ownModel = asString(asRecord(mode === 'Hosted' ? modelSpec.hostedConfig : modelSpec.proxyConfig)?.model);
@@ -130,6 +145,7 @@ export function resolveAgentDeps(
       mcpServers,
       peers,
       ...(memoryStore === undefined ? {} : { memoryStore }),
+      ...(harness === undefined ? {} : { harness }),
     },
   };
 }
@@ -177,8 +193,8 @@ export const reconcileAgent: KindReconciler = reconciler('Agent', async (run) =>
     await settleStatus(run, { ...resolution.verdict, ...existingChildren(run, endpoint), linkedResources, extraConditions });
     // Failed (missing dependency): back off and look again; its creation also wakes us at once.
     // Waiting: the dependency's status change wakes us, nothing to poll.
-    // A model not served or a scope above the ceiling (terminal) waits for a change of the Agent
-    // or of what it names instead.
+    // A model not served, a scope above the ceiling or a harness runtime that does not resolve
+    // (terminal) waits for a change of the Agent or of what it names (the registry) instead.
     return resolution.verdict.phase === 'Failed' && resolution.verdict.terminal !== true ? { requeue: true } : undefined;
   }
   const host = gatewayRoutingHost(ctx.config.security, ctx.reads);

@@ -6,6 +6,7 @@ import type { GrantGateFacts } from '../../api/access-grants.ts';
 import type { KaosKind, WorkloadKind } from '../../api/kinds.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import type { KaosObjects } from '../../api/schema/index.ts';
+import type { HarnessRegistryState } from '../../api/harness-runtimes.ts';
 import type { RegistryState } from '../../api/mcp-runtimes.ts';
 import type { EnsureResult, ObjectLike, PruneResult } from '../../kube/apply.ts';
 import type { EventInput } from '../../kube/events.ts';
@@ -53,6 +54,8 @@ export interface ReconcileReads {
   serviceAccountIssuer(): IssuerKeys | undefined;
   /** The address the Gateway (GATEWAY_NAME) reports in its status, when it reports one (gateway routing). */
   gatewayAddress(): string | undefined;
+  /** The harness runtime registry (docs/api.md, "Agent harness"), from its one-ConfigMap watch (controller/runtime-registry.ts). */
+  harnessRuntimes(): HarnessRegistryState;
 }
 
 /** The projection's word on one AccessGrant, from its last pass. */

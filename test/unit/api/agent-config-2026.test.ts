@@ -1,7 +1,7 @@
 // The Agent `config` fields KAOS added in 2026 (docs/api.md, "Agent `config` from KAOS 2026") and the KAOS
 // features this operator refuses by name (docs/api.md, "KAOS features not supported"), one test per rule:
 // the shape they give an Agent, their ranges, the blank goal, toolCallMode's default per shape,
-// the harness field, and the security posture env (no longer refused).
+// and the security posture env (no longer refused). (The harness, once refused too: harness.test.ts.)
 import { readFile } from 'node:fs/promises';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
@@ -85,14 +85,6 @@ t.test('an autonomous Agent that is not exposed and has no MCPServers is admitte
   const spec = { modelAPI: 'm', model: 'smollm2:135m', agentNetwork: { expose: false }, config: { autonomous: { goal: 'Summarise.' } } };
   const result = validateObject('Agent', agent('a', spec), { referencePolicy: 'Enforce', references: referencesIn(WORLD, spec) });
   t.same({ errors: result.errors, warnings: result.warnings }, { errors: [], warnings: [] });
-});
-
-t.test('the harness field is refused naming the feature, whatever its value', async (t) => {
-  const harness = "spec.harness: Forbidden: KAOS's coding-agent harness (runtimes from the ConfigMap kaos-harness-runtimes) is not supported by this operator";
-  for (const value of [{ runtime: 'pi' }, {}, 'pi', 0]) {
-    t.same(errorsOf({ modelAPI: 'm', model: 'smollm2:135m', harness: value }), [harness], JSON.stringify(value));
-  }
-  t.same(unsupportedFeatureErrors('Agent', { modelAPI: 'm', harness: null }), [], 'null is no value (the API server drops it)');
 });
 
 t.test('every unsupported field is declared in its kind\'s schema, so that it reaches the webhook', async (t) => {
