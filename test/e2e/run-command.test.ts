@@ -1,7 +1,8 @@
 // The README's run command, `npm start` (= `npm run build && node scripts/start.ts`), end to end:
 // what the user sees on the terminal, that the cluster it sets up works through kubectl, and
 // that Ctrl-C leaves no process and no directory behind. Every path it has:
-//   - no cluster in KUBECONFIG or ~/.kube/config: a local control plane, webhooks registered;
+//   - no cluster in KUBECONFIG or ~/.kube/config: a local control plane, webhooks registered, and
+//     KAOS's 2026 security plane (an Agent, a harness Agent, an AccessGrant) as its defaults run it;
 //   - a reachable cluster: CRDs applied, webhooks registered only with WEBHOOK_URL (and a CA);
 //   - no cluster and no Go toolchain: it says so and exits 1 without starting to build.
 //
@@ -35,6 +36,7 @@ const READY_MS = 180_000;
 const EXIT_MS = 120_000;
 
 const SAMPLE = join(ROOT, 'test', 'fixtures', 'samples', '1-simple-echo-agent.yaml');
+const SECURITY_PLANE = join(ROOT, 'test', 'fixtures', 'kaos-2026', 'security-plane.yaml');
 const SAMPLE_APPLIED = [
   'namespace/kaos-simple created',
   'modelapi.kaos.tools/simple-modelapi created',
@@ -52,6 +54,7 @@ spec:
 `;
 const ORPHAN_DENIED = 'The Agent "orphan" is invalid: spec.modelAPI: Not found: "no-such-modelapi"\n';
 const KAOS_CRDS = [
+  'customresourcedefinition.apiextensions.k8s.io/accessgrants.kaos.tools',
   'customresourcedefinition.apiextensions.k8s.io/agents.kaos.tools',
   'customresourcedefinition.apiextensions.k8s.io/mcpservers.kaos.tools',
   'customresourcedefinition.apiextensions.k8s.io/memorystores.kaos.tools',
@@ -113,6 +116,104 @@ async function assertAdmission(t: Test, run: RunCommand, kubectl: (args: string[
   t.ok(refusalLogged(), 'the operator\'s validating webhook logged the refusal (422) on the run command\'s stdout');
   const absent = await kubectl(['get', 'agent', 'orphan', '-n', 'kaos-simple']);
   t.equal(absent.stderr, 'Error from server (NotFound): agents.kaos.tools "orphan" not found\n', 'the refused Agent was not stored');
+}
+
+type Kubectl = (args: string[], input?: string) => ReturnType<typeof runCommand>;
+type Json = Record<string, unknown>;
+
+/** `kubectl get -o json` of one object, once it exists. */
+async function getJson(kubectl: Kubectl, resource: string, namespace: string, name: string): Promise<Json> {
+  let found: Json | undefined;
+  await eventually(`${resource} ${namespace}/${name}`, async () => {
+    const res = await kubectl(['get', resource, name, '-n', namespace, '-o', 'json']);
+    found = res.code === 0 ? JSON.parse(res.stdout) as Json : undefined;
+    return found !== undefined;
+  }, { timeoutMs: READY_MS, intervalMs: 500 });
+  return found ?? {};
+}
+
+interface PodSpec {
+  serviceAccountName?: string;
+  automountServiceAccountToken?: boolean;
+  initContainers?: Array<{ name: string; image: string; env?: Array<{ name: string; value?: string }> }>;
+  containers: Array<{ name: string; image: string; env?: Array<{ name: string; value?: string }>; volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }> }>;
+  volumes?: Array<{ name: string }>;
+}
+const podSpecOf = (deployment: Json): PodSpec => (deployment as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+
+/**
+ * KAOS's 2026 security plane under `npm start` (docs/api.md, "Security plane"): an Agent, a harness
+ * Agent and an AccessGrant apply unchanged; each Agent runs under its ServiceAccount with the
+ * projected token and AGENT_AUTH_* last in its env; the harness Agent has its runtime's image, the
+ * clone init container, HARNESS_* and the workspace volumes; the AccessGrant is not enforced with
+ * security off, and says why. Expectations are the contract's, written out.
+ */
+async function assertSecurityPlane(t: Test, kubectl: Kubectl): Promise<void> {
+  const ns = 'kaos-secure';
+  const applied = await kubectl(['apply', '-f', SECURITY_PLANE]);
+  t.same(applied, {
+    code: 0,
+    stdout: [
+      `namespace/${ns} created`,
+      'modelapi.kaos.tools/team-modelapi created',
+      'agent.kaos.tools/helper created',
+      'agent.kaos.tools/coder created',
+      'accessgrant.kaos.tools/platform-team created',
+      '',
+    ].join('\n'),
+    stderr: 'Warning: this AccessGrant will not be enforced: Gateway authorization is not enabled; this AccessGrant is not enforced\n',
+  }, 'the manifest applies as written; the AccessGrant is admitted with a warning that security is off');
+
+  const tokenVolume = {
+    name: 'agent-auth-token',
+    projected: { sources: [{ serviceAccountToken: { audience: 'kaos-gateway', expirationSeconds: 3600, path: 'token' } }] },
+  };
+  const tokenMount = { name: 'agent-auth-token', mountPath: '/var/run/secrets/kaos-agent', readOnly: true };
+  const identityEnv = (name: string) => [
+    { name: 'AGENT_AUTH_IDENTITY', value: `kaos://agent/${ns}/${name}` },
+    { name: 'AGENT_AUTH_TOKEN_FILE', value: '/var/run/secrets/kaos-agent/token' },
+  ];
+  for (const name of ['helper', 'coder']) {
+    const account = await getJson(kubectl, 'serviceaccount', ns, `kaos-agent-${name}`);
+    t.match(account, { metadata: { labels: { 'kaos.tools/agent': name } }, automountServiceAccountToken: false }, `${name}: its ServiceAccount kaos-agent-${name}`);
+    const pod = podSpecOf(await getJson(kubectl, 'deployment', ns, `agent-${name}`));
+    t.equal(pod.serviceAccountName, `kaos-agent-${name}`, `${name}: the pod runs under it`);
+    t.equal(pod.automountServiceAccountToken, false, `${name}: with no API token`);
+    t.match(pod.volumes?.[0], tokenVolume, `${name}: the projected token is the pod's first volume`);
+    const agent = pod.containers.find((c) => c.name === 'agent');
+    t.match(agent?.volumeMounts?.find((m) => m.name === 'agent-auth-token'), tokenMount, `${name}: mounted read-only at the token path's directory`);
+    t.same(agent?.env?.slice(-2), identityEnv(name), `${name}: AGENT_AUTH_IDENTITY and AGENT_AUTH_TOKEN_FILE, the last generated env`);
+  }
+
+  const coder = podSpecOf(await getJson(kubectl, 'deployment', ns, 'agent-coder'));
+  const agent = coder.containers.find((c) => c.name === 'agent');
+  t.equal(agent?.image, 'ghcr.io/axsaucedo/kaos-harness-pi:latest', 'the harness Agent runs pi\'s image from the registry');
+  t.same(agent?.env?.slice(-5, -2), [
+    { name: 'HARNESS_DRIVER', value: 'pi' },
+    { name: 'HARNESS_WORKSPACE', value: '/workspace' },
+    { name: 'HARNESS_STATE_DIR', value: '/state' },
+  ], 'HARNESS_* just before the identity env');
+  t.same(coder.volumes?.map((v) => v.name), ['agent-auth-token', 'workspace', 'state'], 'the token volume, then the workspace\'s');
+  t.match(coder.initContainers, [{
+    name: 'workspace-clone',
+    image: 'alpine/git:2.45.2',
+    env: [{ name: 'WORKSPACE_REPO_URL', value: 'https://github.com/acme/platform-tools.git' }, { name: 'WORKSPACE_BRANCH', value: 'main' }],
+  }], 'the clone init container, the repository and the branch as its env');
+  t.equal(coder.initContainers?.length, 1, 'and no other');
+
+  let enforced: Json | undefined;
+  await eventually('the AccessGrant\'s Enforced condition', async () => {
+    const grant = await getJson(kubectl, 'accessgrant', ns, 'platform-team');
+    const conditions = ((grant.status as Json | undefined)?.conditions ?? []) as Json[];
+    enforced = conditions.find((c) => c.type === 'Enforced');
+    return enforced !== undefined;
+  }, { timeoutMs: READY_MS, intervalMs: 500 });
+  t.match(enforced, {
+    status: 'False',
+    reason: 'AuthorizationDisabled',
+    message: 'Gateway authorization is not enabled; this AccessGrant is not enforced',
+    observedGeneration: 1,
+  }, 'Enforced=False AuthorizationDisabled: npm start runs with security off');
 }
 
 const binDir = await buildBinaries(log);
@@ -186,6 +287,7 @@ t.test('no cluster: a local control plane; prints how to use it; kubectl goes th
     (await runCommand(kubectl, ['-n', 'kaos-simple', 'get', 'pods', '-l', 'agent=simple-agent', '-o', 'jsonpath={.items[*].spec.serviceAccountName}'], { env: userEnv })).stdout;
   await eventually('the sample Agent\'s pod', async () => (await podAccount()) !== '', { timeoutMs: READY_MS, intervalMs: 500 });
   t.equal(await podAccount(), 'kaos-agent-simple-agent', 'npm start gives the Agent its ServiceAccount, as KAOS\'s chart does');
+  await assertSecurityPlane(t, (args, input) => runCommand(kubectl, args, { env: userEnv, ...(input === undefined ? {} : { input }) }));
 
   // Everything it started: the control plane (each mentions the directory), its reaper, and the operator.
   const started = descendants(run.pid);
@@ -257,7 +359,7 @@ async function againstCluster(t: Test, options: { webhookUrl?: (port: number) =>
   await eventually('the operator\'s "started" line', () => logEntries(current.stdout()).some((e) => e.msg === 'kaos-operator started'), { timeoutMs: 30_000, intervalMs: 200 });
   const startedLine = logEntries(run.stdout()).find((e) => e.msg === 'kaos-operator started');
   t.match(startedLine, { webhookPort, metricsPort, server: plane.server }, 'its log, on stdout, names the ports and the server');
-  t.equal((await plane.kubectl(['get', 'crd', '-o', 'name'])).stdout, KAOS_CRDS, 'the four kaos.tools CRDs are installed');
+  t.equal((await plane.kubectl(['get', 'crd', '-o', 'name'])).stdout, KAOS_CRDS, 'the five kaos.tools CRDs are installed');
   t.equal((await plane.kubectl(['get', 'namespace', 'kaos-system', '-o', 'name'])).stdout, 'namespace/kaos-system\n', 'the namespace of the leader-election Lease was made');
   return { plane, run, certDir, webhookPort, metricsPort, stderrAtReady: run.stderr(), devCertsBefore };
 }
