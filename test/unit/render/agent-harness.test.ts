@@ -113,6 +113,28 @@ t.test('it all precedes spec.podSpec: a user can change the clone, the volumes a
   t.strictSame(pod.volumes, [{ name: 'workspace', emptyDir: {} }, { name: 'state', persistentVolumeClaim: { claimName: 'coder-state' } }], 'a volume replaced whole, by name');
 });
 
+t.test('under ServiceAccount identity: the token volume before the workspace\'s, HARNESS_* then AGENT_AUTH_* last, the clone without the token', async (t) => {
+  const identity = loadConfig({ SECURITY_AGENT_AUTH_IDENTITY_PROVIDER: 'serviceaccount' });
+  const rendered = renderAgent(harnessAgent({ harness: { runtime: 'pi', workspace: { repoURL: 'https://github.com/acme/repo.git' } } }), deps, identity);
+  const pod = podOf(rendered.deployment);
+  t.equal(rendered.serviceAccount?.metadata.name, 'kaos-agent-coder');
+  t.equal(pod['serviceAccountName'], 'kaos-agent-coder');
+  t.same(pod.volumes?.map((v) => v.name), ['agent-auth-token', 'workspace', 'state'], 'the token volume first');
+  t.strictSame(mainContainer(rendered.deployment).volumeMounts, [
+    { name: 'agent-auth-token', mountPath: '/var/run/secrets/kaos-agent', readOnly: true },
+    { name: 'workspace', mountPath: '/workspace' },
+    { name: 'state', mountPath: '/state' },
+  ]);
+  t.same((mainContainer(rendered.deployment).env ?? []).slice(-5), [
+    { name: 'HARNESS_DRIVER', value: 'pi' },
+    { name: 'HARNESS_WORKSPACE', value: '/workspace' },
+    { name: 'HARNESS_STATE_DIR', value: '/state' },
+    { name: 'AGENT_AUTH_IDENTITY', value: 'kaos://agent/ns/coder' },
+    { name: 'AGENT_AUTH_TOKEN_FILE', value: '/var/run/secrets/kaos-agent/token' },
+  ]);
+  t.strictSame(pod.initContainers?.[0]?.volumeMounts, [{ name: 'workspace', mountPath: '/workspace' }], 'the clone sees the workspace only');
+});
+
 t.test('an original-shape Agent renders as before (no harness, nothing new)', async (t) => {
   const plain: AgentInput = { metadata: meta, spec: { modelAPI: 'm' } };
   const deployment = renderAgent(plain, { ...deps, harness: undefined }, config).deployment;
