@@ -4,7 +4,8 @@
 // restarting the operator over it changes nothing; SIGKILL in the middle of creating 50 Agents
 // and a restart converge with no duplicate or orphaned child; after a kube-apiserver restart new
 // objects are reconciled; and a KAOS default install (ServiceAccount identity) on the same
-// cluster: each Agent's ServiceAccount, token and env, its pod under it, idle, then switched off.
+// cluster: each Agent's ServiceAccount, token and env, its pod under it (a harness Agent's too),
+// idle, then switched off.
 //
 // Leader election is on, as in a cluster (LEADER_ELECT defaults to true): its Lease renewals
 // (`update leases`, every 2 s) are the operator's only expected writes, so they are excluded from
@@ -223,8 +224,10 @@ t.test('a KAOS default install (ServiceAccount identity): each Agent gets its Se
   await kubectlApply(plane, [
     kaos('Agent', NS, 'scout', { modelAPI: 'llm', container: { env: [{ name: 'MINE', value: '1' }] } }),
     kaos('Agent', NS, 'planner', { modelAPI: 'llm', model: 'smollm2:135m' }),
+    // A harness Agent with a workspace: in the idle window below with the rest (the registry watched, never read).
+    kaos('Agent', NS, 'coder', { modelAPI: 'llm', model: 'smollm2:135m', harness: { runtime: 'pi', workspace: { repoURL: 'https://github.com/acme/service.git' } } }),
   ]);
-  for (const name of ['scout', 'planner']) await waitForStatus(client, 'Agent', NS, name, (o) => statusIs(o, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready (its pod runs)', 60_000);
+  for (const name of ['scout', 'planner', 'coder']) await waitForStatus(client, 'Agent', NS, name, (o) => statusIs(o, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready (its pod runs)', 60_000);
 
   // The ServiceAccount, as docs/api.md ("Agent identity by ServiceAccount") states it.
   const scoutUid = (await getKaos(client, 'Agent', NS, 'scout'))?.metadata.uid;
@@ -246,6 +249,9 @@ t.test('a KAOS default install (ServiceAccount identity): each Agent gets its Se
     { name: 'MINE', value: '1' },
   ], 'identity last of the generated env, spec.container.env after it');
   t.same(containerEnv(await getDeployment(client, NS, 'agent-planner'), 'agent').slice(-2), [`AGENT_AUTH_IDENTITY=kaos://agent/${NS}/planner`, 'AGENT_AUTH_TOKEN_FILE=/var/run/secrets/kaos-agent/token'], 'the newer shape too');
+  const coder = await template('coder');
+  t.equal(coder.serviceAccountName, 'kaos-agent-coder', 'the harness Agent runs under its own too');
+  t.same(coder.volumes?.map((v) => (v as { name: string }).name), ['agent-auth-token', 'workspace', 'state'], 'its token volume before the workspace\'s');
   // The probes (docs/api.md, "Agent probes in 2026"): KAOS 2026's for the newer shape, the original ones kept.
   const probesOf = async (name: string): Promise<unknown> => {
     const c = (await template(name)).containers.find((x) => x.name === 'agent') as { livenessProbe?: unknown; readinessProbe?: unknown } | undefined;
