@@ -6,6 +6,8 @@ import type { KubeClient } from './client.ts';
 
 export const OPENID_CONFIGURATION_PATH = '/.well-known/openid-configuration';
 export const API_SERVER_JWKS_PATH = '/openid/v1/jwks';
+/** The Accept header of a key set's GET: its own media type (RFC 7517), then JSON for a server that serves that. */
+export const JWKS_ACCEPT = 'application/jwk-set+json, application/json';
 
 /** A JSON Web Key Set: an object with a `keys` list (other members kept as served). */
 export type JsonWebKeySet = Readonly<Record<string, unknown>> & { readonly keys: readonly unknown[] };
@@ -54,7 +56,9 @@ export async function discoverIssuer(client: DiscoveryClient, signal?: AbortSign
  * that read fails — from the API server's `/openid/v1/jwks`.
  */
 export async function fetchKeySet(client: DiscoveryClient, jwksUri: string | undefined, signal?: AbortSignal): Promise<JsonWebKeySet> {
-  const options = signal === undefined ? {} : { signal };
+  // The API server serves the keys only as application/jwk-set+json: asked for application/json
+  // alone it answers 406 Not Acceptable.
+  const options = { accept: JWKS_ACCEPT, ...(signal === undefined ? {} : { signal }) };
   const read = async (path: string): Promise<JsonWebKeySet> => {
     const keys = asKeySet(await client.get<unknown>(path, options));
     if (keys === undefined) throw new Error(`${path} is no JSON Web Key Set (no "keys" list)`);

@@ -151,9 +151,12 @@ t.test('security off: the projection writes the agents\' graph; every grant is A
   t.match(table, /NAME\s+ENFORCED\s+REASON\s+AGE/, 'the printer columns');
   t.match(table, /alice\s+False\s+AuthorizationDisabled/);
 
-  const cm = await eventually('the policy data', async () => {
+  // A pass may have run before the Agent was created (the ModelAPI's create triggers one too): the
+  // data to check is the pass's that read the Agent.
+  const cm = await eventually('the policy data with the Agent', async () => {
     const o = await policyConfigMap();
-    return o?.data?.['data.json'] !== undefined ? o : undefined;
+    const text = o?.data?.['data.json'];
+    return text !== undefined && (JSON.parse(text) as { kaos: { grants?: Json } }).kaos.grants?.[`kaos://agent/${NS}/worker`] !== undefined ? o : undefined;
   }, { timeoutMs: 30_000, intervalMs: 200, retryErrors: true });
   t.equal(cm.data?.['policy.rego'], 'package kaos.authz\n', "someone else's policy.rego is left alone");
   t.equal(cm.metadata?.labels?.['app.kubernetes.io/managed-by'], 'kaos-operator-authz');

@@ -3,25 +3,28 @@
 // server's own /openid/v1/jwks.
 import t from 'tap';
 import { ApiError } from '../../../src/kube/errors.ts';
-import { discoverIssuer, fetchKeySet, jwksPathOnServer, type DiscoveryClient } from '../../../src/kube/oidc-discovery.ts';
+import { discoverIssuer, fetchKeySet, jwksPathOnServer, JWKS_ACCEPT, type DiscoveryClient } from '../../../src/kube/oidc-discovery.ts';
 
 const SERVER = new URL('https://10.0.0.1:6443');
 const KEYS = { keys: [{ kty: 'RSA', kid: 'a', n: 'x', e: 'AQAB' }] };
 
 /** A client whose GETs answer from `routes` (path → body; an Error is thrown), recording each path. */
-function client(routes: Record<string, unknown>, server = SERVER): DiscoveryClient & { asked: string[] } {
+function client(routes: Record<string, unknown>, server = SERVER): DiscoveryClient & { asked: string[]; accepts: (string | undefined)[] } {
   const asked: string[] = [];
+  const accepts: (string | undefined)[] = [];
   return {
     server,
     asked,
-    get: async <T>(path: string): Promise<T> => {
+    accepts,
+    get: async <T>(path: string, options?: { accept?: string }): Promise<T> => {
       asked.push(path);
+      accepts.push(options?.accept);
       const body = routes[path];
       if (body === undefined) throw new ApiError(404, 'NotFound', `${path} not found`);
       if (body instanceof Error) throw body;
       return body as T;
     },
-  } as DiscoveryClient & { asked: string[] };
+  } as DiscoveryClient & { asked: string[]; accepts: (string | undefined)[] };
 }
 
 t.test('jwksPathOnServer: relative, or on the API server\'s origin; another host is not followed', async (t) => {
@@ -59,4 +62,14 @@ t.test('fetchKeySet: jwks_uri on the server first, the API server\'s path when i
   t.same(await fetchKeySet(notKeys, '/keys'), KEYS, 'a document without keys falls back');
   t.same(await fetchKeySet(client({ '/openid/v1/jwks': KEYS }), undefined), KEYS, 'no jwks_uri');
   await t.rejects(fetchKeySet(client({ '/openid/v1/jwks': { nope: 1 } }), undefined), /no JSON Web Key Set/);
+});
+
+t.test('the key set is asked for as application/jwk-set+json, the only type the API server serves it as (else 406)', async (t) => {
+  const c = client({ '/openid/v1/jwks': KEYS });
+  await fetchKeySet(c, undefined);
+  t.same(c.accepts, [JWKS_ACCEPT]);
+  t.match(JWKS_ACCEPT, /^application\/jwk-set\+json\b/);
+  const d = client({ '/.well-known/openid-configuration': { issuer: 'https://kubernetes.default.svc.cluster.local' } });
+  await discoverIssuer(d);
+  t.same(d.accepts, [undefined], 'the OIDC document is plain JSON');
 });
