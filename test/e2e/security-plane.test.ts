@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import type { KubeObject } from '../../src/api/lookup.ts';
 import { OPERATOR_USER } from '../../src/cluster/rbac.ts';
+import { API_SERVER_JWKS_PATH, JWKS_ACCEPT } from '../../src/kube/oidc-discovery.ts';
 import { CONFIG_MAP, HTTP_ROUTE, NETWORK_POLICY, SECURITY_POLICY, resourcePath } from '../../src/kube/paths.ts';
 import { installGatewayCrds, startLocalStack, tail, type OperatorProcess } from '../../scripts/local-stack.ts';
 import {
@@ -232,7 +233,7 @@ t.test('the user issuer down: ProjectionFailed; back up: retried, Enforced, and 
     'group:ops': [`kaos://mcpserver/${NS}/tools`, `kaos://modelapi/${NS}/not-yet`],
     'user:alice@example.com': [`kaos://agent/${NS}/worker`, `kaos://mcpserver/${NS}/tools`],
   }, 'named resources (a missing one kept) and the selector team=a; Agent subjects not projected');
-  const apiServerKeys = await client.get<Json>('/openid/v1/jwks');
+  const apiServerKeys = await client.get<Json>(API_SERVER_JWKS_PATH, { accept: JWKS_ACCEPT });
   t.same(data.kaos.jwks, { [SA_ISSUER]: apiServerKeys, [USER_ISSUER]: USER_JWKS }, "the ServiceAccount issuer's keys as the API server serves them, and the user issuer's");
   t.same((await grantEvents('alice')).map((e) => [e.type, e.reason]), [
     ['Warning', 'AuthorizationDisabled'],
@@ -274,7 +275,7 @@ t.test("Envoy Gateway's CRDs installed while the operator runs: every route gets
       },
     }, `${kind}: its SecurityPolicy`);
     const inline = ((sp?.spec.jwt as { providers: { localJWKS?: { inline?: string } }[] }).providers[0]?.localJWKS?.inline) ?? '';
-    t.same(JSON.parse(inline), await client.get('/openid/v1/jwks'), "the agent provider's keys, inline");
+    t.same(JSON.parse(inline), await client.get(API_SERVER_JWKS_PATH, { accept: JWKS_ACCEPT }), "the agent provider's keys, inline");
     t.match(sp?.metadata.ownerReferences, [{ kind, name, controller: true }]);
     await eventually(`${route} routed again`, async () => getOrUndefined(client, resourcePath(HTTP_ROUTE, { namespace: NS, name: route })), { timeoutMs: 30_000, intervalMs: 200 });
   }
