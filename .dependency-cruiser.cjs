@@ -30,9 +30,9 @@ module.exports = {
     {
       name: 'render-imports-only-api-and-config',
       severity: 'error',
-      comment: 'render/ is pure: it sees the API and the config, nothing above it.',
+      comment: 'render/ is pure: it sees the API and the config (with the facts the security settings derive), nothing above it.',
       from: { path: '^src/render/' },
-      to: { path: '^src/', pathNot: ['^src/render/', '^src/api/', '^src/config/config\\.ts$'] },
+      to: { path: '^src/', pathNot: ['^src/render/', '^src/api/', '^src/config/(config|security)\\.ts$'] },
     },
     {
       name: 'api-and-render-do-no-io',

@@ -4,7 +4,7 @@
 //   chart/crds/*.yaml                              src/api/schema/crds.ts (the same as crds/)
 //   chart/templates/rbac.yaml                      src/cluster/rbac.ts (OPERATOR_RULES and their scopes)
 //   chart/templates/webhook-configurations.yaml    src/admission/webhook-configs.ts (as webhooks/)
-//   chart/templates/_config-env.tpl                CONFIG_ENV below (the table of docs/configuration.md)
+//   chart/templates/_config-env.tpl                CONFIG_ENV and SECURITY_ENV below (the table of docs/configuration.md)
 //
 //   node chart/generate.ts           regenerate (npm run gen:chart)
 //   node chart/generate.ts --check   exit 1 if a committed file is out of date
@@ -71,6 +71,40 @@ export const CONFIG_ENV: readonly { value: string; env: string; type: 'string' |
 ];
 
 /**
+ * The security plane's settings, under `security:` with KAOS's chart value names (docs/api.md,
+ * "Security settings"), as a path below `security` → environment variable.
+ * `string`, `list` and `json` as in CONFIG_ENV (a false, empty or absent value leaves the variable
+ * unset); `inverted`: a boolean whose `false` sets the variable to "true" (KAOS's
+ * `networkPolicy.enabled` is SECURITY_NETWORK_POLICY_DISABLED).
+ */
+export const SECURITY_ENV: readonly { path: string; env: string; type: 'string' | 'json' | 'list' | 'inverted' }[] = [
+  { path: 'pdp.enabled', env: 'SECURITY_PDP_ENABLED', type: 'string' },
+  { path: 'agentAuth.extAuthzUrl', env: 'SECURITY_AGENT_AUTH_EXT_AUTHZ_URL', type: 'string' },
+  { path: 'agentAuth.identity.provider', env: 'SECURITY_AGENT_AUTH_IDENTITY_PROVIDER', type: 'string' },
+  { path: 'agentAuth.identity.serviceAccount.audience', env: 'SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_AUDIENCE', type: 'string' },
+  { path: 'agentAuth.identity.serviceAccount.expirationSeconds', env: 'SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_EXPIRATION_SECONDS', type: 'string' },
+  { path: 'agentAuth.identity.serviceAccount.tokenPath', env: 'SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_TOKEN_PATH', type: 'string' },
+  { path: 'agentAuth.identity.serviceAccount.issuer', env: 'SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_ISSUER', type: 'string' },
+  { path: 'agentAuth.identity.serviceAccount.jwks', env: 'SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_JWKS', type: 'json' },
+  { path: 'agentAuth.jwksRefreshInterval', env: 'AUTHZ_JWKS_REFRESH_INTERVAL', type: 'string' },
+  { path: 'agentAuth.authorization.policyDataSource', env: 'SECURITY_AUTHORIZATION_POLICY_DATA_SOURCE', type: 'string' },
+  { path: 'agentAuth.authorization.policyRegoOverride', env: 'SECURITY_AUTHORIZATION_POLICY_REGO_OVERRIDE', type: 'string' },
+  { path: 'agentAuth.authorization.policyRegoFrom', env: 'AUTHZ_POLICY_REGO_FROM', type: 'string' },
+  { path: 'agentAuth.projection.policyConfigMap.name', env: 'AUTHZ_POLICY_CONFIGMAP_NAME', type: 'string' },
+  { path: 'agentAuth.projection.policyConfigMap.namespace', env: 'AUTHZ_POLICY_CONFIGMAP_NAMESPACE', type: 'string' },
+  { path: 'agentAuth.projection.namespaces', env: 'AUTHZ_PROJECTION_NAMESPACES', type: 'list' },
+  { path: 'userAuth.issuer', env: 'SECURITY_USER_AUTH_ISSUER', type: 'string' },
+  { path: 'userAuth.audience', env: 'SECURITY_USER_AUTH_AUDIENCE', type: 'string' },
+  { path: 'userAuth.jwksUri', env: 'SECURITY_USER_AUTH_JWKS_URI', type: 'string' },
+  { path: 'gatewayNamespace', env: 'SECURITY_GATEWAY_NAMESPACE', type: 'string' },
+  { path: 'gatewayHost', env: 'SECURITY_GATEWAY_HOST', type: 'string' },
+  { path: 'gatewayRouting.enabled', env: 'SECURITY_GATEWAY_ROUTING_ENABLED', type: 'string' },
+  { path: 'strictGatewayApi.enabled', env: 'SECURITY_STRICT_GATEWAY_API_ENABLED', type: 'string' },
+  { path: 'networkPolicy.enabled', env: 'SECURITY_NETWORK_POLICY_DISABLED', type: 'inverted' },
+  { path: 'networkPolicy.egress.enabled', env: 'SECURITY_NETWORK_POLICY_EGRESS_ENABLED', type: 'string' },
+];
+
+/**
  * Documented variables the chart sets from its own structure rather than from `config:`, and why;
  * and the ones that have no meaning in a cluster. test/unit/chart.test.ts checks that every row
  * of docs/configuration.md's table is in CONFIG_ENV or here.
@@ -85,9 +119,14 @@ export const STRUCTURAL_ENV: Readonly<Record<string, string>> = {
   POD_NAME: 'the downward API',
   POD_NAMESPACE: 'the downward API (the release namespace)',
   LEADER_ELECTION_NAMESPACE: 'the release namespace (through POD_NAMESPACE, from the downward API)',
+  SYSTEM_NAMESPACE: 'the release namespace (the downward API), where the chart installs the harness runtime registry',
   KUBECONFIG: 'not set: in a pod the operator uses its ServiceAccount',
   WEBHOOK_URL: 'npm start only',
   KAOS_CACHE_DIR: 'development only (where the control-plane binaries are built)',
+  SECURITY_OPERATOR_NAMESPACE: 'the release namespace (through POD_NAMESPACE, from the downward API)',
+  SECURITY_AGENT_AUTH_ISSUER: 'not set: an Agentic Identity Broker setting, which the operator ignores',
+  SECURITY_AGENT_AUTH_CREDENTIAL_SECRET_PREFIX: 'not set: an Agentic Identity Broker setting, which the operator ignores',
+  TOKEN_EXCHANGE_ENABLED: 'not set: "true" stops the operator (token exchange needs the Agentic Identity Broker)',
 };
 
 function envTemplate(): string {
@@ -100,6 +139,16 @@ function envTemplate(): string {
       lines.push(`{{- if ${v} }}`, `- name: ${env}`, `  value: {{ join "," ${v} | quote }}`, '{{- end }}');
     } else {
       lines.push(`{{- if ${v} }}`, `- name: ${env}`, `  value: {{ toJson ${v} | quote }}`, '{{- end }}');
+    }
+  }
+  lines.push('{{- $s := .Values.security | default dict }}');
+  for (const { path, env, type } of SECURITY_ENV) {
+    const dig = `dig ${path.split('.').map((key) => `"${key}"`).join(' ')}`;
+    if (type === 'inverted') {
+      lines.push(`{{- if eq (toString (${dig} true $s)) "false" }}`, `- name: ${env}`, '  value: "true"', '{{- end }}');
+    } else {
+      const value = type === 'string' ? '. | toString' : type === 'list' ? 'join "," .' : 'toJson .';
+      lines.push(`{{- with ${dig} "" $s }}`, `- name: ${env}`, `  value: {{ ${value} | quote }}`, '{{- end }}');
     }
   }
   lines.push('{{- end }}', '');

@@ -188,6 +188,13 @@ function validationOf(node: JsonSchemaProps, required: boolean): string {
   if (length !== undefined) parts.push(length);
   const items = range(node.minItems, node.maxItems, 'items');
   if (items !== undefined) parts.push(items);
+  const entries = range(node.minProperties, node.maxProperties, 'entries');
+  if (entries !== undefined) parts.push(entries);
+  const value = node.additionalProperties;
+  if (isObject(value)) {
+    const each = validationOf(value, false);
+    if (each !== '') parts.push(`each value ${each}`);
+  }
   if (typeof node.pattern === 'string') parts.push(`pattern ${code(node.pattern)}`);
   if (typeof node.format === 'string' && node.type !== 'integer') parts.push(`format ${code(node.format)}`);
   const keys = node['x-kubernetes-list-map-keys'];

@@ -14,6 +14,7 @@ import type { KubeObject } from '../src/api/lookup.ts';
 import { KubeClient } from '../src/kube/client.ts';
 import { ApiError } from '../src/kube/errors.ts';
 import { OPERATOR_IDENTITY, OPERATOR_USER, renderRbac } from '../src/cluster/rbac.ts';
+import { harnessRuntimesConfigMap } from '../src/api/harness-runtime-defaults.ts';
 import { runtimesConfigMap } from '../src/api/mcp-runtime-defaults.ts';
 import { freePorts, startControlPlane, type ControlPlane, type ControlPlaneOptions } from '../test/cluster/control-plane.ts';
 import { makeDevCerts } from '../certs/make-dev-certs.ts';
@@ -67,7 +68,35 @@ export async function applySetupObjects(client: KubeClient, objects: readonly Ku
 
 /** Installs crds/ and waits until the API server serves every one of them. */
 export async function installCrds(client: KubeClient, timeoutMs = 60_000): Promise<void> {
-  const crds = await readManifests(join(ROOT, 'crds'));
+  await installCrdObjects(client, await readManifests(join(ROOT, 'crds')), timeoutMs);
+}
+
+/**
+ * The files of Envoy Gateway's CRDs that test/cluster/build.sh copies beside the control plane's
+ * binaries (`envoy-gateway-crds/`, from Envoy Gateway's Go module): the Gateway API release it
+ * ships (HTTPRoutes, Gateways) and its SecurityPolicy, the one the operator writes.
+ */
+export const GATEWAY_CRD_FILES = {
+  gatewayApi: 'gatewayapi-crds.yaml',
+  envoyGateway: 'gateway.envoyproxy.io_securitypolicies.yaml',
+} as const;
+export type GatewayCrds = keyof typeof GATEWAY_CRD_FILES;
+
+/** Installs the Gateway API's or Envoy Gateway's CRDs from `binDir`'s copy and waits until they are served. */
+export async function installGatewayCrds(client: KubeClient, binDir: string, which: readonly GatewayCrds[], timeoutMs = 60_000): Promise<void> {
+  const dir = join(binDir, '..', 'envoy-gateway-crds');
+  const objects: KubeObject[] = [];
+  for (const part of which) {
+    for (const doc of parseAllDocuments(await readFile(join(dir, GATEWAY_CRD_FILES[part]), 'utf8'))) {
+      const value: unknown = doc.toJS();
+      if (value !== null && typeof value === 'object' && (value as KubeObject).kind === 'CustomResourceDefinition') objects.push(value as KubeObject);
+    }
+  }
+  await installCrdObjects(client, objects, timeoutMs);
+}
+
+/** Applies CRDs and waits until each is Established. */
+async function installCrdObjects(client: KubeClient, crds: readonly KubeObject[], timeoutMs: number): Promise<void> {
   await applySetupObjects(client, crds);
   const deadline = Date.now() + timeoutMs;
   for (const crd of crds) {
@@ -126,6 +155,8 @@ export async function startOperator(options: StartOperatorOptions): Promise<Oper
     env: {
       ...operatorProcessEnv(),
       KUBECONFIG: options.kubeconfig,
+      // As the chart sets it (the release namespace): where the stack installs the harness registry.
+      SYSTEM_NAMESPACE: OPERATOR_IDENTITY.namespace,
       WEBHOOK_HOST: '127.0.0.1',
       WEBHOOK_PORT: String(webhookPort),
       WEBHOOK_CERT_DIR: options.certDir,
@@ -280,6 +311,8 @@ export interface LocalStack extends Omit<Installation, 'operatorToken' | 'caPem'
 
 export interface InstallOptions {
   log?: Log;
+  /** Envoy Gateway's CRDs to install too (installGatewayCrds); none by default, as on a cluster without Envoy Gateway. */
+  gatewayCrds?: readonly GatewayCrds[];
   /** The control plane's audit log (test/cluster/control-plane.ts), e.g. to count the operator's writes. */
   audit?: ControlPlaneOptions['audit'];
 }
@@ -295,7 +328,7 @@ export interface LocalStackOptions extends InstallOptions {
 
 /**
  * A control plane on loopback with kaos-operator installed the url-based way, up to where the
- * operator would start: CRDs, the operator's RBAC and identity, the MCP runtime registry, a dev CA
+ * operator would start: CRDs, the operator's RBAC and identity, the runtime registries, a dev CA
  * and serving certificate. The operator's processes and the webhook configurations are the
  * caller's (startLocalStack: one process, the webhooks pointing at it).
  */
@@ -316,9 +349,14 @@ export async function installLocalStack(options: InstallOptions = {}): Promise<I
     const client = await KubeClient.fromKubeConfig(plane.kubeconfigPath);
     log('[stack] installing CRDs and the operator\'s RBAC');
     await installCrds(client);
+    if (options.gatewayCrds !== undefined && options.gatewayCrds.length > 0) {
+      log(`[stack] installing Envoy Gateway's CRDs: ${options.gatewayCrds.join(', ')}`);
+      await installGatewayCrds(client, plane.binDir, options.gatewayCrds);
+    }
     await applySetupObjects(client, renderRbac() as KubeObject[]);
-    // The MCP runtime registry the chart ships, in the operator's namespace (docs/api.md, "MCPServer runtimes").
-    await applySetupObjects(client, [runtimesConfigMap(OPERATOR_IDENTITY.namespace)]);
+    // The runtime registries the chart ships, in the operator's namespace, which is also its
+    // SYSTEM_NAMESPACE there (docs/api.md, "MCPServer runtimes" and "Agent harness").
+    await applySetupObjects(client, [runtimesConfigMap(OPERATOR_IDENTITY.namespace), harnessRuntimesConfigMap(OPERATOR_IDENTITY.namespace)]);
     const operatorKubeconfig = join(plane.dir, 'operator.kubeconfig');
     await writeTokenKubeconfig(plane.kubeconfigPath, operatorKubeconfig, identity.token, identity.user);
     return { plane, client, operatorKubeconfig, operatorToken: identity.token, certDir, caPem: certs.caPem, stop: () => plane.stop() };

@@ -8,14 +8,27 @@ import { join } from 'node:path';
 import { makeDevCerts } from '../certs/make-dev-certs.ts';
 import { renderWebhookConfigurations } from '../src/admission/webhook-configs.ts';
 import { loadConfig } from '../src/config/config.ts';
+import { harnessRuntimesConfigMap } from '../src/api/harness-runtime-defaults.ts';
 import { runtimesConfigMap } from '../src/api/mcp-runtime-defaults.ts';
-import { RUNTIMES_CONFIG_MAP } from '../src/api/mcp-runtimes.ts';
+import type { KubeObject } from '../src/api/meta.ts';
 import { KubeClient } from '../src/kube/client.ts';
 import { isNotFound } from '../src/kube/errors.ts';
 import { applySetupObjects, installCrds, ROOT, startLocalStack, type LocalStack } from './local-stack.ts';
 import { operatorArgs, operatorProcessEnv } from './operator-command.ts';
 
 const say = (line: string): void => { process.stderr.write(`[kaos] ${line}\n`); };
+
+/**
+ * What `npm start` sets for the operator unless this environment sets it (even to empty), as
+ * KAOS's chart does: ServiceAccount identity, so that a local run gives Agents KAOS's default
+ * children (docs/configuration.md, "The security plane").
+ */
+const START_DEFAULTS: Readonly<Record<string, string>> = { SECURITY_AGENT_AUTH_IDENTITY_PROVIDER: 'serviceaccount' };
+
+/** START_DEFAULTS less what this environment sets. */
+function startDefaults(): Record<string, string> {
+  return Object.fromEntries(Object.entries(START_DEFAULTS).filter(([name]) => process.env[name] === undefined));
+}
 
 /** The kubeconfig a user means: $KUBECONFIG (first entry), else ~/.kube/config, if it exists. */
 function userKubeconfig(): string | undefined {
@@ -41,10 +54,10 @@ async function runAgainst(kubeconfig: string, client: KubeClient): Promise<void>
   await installCrds(client);
   say('CRDs from crds/ applied (server-side apply)');
   await ensureLeaseNamespace(client);
-  await ensureRuntimeRegistry(client);
+  await ensureRuntimeRegistries(client);
   const certDir = process.env.WEBHOOK_CERT_DIR ?? join(ROOT, 'certs', 'dev');
   const webhookUrl = process.env.WEBHOOK_URL;
-  const env: NodeJS.ProcessEnv = { ...operatorProcessEnv(), KUBECONFIG: kubeconfig, WEBHOOK_CERT_DIR: certDir };
+  const env: NodeJS.ProcessEnv = { ...startDefaults(), ...operatorProcessEnv(), KUBECONFIG: kubeconfig, WEBHOOK_CERT_DIR: certDir };
   // The caBundle of the webhook configurations: the CA of the development certificate made here,
   // or, for a serving certificate of your own (WEBHOOK_CERT_DIR), the ca.crt next to it.
   let caPem: string | undefined;
@@ -100,25 +113,31 @@ async function ensureLeaseNamespace(client: KubeClient): Promise<void> {
 }
 
 /**
- * The MCP runtime registry the chart ships (ConfigMap kaos-mcp-runtimes in POD_NAMESPACE), made
- * when the cluster has none; one that exists (a chart install's, or edited by hand) is left as is.
+ * The runtime registries the chart ships — ConfigMap kaos-mcp-runtimes in POD_NAMESPACE,
+ * kaos-harness-runtimes in SYSTEM_NAMESPACE — each made when the cluster has none; one that exists
+ * (a chart install's, KAOS's own, or edited by hand) is left as is.
  */
-async function ensureRuntimeRegistry(client: KubeClient): Promise<void> {
-  let namespace: string;
+async function ensureRuntimeRegistries(client: KubeClient): Promise<void> {
+  let config;
   try {
-    namespace = loadConfig(process.env).operatorNamespace;
+    config = loadConfig(process.env);
   } catch {
     return; // the operator itself reports a bad configuration
   }
-  const configMap = runtimesConfigMap(namespace);
+  await ensureRegistry(client, runtimesConfigMap(config.operatorNamespace), 'MCP');
+  await ensureRegistry(client, harnessRuntimesConfigMap(config.systemNamespace), 'harness');
+}
+
+async function ensureRegistry(client: KubeClient, configMap: KubeObject, what: string): Promise<void> {
+  const { name = '', namespace = '' } = configMap.metadata ?? {};
   try {
-    await client.get(`/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${RUNTIMES_CONFIG_MAP}`);
+    await client.get(`/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${name}`);
     return;
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }
   await applySetupObjects(client, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, configMap]);
-  say(`ConfigMap ${namespace}/${RUNTIMES_CONFIG_MAP} created with the built-in MCP runtimes`);
+  say(`ConfigMap ${namespace}/${name} created with the built-in ${what} runtimes`);
 }
 
 /** The exit status of a command ended by `signal`: 128 + its number (SIGINT 130, SIGTERM 143). */
@@ -140,7 +159,7 @@ async function runLocal(): Promise<void> {
   process.on('SIGTERM', stop);
   try {
     // One operator on a throwaway control plane: no Lease to wait for.
-    stack = await startLocalStack({ log: say, echoOperator: true, operatorEnv: { LEADER_ELECT: 'false' } });
+    stack = await startLocalStack({ log: say, echoOperator: true, operatorEnv: { ...startDefaults(), LEADER_ELECT: 'false' } });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     if (message.includes('no Go toolchain')) {
@@ -164,6 +183,8 @@ Use it from another terminal:
 
 The controller runs too (LEADER_ELECT=false: one replica, no Lease): each object gets its
 Deployment and Service (and a ConfigMap for a Proxy ModelAPI), owned by it, and a status.
+As with KAOS's chart, each Agent also gets a ServiceAccount kaos-agent-<name> and runs under it
+(SECURITY_AGENT_AUTH_IDENTITY_PROVIDER=serviceaccount; set it empty for none).
 The pods run on ${stack.plane.nodes.length} fake nodes (${stack.plane.nodes.join(', ')}): kube-scheduler places
 them and kwok plays the kubelet (no container runs; a pod turns Running and Ready within
 seconds), so the Deployments become available and every object reaches Ready; an Agent

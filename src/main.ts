@@ -3,10 +3,15 @@
 // its own, fed the cache) → health and metrics → controller → signals. Every decision lives in the
 // modules it wires together.
 import { ConfigError, loadConfig, type Config } from './config/config.ts';
+import { gatewayRoutingEnabled, networkPoliciesEnabled, securityEnabled, securityWarnings, serviceAccountIdentity } from './config/security.ts';
+import { AuthzProjection, projectionSettings, registerProjectionWatches } from './controller/authz-projection.ts';
 import { Controller } from './controller/controller.ts';
-import { watchRuntimeRegistry } from './controller/runtime-registry.ts';
-import { httpRoutesWanted, registerControllerWatches } from './controller/watches.ts';
+import { UserIssuerKeys } from './controller/user-issuer.ts';
+import { getJson } from './kube/json-get.ts';
+import { watchHarnessRegistry, watchRuntimeRegistry } from './controller/runtime-registry.ts';
+import { httpRoutesWanted, registerControllerWatches, watchGatewayAddress } from './controller/watches.ts';
 import { KaosCache } from './cluster/cache.ts';
+import { ServiceAccountIssuerDiscovery } from './cluster/service-account-issuer.ts';
 import { feedCache } from './cluster/cache-feed.ts';
 import type { CacheBatch } from './cluster/cache-view.ts';
 import { KubeClient } from './kube/client.ts';
@@ -26,8 +31,17 @@ async function main(config: Config, logger: Logger): Promise<void> {
   const watches = config.controller.enabled
     ? registerControllerWatches(cache, { httpRoutes: await httpRoutesWanted(client, config) })
     : undefined;
-  // Admission and the controller both read the MCP runtime registry (docs/api.md, "MCPServer runtimes").
+  // Admission and the controller both read the runtime registries (docs/api.md, "MCPServer runtimes", "Agent harness").
   const runtimes = watchRuntimeRegistry(cache, { namespace: config.operatorNamespace, logger });
+  const harnessRuntimes = watchHarnessRegistry(cache, { namespace: config.systemNamespace, logger });
+  // The AccessGrant projection's policy ConfigMap and the Rego it copies (docs/api.md, "Policy ConfigMap").
+  const authz = projectionSettings(config.security);
+  const authzWatches = watches === undefined ? undefined : registerProjectionWatches(cache, authz);
+  // Gateway routing through the Gateway's status address, when no SECURITY_GATEWAY_HOST names one.
+  const { security } = config;
+  const gatewayAddress = watches?.httpRoutesServed === true && securityEnabled(security) && gatewayRoutingEnabled(security) && security.gatewayHost === ''
+    ? watchGatewayAddress(cache, { namespace: config.gateway.namespace, name: config.gateway.name })
+    : undefined;
   cache.start();
 
   let stopping = false;
@@ -51,6 +65,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
   // What the cache holds now, then every change, reaches the admission thread's view of it.
   const feed = admission === undefined ? undefined : feedCache(cache, (batch) => admission.feed(batch));
   runtimes.onChange(() => feed?.flush());
+  harnessRuntimes.onChange(() => feed?.flush());
   const health = await startHealthServer({
     host: config.metricsHost,
     port: config.metricsPort,
@@ -64,7 +79,54 @@ async function main(config: Config, logger: Logger): Promise<void> {
       cache: () => (cache.isSynced() ? { ready: true } : { ready: false, reason: 'not synced' }),
     }),
   });
-  const controller = watches === undefined ? undefined : new Controller({ cache, watches, runtimes, client, config, registry, logger });
+  // The ServiceAccount issuer and its keys, for the policies that verify agent tokens: with
+  // security enabled none can be written without them, so a failed discovery stops the operator;
+  // otherwise it is tried again each minute.
+  const issuer = watches !== undefined && serviceAccountIdentity(config.security)
+    ? new ServiceAccountIssuerDiscovery({
+        client,
+        settings: config.security.serviceAccount,
+        refreshIntervalMs: config.security.jwksRefreshIntervalSeconds * 1000,
+        logger,
+      })
+    : undefined;
+  const discoveryFailure = await issuer?.start();
+  if (discoveryFailure !== undefined && securityEnabled(config.security)) {
+    logger.fatal({ err: discoveryFailure.message }, 'ServiceAccount issuer discovery failed with security enabled; exiting');
+    process.exit(1);
+  }
+  const userIssuer = authz.user === undefined
+    ? undefined
+    : new UserIssuerKeys({ issuer: authz.user.issuer, jwksUri: config.security.userAuth.jwksUri, get: getJson, logger });
+  const projection = watches === undefined
+    ? undefined
+    : new AuthzProjection({
+        cache,
+        settings: authz,
+        serviceAccountKeys: () => issuer?.current(),
+        ...(userIssuer === undefined ? {} : { userKeys: userIssuer, refreshIntervalMs: config.security.jwksRefreshIntervalSeconds * 1000 }),
+        client,
+        ...authzWatches,
+        logger,
+        registry,
+      });
+  issuer?.onChange(() => projection?.trigger());
+  const controller = watches === undefined
+    ? undefined
+    : new Controller({
+        cache,
+        watches,
+        runtimes,
+        harnessRuntimes,
+        client,
+        config,
+        registry,
+        logger,
+        ...(projection === undefined ? {} : { projection }),
+        grantGates: authz.gates,
+        ...(issuer === undefined ? {} : { serviceAccountIssuer: issuer }),
+        ...(gatewayAddress === undefined ? {} : { gatewayAddress }),
+      });
   controller?.start();
   logger.info(
     {
@@ -95,6 +157,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
       process.exit(1);
     }, delayMs + 15_000);
     deadline.unref();
+    issuer?.stop();
     void Promise.all([controller?.stop(), new Promise((resolve) => setTimeout(resolve, delayMs))])
       .then(() => Promise.all([admission?.close(), webhook?.close()]))
       .then(() => {
@@ -122,6 +185,11 @@ try {
   process.exit(2);
 }
 const logger = createLogger({ level: config.logLevel });
+for (const warning of securityWarnings(process.env, config.security)) logger.warn({}, warning);
+if (networkPoliciesEnabled(config.security) && !gatewayRoutingEnabled(config.security)) {
+  // Pods then accept only the gateway's traffic, while Agents still call their dependencies directly.
+  logger.warn({}, 'NetworkPolicies are on but gateway routing is off: Agents call their dependencies directly, which the NetworkPolicies refuse; set SECURITY_GATEWAY_ROUTING_ENABLED=true');
+}
 main(config, logger).catch((err: unknown) => {
   logger.fatal({ err: err instanceof Error ? { message: err.message, stack: err.stack } : String(err) }, 'startup failed');
   process.exit(1);

@@ -162,4 +162,101 @@
 - name: CONTROLLER_ENABLED
   value: {{ $c.controllerEnabled | toString | quote }}
 {{- end }}
+{{- $s := .Values.security | default dict }}
+{{- with dig "pdp" "enabled" "" $s }}
+- name: SECURITY_PDP_ENABLED
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "agentAuth" "extAuthzUrl" "" $s }}
+- name: SECURITY_AGENT_AUTH_EXT_AUTHZ_URL
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "agentAuth" "identity" "provider" "" $s }}
+- name: SECURITY_AGENT_AUTH_IDENTITY_PROVIDER
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "agentAuth" "identity" "serviceAccount" "audience" "" $s }}
+- name: SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_AUDIENCE
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "agentAuth" "identity" "serviceAccount" "expirationSeconds" "" $s }}
+- name: SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_EXPIRATION_SECONDS
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "agentAuth" "identity" "serviceAccount" "tokenPath" "" $s }}
+- name: SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_TOKEN_PATH
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "agentAuth" "identity" "serviceAccount" "issuer" "" $s }}
+- name: SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_ISSUER
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "agentAuth" "identity" "serviceAccount" "jwks" "" $s }}
+- name: SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_JWKS
+  value: {{ toJson . | quote }}
+{{- end }}
+{{- with dig "agentAuth" "jwksRefreshInterval" "" $s }}
+- name: AUTHZ_JWKS_REFRESH_INTERVAL
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "agentAuth" "authorization" "policyDataSource" "" $s }}
+- name: SECURITY_AUTHORIZATION_POLICY_DATA_SOURCE
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "agentAuth" "authorization" "policyRegoOverride" "" $s }}
+- name: SECURITY_AUTHORIZATION_POLICY_REGO_OVERRIDE
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "agentAuth" "authorization" "policyRegoFrom" "" $s }}
+- name: AUTHZ_POLICY_REGO_FROM
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "agentAuth" "projection" "policyConfigMap" "name" "" $s }}
+- name: AUTHZ_POLICY_CONFIGMAP_NAME
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "agentAuth" "projection" "policyConfigMap" "namespace" "" $s }}
+- name: AUTHZ_POLICY_CONFIGMAP_NAMESPACE
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "agentAuth" "projection" "namespaces" "" $s }}
+- name: AUTHZ_PROJECTION_NAMESPACES
+  value: {{ join "," . | quote }}
+{{- end }}
+{{- with dig "userAuth" "issuer" "" $s }}
+- name: SECURITY_USER_AUTH_ISSUER
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "userAuth" "audience" "" $s }}
+- name: SECURITY_USER_AUTH_AUDIENCE
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "userAuth" "jwksUri" "" $s }}
+- name: SECURITY_USER_AUTH_JWKS_URI
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "gatewayNamespace" "" $s }}
+- name: SECURITY_GATEWAY_NAMESPACE
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "gatewayHost" "" $s }}
+- name: SECURITY_GATEWAY_HOST
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "gatewayRouting" "enabled" "" $s }}
+- name: SECURITY_GATEWAY_ROUTING_ENABLED
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- with dig "strictGatewayApi" "enabled" "" $s }}
+- name: SECURITY_STRICT_GATEWAY_API_ENABLED
+  value: {{ . | toString | quote }}
+{{- end }}
+{{- if eq (toString (dig "networkPolicy" "enabled" true $s)) "false" }}
+- name: SECURITY_NETWORK_POLICY_DISABLED
+  value: "true"
+{{- end }}
+{{- with dig "networkPolicy" "egress" "enabled" "" $s }}
+- name: SECURITY_NETWORK_POLICY_EGRESS_ENABLED
+  value: {{ . | toString | quote }}
+{{- end }}
 {{- end }}

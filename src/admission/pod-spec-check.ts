@@ -7,10 +7,10 @@ import type { Config } from '../config/config.ts';
 import { clip } from '../api/bounded-text.ts';
 import { FIELD_ERROR_TYPES, FieldError, TYPE_TEXT, invalid, type FieldErrorType } from '../api/field-error.ts';
 import { MAX_CAUSES } from '../api/validation/answer-limits.ts';
-import type { KaosKind } from '../api/kinds.ts';
+import type { WorkloadKind } from '../api/kinds.ts';
 import type { KubeObject, Refusal } from '../api/meta.ts';
 import type { Logger } from '../leaves/logger.ts';
-import type { KaosObject } from '../api/schema/index.ts';
+import type { WorkloadObject } from '../api/schema/index.ts';
 import { fragmentPath, isRuntimeShape, renderPodSpec, type MCPServerDeps, type MCPServerInput } from '../render/index.ts';
 import { resolveRuntime, type RegistryState } from '../api/mcp-runtimes.ts';
 import type { PodSpecCheck } from './validate.ts';
@@ -39,7 +39,7 @@ export interface PodSpecCheckOptions {
  */
 const UNRESOLVED_RUNTIME_IMAGE = 'kaos.invalid/unresolved-runtime';
 
-function mcpServerDeps(object: KaosObject, runtimes: RegistryState | undefined): MCPServerDeps {
+function mcpServerDeps(object: WorkloadObject, runtimes: RegistryState | undefined): MCPServerDeps {
   const spec = object.spec as MCPServerInput['spec'];
   if (!isRuntimeShape(spec)) return {};
   const resolution = resolveRuntime(runtimes ?? { problem: 'unknown' }, spec.runtime ?? '');
@@ -49,7 +49,7 @@ function mcpServerDeps(object: KaosObject, runtimes: RegistryState | undefined):
 
 export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
   const { dryRunCreate, config, logger } = options;
-  return async (kind: KaosKind, object: KaosObject): Promise<FieldError[]> => {
+  return async (kind: WorkloadKind, object: WorkloadObject): Promise<FieldError[]> => {
     const namespace = object.metadata?.namespace ?? '';
     const fragment = (object.spec as { podSpec?: unknown } | undefined)?.podSpec;
     let podSpec: unknown;
@@ -86,7 +86,7 @@ export function createPodSpecCheck(options: PodSpecCheckOptions): PodSpecCheck {
  * Not a verdict on the pod (no answer, outage, RBAC): let the object through rather than block
  * every podSpec edit while the API server is unhappy; the controller reports the real error.
  */
-function uncheckedWarning(logger: Logger, kind: KaosKind, object: KubeObject, err: string): FieldError[] {
+function uncheckedWarning(logger: Logger, kind: WorkloadKind, object: KubeObject, err: string): FieldError[] {
   logger.warn({ kind, namespace: object.metadata?.namespace ?? '', name: object.metadata?.name, err }, 'spec.podSpec could not be checked');
   return [];
 }

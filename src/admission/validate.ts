@@ -1,20 +1,24 @@
 // The validating webhook for one kind: look up everything the rules need at once, then validate
 // (pure) and answer with Kubernetes' own 422 Invalid status, or allow with warnings.
 import type { Config } from '../config/config.ts';
+import { serviceAccountIdentity, userIdentityEnforced } from '../config/security.ts';
 import { referencedNames, type ReferencedNames } from '../api/agent-references.ts';
 import { DNS1123_SUBDOMAIN_MAX_LENGTH, validateDNS1123Subdomain } from '../api/name-validation.ts';
 import type { FieldError } from '../api/field-error.ts';
 import { invalidStatus } from '../api/validation/invalid-status.ts';
 import { asRecord, getIn, isSet, jsonEqual } from '../api/json.ts';
 import { MEMORY_MODEL_ROLES } from '../api/enums.ts';
-import type { KaosKind } from '../api/kinds.ts';
+import type { KaosKind, WorkloadKind } from '../api/kinds.ts';
 import { isKubeObject, requireKubeObject } from '../api/kube-object.ts';
 import type { KubeObject, ObjectLookup, Referrer } from '../api/lookup.ts';
 import { LookupBudget, LookupNotMade } from '../api/lookup-budget.ts';
 import { boundedWarnings } from '../api/validation/answer-limits.ts';
 import { MAX_REFERENCES } from '../api/schema/limits.ts';
-import type { KaosObject } from '../api/schema/index.ts';
+import type { WorkloadObject } from '../api/schema/index.ts';
 import { conformsToSchema, specValidator } from '../api/validation/schema-validation.ts';
+import { resourceKey } from '../api/validation/validate-accessgrant.ts';
+import { namedResources } from '../api/access-grants.ts';
+import { grantGateFacts, projectionNamespaces } from '../config/grant-gates.ts';
 import { deletionWarnings, validateObject, type ModelBinding } from '../api/validation/validate-object.ts';
 import type { AgentReferences } from '../api/validation/validation-types.ts';
 import type { AdmissionDecision, AdmissionHandler } from './types.ts';
@@ -24,7 +28,7 @@ import type { AdmissionDecision, AdmissionHandler } from './types.ts';
  * pod (docs/api.md, "Validation"). Called only when spec.podSpec is set and the spec conforms to its schema, since
  * the merge needs a well-formed spec. Its errors are appended to the object's other errors.
  */
-export type PodSpecCheck = (kind: KaosKind, object: KaosObject) => Promise<FieldError[]>;
+export type PodSpecCheck = (kind: WorkloadKind, object: WorkloadObject) => Promise<FieldError[]>;
 
 export interface ValidatingHandlerDeps {
   lookup: ObjectLookup;
@@ -35,6 +39,8 @@ export interface ValidatingHandlerDeps {
 export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerDeps): AdmissionHandler {
   // Compiled when the handler is built, so that the first request does not pay for it.
   specValidator(kind);
+  // What the rules read of the security settings, derived once.
+  const posture = { userIdentity: userIdentityEnforced(deps.config.security), serviceAccountIdentity: serviceAccountIdentity(deps.config.security) };
   return async (req) => {
     if (req.kind.kind !== kind) throw new Error(`${kind} validating handler received a ${req.kind.kind} request`);
 
@@ -54,6 +60,7 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
     // An object being deleted only ever loses finalizers (KAOS's among them, docs/api.md "Common behaviour"): never block that.
     if (oldObject !== undefined && isSet(object.metadata?.deletionTimestamp)) return { allowed: true };
     const namespace = req.namespace ?? object.metadata?.namespace ?? '';
+    if (kind === 'AccessGrant') return validateGrantRequest(object, namespace, deps);
     const isAgent = kind === 'Agent';
     const isStore = kind === 'MemoryStore';
     const { podSpecCheck } = deps;
@@ -69,7 +76,7 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
       isAgent ? resolveReferences(deps.lookup, namespace, namesToResolve(object.spec, oldObject?.spec), budget) : undefined,
       isStore ? resolveModelAPIs(deps.lookup, namespace, storeModelAPIsToResolve(object.spec, oldObject?.spec), budget) : undefined,
       isAgent || isStore ? namespaceLabelsWithin(deps.lookup, namespace, budget) : undefined,
-      checkPodSpec ? podSpecCheck(kind, object) : [],
+      checkPodSpec ? podSpecCheck(kind, object as WorkloadObject) : [],
     ]);
     // Who a change of this object can strand, and what each asks of it: from the cache only (a
     // warning is never worth a live read).
@@ -87,8 +94,10 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
       modelAPIDependents,
       ...(memoryStoreDependents === undefined ? {} : { memoryStoreDependents }),
       deprecationWarnings: deps.config.deprecationWarnings,
-      // The runtime registry from the cache only: unreadable is a warning, never a live read.
+      // The runtime registries from the cache only: unreadable is a warning, never a live read.
       ...(kind === 'MCPServer' && deps.lookup.mcpRuntimes !== undefined ? { mcpRuntimes: deps.lookup.mcpRuntimes() } : {}),
+      posture,
+      ...(isAgent && deps.lookup.harnessRuntimes !== undefined ? { harnessRuntimes: deps.lookup.harnessRuntimes() } : {}),
     });
     // Ratcheting, as Kubernetes does for CRD schemas: an UPDATE that leaves the spec alone is not
     // refused for what the spec already was (objects admitted by the Go operator, or by an older
@@ -99,6 +108,36 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
       errors.length > 0 ? { allowed: false, status: invalidStatus(kind, name, errors) } : { allowed: true };
     return withWarnings(decision, result.warnings);
   };
+}
+
+/**
+ * An AccessGrant (docs/api.md, "AccessGrant"): its rules, and warnings that read the cache only — a
+ * named resource that does not exist yet, like a missing peer, is never worth a live read. Its
+ * rules read nothing outside the object, so it is judged whole on every CREATE and UPDATE.
+ */
+async function validateGrantRequest(object: KubeObject, namespace: string, deps: ValidatingHandlerDeps): Promise<AdmissionDecision> {
+  const cacheOnly = new LookupBudget({ maxLiveLookups: 0 });
+  const existing = new Map<string, boolean>();
+  await Promise.all(
+    namedResources(object.spec).slice(0, MAX_PEER_LOOKUPS).map(async ({ kind, name }) => {
+      if (validateDNS1123Subdomain('', name).length > 0) return;
+      try {
+        existing.set(resourceKey(kind, name), await deps.lookup.exists(kind, namespace, name, cacheOnly));
+      } catch (err) {
+        if (err instanceof LookupNotMade) existing.set(resourceKey(kind, name), false);
+        else throw err;
+      }
+    }),
+  );
+  const namespaces = projectionNamespaces(deps.config.security);
+  const result = validateObject('AccessGrant', object, {
+    referencePolicy: deps.config.referencePolicy,
+    accessGrant: { existing, gates: grantGateFacts(deps.config.security), ...(namespaces === undefined ? {} : { projectionNamespaces: namespaces }) },
+  });
+  const name = object.metadata?.name ?? '';
+  const decision: AdmissionDecision =
+    result.errors.length > 0 ? { allowed: false, status: invalidStatus('AccessGrant', name, result.errors) } : { allowed: true };
+  return withWarnings(decision, result.warnings);
 }
 
 /** A namespace is a DNS-1123 label. */

@@ -1,6 +1,12 @@
 // The names an Agent references (docs/api.md, "Agent"): its ModelAPI, its MCPServers, its peer Agents
-// and the MemoryStore its memory binds to (docs/api.md, "Agent remote memory").
+// and the MemoryStore its memory binds to (docs/api.md, "Agent remote memory"); and the name of its
+// own ServiceAccount under agent identity.
 import { asArray, getIn } from './json.ts';
+
+/** The ServiceAccount an Agent runs under with ServiceAccount identity: `kaos-agent-<name>`. */
+export function agentServiceAccountName(agentName: string): string {
+  return `kaos-agent-${agentName}`;
+}
 
 export interface ReferencedNames {
   modelAPIs: string[];

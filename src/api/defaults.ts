@@ -12,6 +12,8 @@ export const AGENT_DEFAULTS = {
   agentNetwork: {},
   expose: true,
   reasoningLoopMaxSteps: 5,
+  /** The branch a harness workspace clones when it names none (docs/api.md, "Agent harness"). */
+  workspaceBranch: 'main',
   /**
    * Inside the `config` of a newer-shape Agent only (docs/api.md, "Agent `config` from KAOS 2026"):
    * the mutating webhook writes and records it, since a CRD default would reach original-shape

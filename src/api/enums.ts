@@ -51,3 +51,13 @@ export const CONTAINER_LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARNING', 'ERROR
 export type ContainerLogLevel = (typeof CONTAINER_LOG_LEVELS)[number];
 /** What DEFAULT_LOG_LEVEL defaults to. */
 export const DEFAULT_CONTAINER_LOG_LEVEL: ContainerLogLevel = 'INFO';
+
+/** Who an AccessGrant grants to (docs/api.md, "AccessGrant"): a token's `sub` or `email`, a `groups` entry, or an Agent. */
+export const ACCESS_GRANT_SUBJECT_KINDS = ['User', 'Group', 'Agent'] as const;
+export type AccessGrantSubjectKind = (typeof ACCESS_GRANT_SUBJECT_KINDS)[number];
+/** What an AccessGrant grants access to: the workload kinds, by name or label selector. */
+export const ACCESS_GRANT_RESOURCE_KINDS = ['Agent', 'MCPServer', 'ModelAPI', 'MemoryStore'] as const;
+export type AccessGrantResourceKind = (typeof ACCESS_GRANT_RESOURCE_KINDS)[number];
+/** metav1.LabelSelectorRequirement's operators. */
+export const LABEL_SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
+export type LabelSelectorOperator = (typeof LABEL_SELECTOR_OPERATORS)[number];

@@ -5,8 +5,20 @@ export const GROUP = 'kaos.tools';
 export const VERSION = 'v1alpha1';
 export const API_VERSION = `${GROUP}/${VERSION}`;
 
-export const KINDS = ['Agent', 'ModelAPI', 'MCPServer', 'MemoryStore'] as const;
+export const KINDS = ['Agent', 'ModelAPI', 'MCPServer', 'MemoryStore', 'AccessGrant'] as const;
 export type KaosKind = (typeof KINDS)[number];
+
+/**
+ * The kinds that run a workload: each gets a Deployment, a Service, a route and the rest of
+ * docs/api.md's children. AccessGrant, the fifth kind, runs nothing: it is data the operator
+ * projects into the policy of a PDP (docs/api.md, "AccessGrant").
+ */
+export const WORKLOAD_KINDS = ['Agent', 'ModelAPI', 'MCPServer', 'MemoryStore'] as const;
+export type WorkloadKind = (typeof WORKLOAD_KINDS)[number];
+
+export function isWorkloadKind(value: unknown): value is WorkloadKind {
+  return typeof value === 'string' && (WORKLOAD_KINDS as readonly string[]).includes(value);
+}
 
 export interface KindNames {
   readonly kind: KaosKind;
@@ -21,6 +33,7 @@ export const KIND_NAMES: Readonly<Record<KaosKind, KindNames>> = {
   ModelAPI: { kind: 'ModelAPI', plural: 'modelapis', singular: 'modelapi', shortNames: ['api', 'apis'] },
   MCPServer: { kind: 'MCPServer', plural: 'mcpservers', singular: 'mcpserver', shortNames: ['mcp', 'mcps'] },
   MemoryStore: { kind: 'MemoryStore', plural: 'memorystores', singular: 'memorystore', shortNames: ['memstore', 'memstores'] },
+  AccessGrant: { kind: 'AccessGrant', plural: 'accessgrants', singular: 'accessgrant', shortNames: ['grant', 'grants'] },
 };
 
 export function isKaosKind(value: unknown): value is KaosKind {

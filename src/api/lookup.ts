@@ -1,6 +1,7 @@
 import type { KaosKind } from './kinds.ts';
 import type { KubeObject } from './meta.ts';
 import type { LookupBudget } from './lookup-budget.ts';
+import type { HarnessRegistryState } from './harness-runtimes.ts';
 import type { RegistryState } from './mcp-runtimes.ts';
 
 export type { KubeObject };
@@ -43,4 +44,9 @@ export interface ObjectLookup {
    * registry that cannot be read only ever warns. Absent: not known (runtimes are not checked).
    */
   mcpRuntimes?(): RegistryState;
+  /**
+   * The harness runtime registry (docs/api.md, "Agent harness"), likewise from the cache only; absent:
+   * not known (a harness runtime is not checked, with a warning).
+   */
+  harnessRuntimes?(): HarnessRegistryState;
 }

@@ -33,17 +33,22 @@ export const BUILTIN_RUNTIMES: Readonly<Record<string, RuntimeEntry>> = {
   },
 };
 
-/** runtimes.yaml for `runtimes`. */
-export function runtimesYaml(runtimes: Readonly<Record<string, RuntimeEntry>> = BUILTIN_RUNTIMES): string {
+/** runtimes.yaml for `runtimes` (of either registry). */
+export function runtimesYaml(runtimes: Readonly<Record<string, object>> = BUILTIN_RUNTIMES): string {
   return stringify({ runtimes }, { lineWidth: 0 });
 }
 
-/** The registry ConfigMap in `namespace` (the operator's). */
-export function runtimesConfigMap(namespace: string, runtimes: Readonly<Record<string, RuntimeEntry>> = BUILTIN_RUNTIMES): KubeObject {
+/** A registry ConfigMap `name` in `namespace` holding `runtimes`. */
+export function registryConfigMap(name: string, namespace: string, runtimes: Readonly<Record<string, object>>): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: RUNTIMES_CONFIG_MAP, namespace, labels: { 'app.kubernetes.io/name': 'kaos-operator' } },
+    metadata: { name, namespace, labels: { 'app.kubernetes.io/name': 'kaos-operator' } },
     data: { [RUNTIMES_KEY]: runtimesYaml(runtimes) },
   };
+}
+
+/** The MCP registry ConfigMap in `namespace` (the operator's). */
+export function runtimesConfigMap(namespace: string, runtimes: Readonly<Record<string, RuntimeEntry>> = BUILTIN_RUNTIMES): KubeObject {
+  return registryConfigMap(RUNTIMES_CONFIG_MAP, namespace, runtimes);
 }

@@ -1,14 +1,35 @@
 // The rules of remote memory that more than one layer reads (docs/api.md, "MemoryStore" and
 // "Agent remote memory"): the read-scope ceiling an Agent is held to (the validating webhook at
-// apply time, the controller while it runs, render for MEMORY_MAX_READ_SCOPE), the reason the
-// `user` scope is refused, and the compaction marks of a MemoryStore's short-term window. Pure.
+// apply time, the controller while it runs, render for MEMORY_MAX_READ_SCOPE), when the `user`
+// scope is refused (without a user identity), and the compaction marks of a MemoryStore's
+// short-term window. Pure.
 import { AGENT_DEFAULTS, MEMORY_STORE_DEFAULTS } from './defaults.ts';
 import { MEMORY_READ_SCOPES, type MemoryReadScope } from './enums.ts';
 import { goQuote } from './go-format.ts';
 import { asRecord, asString, getIn } from './json.ts';
 
-/** Why `maxReadScope: user` is refused, wherever it is written. */
-export const USER_SCOPE_REFUSAL = '"user" needs a user identity provider, which kaos-operator does not have';
+/**
+ * KAOS's message for an Agent's own `maxReadScope: user` while the cluster enforces no user
+ * identity (security enabled with the user plane): the admission error and the Failed status.
+ */
+export const USER_SCOPE_WITHOUT_IDENTITY = 'config.memory.maxReadScope references user scope, but cluster security posture has no user identity';
+
+/** The warning for a MemoryStore whose ceiling is `user` while no user identity is enforced. */
+export const STORE_USER_CEILING_WARNING = 'spec.maxReadScope: no Agent reads at "user" scope without a user identity (security and the user plane on)';
+
+/**
+ * The security posture the read-scope rules need, from the operator's settings (the caller
+ * derives it: config/security.ts's userIdentityEnforced).
+ */
+export interface ReadScopePosture {
+  /** Security enabled with the user plane: an Agent may read at `user` scope. */
+  readonly userIdentity: boolean;
+}
+
+/** KAOS's message when an Agent's own read scope is `user` and `posture` has no user identity; else undefined. */
+export function userScopeRefused(agentScope: unknown, posture: ReadScopePosture): string | undefined {
+  return agentScope === 'user' && !posture.userIdentity ? USER_SCOPE_WITHOUT_IDENTITY : undefined;
+}
 
 const isScope = (value: unknown): value is MemoryReadScope => (MEMORY_READ_SCOPES as readonly unknown[]).includes(value);
 

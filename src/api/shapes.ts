@@ -3,7 +3,7 @@
 // them, never a mix; nothing ever rewrites an object from one to the other. Pure.
 //
 // What decides the shape of an object (for rendering and for the env rules below):
-// - Agent: `spec.model`, `spec.config.telemetry` or a field of NEWER_AGENT_CONFIG → new.
+// - Agent: `spec.model`, `spec.config.telemetry`, a field of NEWER_AGENT_CONFIG or `spec.harness` → new.
 // - ModelAPI: `proxyConfig.models`, `provider`, `apiKey` or `spec.telemetry` → new.
 // - MCPServer: `spec.telemetry` or `spec.runtime` (a server from the runtime registry) → new.
 // - MemoryStore: KAOS 2026's kind has one shape, the newest.
@@ -15,7 +15,7 @@
 // list, so there the two are one part and only one of them may be set.
 import { forbidden, index, type FieldError } from './field-error.ts';
 import { asArray, asRecord, getIn, isRecord, isSet } from './json.ts';
-import type { KaosKind } from './kinds.ts';
+import type { WorkloadKind } from './kinds.ts';
 
 export type Shape = 'original' | 'new';
 
@@ -29,7 +29,7 @@ export type Shape = 'original' | 'new';
 export const NEWER_AGENT_CONFIG = ['systemPrompt', 'toolCallMode', 'autonomous', 'taskConfig'] as const;
 
 /** The new-shape fields set in `spec`, as field paths. */
-function newShapeFields(kind: KaosKind, spec: unknown): string[] {
+function newShapeFields(kind: WorkloadKind, spec: unknown): string[] {
   const set = (path: string, ...keys: string[]): string[] => (isSet(getIn(spec, ...keys)) ? [path] : []);
   switch (kind) {
     case 'Agent':
@@ -37,6 +37,8 @@ function newShapeFields(kind: KaosKind, spec: unknown): string[] {
         ...set('spec.model', 'model'),
         ...set('spec.config.telemetry', 'config', 'telemetry'),
         ...NEWER_AGENT_CONFIG.flatMap((k) => set(`spec.config.${k}`, 'config', k)),
+        // KAOS 2026's harness (docs/api.md, "Agent harness"): its env follows LOG_LEVEL.
+        ...set('spec.harness', 'harness'),
       ];
     case 'ModelAPI':
       return [
@@ -52,7 +54,7 @@ function newShapeFields(kind: KaosKind, spec: unknown): string[] {
   }
 }
 
-export function shapeOf(kind: KaosKind, spec: unknown): Shape {
+export function shapeOf(kind: WorkloadKind, spec: unknown): Shape {
   return newShapeFields(kind, spec).length > 0 ? 'new' : 'original';
 }
 
@@ -79,7 +81,7 @@ export function memoryShapeOf(memory: unknown): Shape {
 }
 
 /** The kind's own env list of the original shape (`container.env` replaces it in the new one); none for a MemoryStore. */
-export function ownEnvPath(kind: KaosKind, spec: unknown): { path: string; keys: string[] } | undefined {
+export function ownEnvPath(kind: WorkloadKind, spec: unknown): { path: string; keys: string[] } | undefined {
   switch (kind) {
     case 'MemoryStore':
       return undefined;
@@ -114,7 +116,7 @@ export function mixedPartErrors(original: readonly SetField[], updated: readonly
 const fields = (...paths: string[]): SetField[] => paths.map((field) => ({ field }));
 
 /** Every object part of `spec` that mixes the shapes, in field order. */
-export function mixedShapeErrors(kind: KaosKind, spec: unknown): FieldError[] {
+export function mixedShapeErrors(kind: WorkloadKind, spec: unknown): FieldError[] {
   const errors: FieldError[] = [];
   if (kind === 'Agent') {
     // The model: spec.model, or a MODEL_NAME entry in config.env.

@@ -45,6 +45,7 @@ const STILL_USED: Readonly<Record<KaosKind, string>> = {
   ModelAPI: 'is still referenced by',
   MCPServer: 'is still referenced by',
   MemoryStore: 'is still bound by',
+  AccessGrant: 'is still referenced by',
 };
 
 /** `Agents`, `MemoryStores`: every kind's plural is its name and an s. */

@@ -9,7 +9,9 @@ import { KubeClient } from '../kube/client.ts';
 import { ApiError } from '../kube/errors.ts';
 import { CONFIG_MAP, NAMESPACE, resourcePath } from '../kube/paths.ts';
 import { kaosPath } from '../cluster/kaos-resources.ts';
+import { HARNESS_RUNTIMES_CONFIG_MAP, harnessRegistryFromConfigMap, type HarnessRegistryState } from '../api/harness-runtimes.ts';
 import { RUNTIMES_CONFIG_MAP, registryFromConfigMap, type RegistryState } from '../api/mcp-runtimes.ts';
+import type { RegistryStateOf } from '../api/runtime-registry.ts';
 import { API_VERSION } from '../api/kinds.ts';
 import { errorMessage } from '../leaves/error-message.ts';
 
@@ -25,6 +27,16 @@ export interface ClusterSnapshot {
   notes: string[];
   /** The MCP runtime registry, when asked for (`runtimesNamespace`), as the cluster holds it. */
   runtimes?: RegistryState;
+  /** The harness runtime registry, when asked for (`harnessNamespace`), as the cluster holds it. */
+  harnessRuntimes?: HarnessRegistryState;
+}
+
+/** The registries to read besides the KAOS objects, each from its namespace. */
+export interface RegistryNamespaces {
+  /** ConfigMap kaos-mcp-runtimes in the operator's namespace. */
+  runtimesNamespace?: string;
+  /** ConfigMap kaos-harness-runtimes in SYSTEM_NAMESPACE. */
+  harnessNamespace?: string;
 }
 
 /** kubectl's choice of kubeconfig: the first file in KUBECONFIG, else ~/.kube/config. */
@@ -36,10 +48,11 @@ export function kubeconfigPath(env: Readonly<Record<string, string | undefined>>
 const TIMEOUT_MS = 15_000;
 
 /**
- * `runtimesNamespace`: also read the MCP runtime registry, ConfigMap kaos-mcp-runtimes in the
- * operator's namespace (absent or unreadable: a note, and runtimes are judged as unreadable).
+ * `registries`: also read the MCP runtime registry, ConfigMap kaos-mcp-runtimes in the operator's
+ * namespace, and the harness runtime registry, kaos-harness-runtimes in SYSTEM_NAMESPACE (absent
+ * or unreadable: a note, and their runtimes are judged as unreadable).
  */
-export async function clusterSnapshot(kubeconfig: string, namespaces: readonly string[], runtimesNamespace?: string): Promise<ClusterSnapshot> {
+export async function clusterSnapshot(kubeconfig: string, namespaces: readonly string[], registries: RegistryNamespaces = {}): Promise<ClusterSnapshot> {
   let client: KubeClient;
   try {
     client = await KubeClient.fromKubeConfig(kubeconfig, { userAgent: 'kaos-operator-lint', requestTimeoutMs: TIMEOUT_MS });
@@ -63,7 +76,14 @@ export async function clusterSnapshot(kubeconfig: string, namespaces: readonly s
         for (const item of list.items) snapshot.objects.push({ ...item, apiVersion: API_VERSION, kind });
       }
     }
-    if (runtimesNamespace !== undefined) snapshot.runtimes = await readRegistry(client, runtimesNamespace, snapshot.notes);
+    const { runtimesNamespace, harnessNamespace } = registries;
+    if (runtimesNamespace !== undefined) {
+      const where = `${runtimesNamespace}/${RUNTIMES_CONFIG_MAP}`;
+      snapshot.runtimes = await readRegistry(client, runtimesNamespace, RUNTIMES_CONFIG_MAP, 'MCP', (cm) => registryFromConfigMap(cm, where), snapshot.notes);
+    }
+    if (harnessNamespace !== undefined) {
+      snapshot.harnessRuntimes = await readRegistry(client, harnessNamespace, HARNESS_RUNTIMES_CONFIG_MAP, 'harness', harnessRegistryFromConfigMap, snapshot.notes);
+    }
   } catch (err) {
     throw new ClusterUnavailable(`cannot read the cluster at ${where} (kubeconfig ${kubeconfig}): ${errorMessage(err)}`);
   } finally {
@@ -72,19 +92,27 @@ export async function clusterSnapshot(kubeconfig: string, namespaces: readonly s
   return snapshot;
 }
 
-async function readRegistry(client: KubeClient, namespace: string, notes: string[]): Promise<RegistryState> {
-  const where = `${namespace}/${RUNTIMES_CONFIG_MAP}`;
+/** A registry ConfigMap (`what`: MCP or harness) as `read` parses it; a note when it cannot be used. */
+async function readRegistry<E>(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  what: string,
+  read: (configMap: KubeObject | undefined) => RegistryStateOf<E>,
+  notes: string[],
+): Promise<RegistryStateOf<E>> {
+  const where = `${namespace}/${name}`;
   let configMap: KubeObject | undefined;
   try {
-    configMap = await readOrAbsent(() => client.get<KubeObject>(resourcePath(CONFIG_MAP, { namespace, name: RUNTIMES_CONFIG_MAP })));
+    configMap = await readOrAbsent(() => client.get<KubeObject>(resourcePath(CONFIG_MAP, { namespace, name })));
   } catch (err) {
     // Reading one ConfigMap may be forbidden where listing KAOS objects is not: judge without it.
     if (!(err instanceof ApiError && err.code === 403)) throw err;
-    notes.push(`the MCP runtime registry ${where} may not be read (${errorMessage(err)}): runtimes are not checked`);
+    notes.push(`the ${what} runtime registry ${where} may not be read (${errorMessage(err)}): runtimes are not checked`);
     return { problem: `ConfigMap ${where} may not be read` };
   }
-  const state = registryFromConfigMap(configMap, where);
-  if ('problem' in state) notes.push(`${state.problem}: runtimes are not checked`);
+  const state = read(configMap);
+  if ('problem' in state) notes.push(`${state.problem}: ${what} runtimes are not checked`);
   return state;
 }
 

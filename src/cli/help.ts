@@ -12,7 +12,8 @@ Inputs: YAML or JSON files, directories (every *.yaml, *.yml, *.json below them)
 stdin (e.g. helm template ... | kaos-operator lint -). Multi-document streams and List
 objects are read; Helm's "# Source:" comments name the template in the output. A
 kaos-mcp-runtimes ConfigMap in the manifests (the chart's) is the registry MCPServers with
-spec.runtime are judged against; with no registry at all, their runtime is only warned about.
+spec.runtime are judged against, a kaos-harness-runtimes one the registry of Agents'
+spec.harness.runtime; with no registry at all, their runtime is only warned about.
 
 Options:
   -n, --namespace <ns>        namespace of objects that name none (default "default")
@@ -22,7 +23,8 @@ Options:
       --cluster               also resolve references against the cluster in KUBECONFIG
                               (read-only: lists the KAOS objects of the set's namespaces,
                               and reads the MCP runtime registry, ConfigMap kaos-mcp-runtimes
-                              in POD_NAMESPACE, default kaos-system)
+                              in POD_NAMESPACE, default kaos-system, and the harness runtime
+                              registry, kaos-harness-runtimes in SYSTEM_NAMESPACE, default kaos)
       --runtimes <file>       the MCP runtime registry: a runtimes.yaml, or a file with the
                               kaos-mcp-runtimes ConfigMap (wins over the set's and the cluster's)
   -o, --output <format>       lint: text (default) or json; default: yaml (the only format)

@@ -9,11 +9,11 @@ import type { Config } from '../config/config.ts';
 import { toFieldError } from '../api/validation/ajv-field-errors.ts';
 import type { FieldError } from '../api/field-error.ts';
 import { isRecord } from '../api/json.ts';
-import type { KaosKind } from '../api/kinds.ts';
+import type { WorkloadKind } from '../api/kinds.ts';
 import type { KubeObject, StatusCause } from '../api/meta.ts';
 import { podSpecErrors, unbuildable } from '../admission/pod-spec-check.ts';
 import type { PodSpecCheck } from '../admission/validate.ts';
-import type { KaosObject } from '../api/schema/index.ts';
+import type { WorkloadObject } from '../api/schema/index.ts';
 import { renderPodSpec } from '../render/index.ts';
 import schema from './pod-spec.schema.json' with { type: 'json' };
 
@@ -27,11 +27,11 @@ function validator(): ValidateFunction {
 }
 
 export function createStructuralPodSpecCheck(config: Config): PodSpecCheck {
-  return async (kind: KaosKind, object: KubeObject): Promise<FieldError[]> => {
+  return async (kind: WorkloadKind, object: KubeObject): Promise<FieldError[]> => {
     const fragment = isRecord(object.spec) ? object.spec.podSpec : undefined;
     let podSpec: unknown;
     try {
-      podSpec = renderPodSpec(kind, object as KaosObject, config).podSpec;
+      podSpec = renderPodSpec(kind, object as WorkloadObject, config).podSpec;
     } catch (err) {
       return [unbuildable(fragment, err)];
     }

@@ -11,7 +11,7 @@ import { createHandlers, judge } from './judge.ts';
 import { expandPaths, InputError, readManifestFile, type Manifest } from './manifests.ts';
 import { createStructuralPodSpecCheck } from './pod-spec-structure.ts';
 import { formatJson, formatText, type Report } from './report.ts';
-import { readRuntimesFile, registryInManifests } from './runtimes.ts';
+import { harnessRegistryInManifests, readRuntimesFile, registryInManifests } from './runtimes.ts';
 import { SetLookup } from './set-lookup.ts';
 import { prepareSet, type Finding } from './set.ts';
 import { errorMessage } from '../leaves/error-message.ts';
@@ -124,14 +124,21 @@ async function execute(options: Options, io: CliIO): Promise<number> {
   const lookup = new SetLookup();
   // The runtime registry: --runtimes, else one in the set, else (with --cluster) the cluster's.
   const runtimes = options.runtimes === undefined ? registryInManifests(manifests) : await readRuntimesFile(options.runtimes);
+  // The harness runtime registry: one in the set, else (with --cluster) the cluster's.
+  const harnessRuntimes = harnessRegistryInManifests(manifests);
   if (options.cluster) {
     const namespaces = [...new Set(set.entries.map((e) => e.identity.namespace))].sort();
-    const snapshot = await clusterSnapshot(kubeconfigPath(io.env), namespaces, runtimes === undefined ? config.operatorNamespace : undefined);
+    const snapshot = await clusterSnapshot(kubeconfigPath(io.env), namespaces, {
+      ...(runtimes === undefined ? { runtimesNamespace: config.operatorNamespace } : {}),
+      ...(harnessRuntimes === undefined ? { harnessNamespace: config.systemNamespace } : {}),
+    });
     for (const note of snapshot.notes) io.stderr(`kaos-operator: note: ${note}\n`);
     lookup.addObjects(snapshot.objects).addNamespaces(snapshot.namespaces);
     if (snapshot.runtimes !== undefined) lookup.setRuntimes(snapshot.runtimes);
+    if (snapshot.harnessRuntimes !== undefined) lookup.setHarnessRuntimes(snapshot.harnessRuntimes);
   }
   if (runtimes !== undefined) lookup.setRuntimes(runtimes);
+  if (harnessRuntimes !== undefined) lookup.setHarnessRuntimes(harnessRuntimes);
   lookup.addObjects(set.entries.map((e) => e.object)).addNamespaces(set.namespaces);
   const handlers = createHandlers(lookup, config, createStructuralPodSpecCheck(config));
 

@@ -6,6 +6,7 @@ import { isKaosKind, type KaosKind } from '../api/kinds.ts';
 import type { KubeObject, ObjectLookup, Referrer } from '../api/lookup.ts';
 import { DependencyIndex } from '../cluster/dependency-index.ts';
 import { refKey } from '../cluster/object-ref.ts';
+import type { HarnessRegistryState } from '../api/harness-runtimes.ts';
 import type { RegistryState } from '../api/mcp-runtimes.ts';
 
 export class SetLookup implements ObjectLookup {
@@ -16,8 +17,16 @@ export class SetLookup implements ObjectLookup {
   /** The MCP runtime registry, when one is known (cli/runtimes.ts); absent: runtimes are not judged. */
   mcpRuntimes?: () => RegistryState;
 
+  /** The harness runtime registry, when one is known; absent: harness runtimes are not judged. */
+  harnessRuntimes?: () => HarnessRegistryState;
+
   setRuntimes(state: RegistryState): this {
     this.mcpRuntimes = () => state;
+    return this;
+  }
+
+  setHarnessRuntimes(state: HarnessRegistryState): this {
+    this.harnessRuntimes = () => state;
     return this;
   }
 

@@ -1,16 +1,16 @@
 // Feeds a CacheView (cache-view.ts) from the main thread's KaosCache: everything its stores hold
 // at the start, then every change its reflectors make (an object as its JSON text), whether a
-// store has synced, and the MCP runtime registry when it changes. The changes of one task (a watch chunk's events, a relist's
+// store has synced, and each runtime registry when it changes. The changes of one task (a watch chunk's events, a relist's
 // differences) go out as one batch at the end of that task, so the view applies them whole.
 import { KINDS } from '../api/kinds.ts';
 import type { KubeObject } from '../api/lookup.ts';
-import type { RegistryState } from '../api/mcp-runtimes.ts';
 import type { ReflectorEvent } from '../kube/reflector.ts';
 import type { KaosCache } from './cache.ts';
+import { REGISTRY_NAMES, type RegistryStates } from './cache-lookup.ts';
 import type { CacheBatch, CacheChange, ViewKind } from './cache-view.ts';
 
 export interface CacheFeed {
-  /** Sends what changed since the last batch now (e.g. after the runtime registry changed). */
+  /** Sends what changed since the last batch now (e.g. after a runtime registry changed). */
   flush(): void;
   /** Stops listening. */
   stop(): void;
@@ -25,7 +25,7 @@ export function feedCache(cache: KaosCache, send: (batch: CacheBatch) => void): 
   let scheduled = false;
   let stopped = false;
   const sentSynced = new Set<ViewKind>();
-  let sentRuntimes: RegistryState | undefined;
+  const sentRegistries: Partial<RegistryStates> = {};
   const stores: Array<{ kind: ViewKind; isSynced: () => boolean; list: () => KubeObject[]; on: (l: (e: ReflectorEvent<KubeObject>) => void) => () => void }> = [
     ...KINDS.map((kind) => ({ kind, isSynced: () => cache.reflector(kind).isSynced(), list: () => cache.reflector(kind).list(), on: (l: (e: ReflectorEvent<KubeObject>) => void) => cache.reflector(kind).on(l) })),
     { kind: 'Namespace' as const, isSynced: () => cache.namespaces.isSynced(), list: () => cache.namespaces.list(), on: (l: (e: ReflectorEvent<KubeObject>) => void) => cache.namespaces.on(l) },
@@ -36,13 +36,14 @@ export function feedCache(cache: KaosCache, send: (batch: CacheBatch) => void): 
     if (stopped) return;
     const synced = stores.filter((s) => !sentSynced.has(s.kind) && s.isSynced()).map((s) => s.kind);
     // Registry states are parsed once per version of their ConfigMap: a new object is a change.
-    const runtimes = cache.mcpRuntimes();
-    const runtimesChanged = runtimes !== sentRuntimes;
-    if (changes.length === 0 && synced.length === 0 && !runtimesChanged) return;
-    const batch: CacheBatch = { changes, ...(synced.length === 0 ? {} : { synced }), ...(runtimesChanged ? { runtimes } : {}) };
+    const now: RegistryStates = { mcp: cache.mcpRuntimes(), harness: cache.harnessRuntimes() };
+    const registries: Partial<RegistryStates> = Object.fromEntries(REGISTRY_NAMES.filter((n) => now[n] !== sentRegistries[n]).map((n) => [n, now[n]]));
+    const registriesChanged = Object.keys(registries).length > 0;
+    if (changes.length === 0 && synced.length === 0 && !registriesChanged) return;
+    const batch: CacheBatch = { changes, ...(synced.length === 0 ? {} : { synced }), ...(registriesChanged ? { registries } : {}) };
     changes = [];
     for (const kind of synced) sentSynced.add(kind);
-    sentRuntimes = runtimes;
+    Object.assign(sentRegistries, registries);
     send(batch);
   };
   const soon = (): void => {

@@ -5,6 +5,7 @@
 // costs one live read (within the request's LookupBudget when it has one).
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject, ObjectLookup, Referrer } from '../api/lookup.ts';
+import { HARNESS_REGISTRY_NOT_READ, type HarnessRegistryState } from '../api/harness-runtimes.ts';
 import type { RegistryState } from '../api/mcp-runtimes.ts';
 import { LookupNotMade, type LookupBudget } from '../api/lookup-budget.ts';
 import type { KubeClient } from '../kube/client.ts';
@@ -20,13 +21,24 @@ export interface LookupStore {
   getByName(namespace: string | undefined, name: string): KubeObject | undefined;
 }
 
+/**
+ * The runtime registries a cache holds, each as its readers know it (docs/api.md, "MCPServer
+ * runtimes" and "Agent harness"): one ConfigMap each, watched by name.
+ */
+export interface RegistryStates {
+  readonly mcp: RegistryState;
+  readonly harness: HarnessRegistryState;
+}
+export type RegistryName = keyof RegistryStates;
+export const REGISTRY_NAMES: readonly RegistryName[] = ['mcp', 'harness'];
+
 /** What a cache answers lookups from. */
 export interface LookupStores {
   kaos(kind: KaosKind): LookupStore;
   readonly namespaceStore: LookupStore;
   referencedBy(kind: KaosKind, namespace: string, name: string): Referrer[];
-  /** Undefined while no registry is watched. */
-  runtimeRegistry(): RegistryState | undefined;
+  /** Undefined while that registry is not watched. */
+  registry<N extends RegistryName>(name: N): RegistryStates[N] | undefined;
 }
 
 export interface CacheLookupOptions {
@@ -78,7 +90,12 @@ export class CacheLookup implements ObjectLookup {
 
   /** The MCP runtime registry (docs/api.md, "MCPServer runtimes") from its reflector; a problem until one is attached and synced. */
   mcpRuntimes(): RegistryState {
-    return this.#stores.runtimeRegistry() ?? { problem: 'the MCP runtime registry is not watched' };
+    return this.#stores.registry('mcp') ?? { problem: 'the MCP runtime registry is not watched' };
+  }
+
+  /** The harness runtime registry (docs/api.md, "Agent harness") from its reflector; a problem until one is attached and synced. */
+  harnessRuntimes(): HarnessRegistryState {
+    return this.#stores.registry('harness') ?? HARNESS_REGISTRY_NOT_READ;
   }
 
   referencedBy(kind: KaosKind, namespace: string, name: string): Referrer[] {

@@ -1,6 +1,6 @@
 // The admission thread's view of the cache: a replica of what admission reads — the objects of
-// the three kinds and the Namespaces, whether each store has synced, and the MCP runtime
-// registry — fed by the main thread, where the reflectors run (cache-feed.ts makes the batches).
+// the kinds and the Namespaces, whether each store has synced, and the runtime registries — fed
+// by the main thread, where the reflectors run (cache-feed.ts makes the batches).
 // It answers lookups through the same CacheLookup as KaosCache (a miss reads live, as there),
 // so admission's answers do not depend on which thread serves it.
 //
@@ -17,11 +17,10 @@
 // collections — and the pauses of the requests waiting on them — grow with the cluster.
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject, Referrer } from '../api/lookup.ts';
-import type { RegistryState } from '../api/mcp-runtimes.ts';
 import { storeKey } from '../kube/paths.ts';
 import { deepFreeze } from '../kube/reflector.ts';
 import { DependencyIndex } from './dependency-index.ts';
-import type { LookupStore, LookupStores } from './cache-lookup.ts';
+import type { LookupStore, LookupStores, RegistryName, RegistryStates } from './cache-lookup.ts';
 
 /** The stores the view replicates: the three kinds and Namespaces. */
 export type ViewKind = KaosKind | 'Namespace';
@@ -31,13 +30,13 @@ export type CacheChange =
   | { kind: ViewKind; op: 'put'; /** The object as JSON. */ text: string }
   | { kind: ViewKind; op: 'delete'; namespace?: string; name: string };
 
-/** What crosses to the admission thread: changes, and what is new about syncing and the registry. */
+/** What crosses to the admission thread: changes, and what is new about syncing and the registries. */
 export interface CacheBatch {
   changes: CacheChange[];
   /** Stores that have synced since the last batch. */
   synced?: ViewKind[];
-  /** The runtime registry, when it changed. */
-  runtimes?: RegistryState;
+  /** The runtime registries that changed. */
+  registries?: Partial<RegistryStates>;
 }
 
 /** Parsed objects kept per store: the dependencies a burst of requests names again and again. */
@@ -95,10 +94,11 @@ export class CacheView implements LookupStores {
     ModelAPI: new ReplicaStore(),
     MCPServer: new ReplicaStore(),
     MemoryStore: new ReplicaStore(),
+    AccessGrant: new ReplicaStore(),
     Namespace: new ReplicaStore(),
   };
   readonly #dependencies = new DependencyIndex();
-  #runtimes: RegistryState | undefined;
+  #registries: Partial<RegistryStates> = {};
 
   /** Applies one batch, whole: no read can fall between two of its changes. */
   apply(batch: CacheBatch): void {
@@ -114,7 +114,7 @@ export class CacheView implements LookupStores {
       }
     }
     for (const kind of batch.synced ?? []) this.#stores[kind].markSynced();
-    if (batch.runtimes !== undefined) this.#runtimes = batch.runtimes;
+    if (batch.registries !== undefined) this.#registries = { ...this.#registries, ...batch.registries };
   }
 
   kaos(kind: KaosKind): LookupStore {
@@ -129,8 +129,8 @@ export class CacheView implements LookupStores {
     return this.#dependencies.referencedBy(kind, namespace, name);
   }
 
-  runtimeRegistry(): RegistryState | undefined {
-    return this.#runtimes;
+  registry<N extends RegistryName>(name: N): RegistryStates[N] | undefined {
+    return this.#registries[name];
   }
 
   /** Objects held, by kind (for tests and logs). */

@@ -1,17 +1,18 @@
-// The operator's one cache: a reflector per watched type (the four KAOS kinds and Namespaces;
+// The operator's one cache: a reflector per watched type (the five KAOS kinds and Namespaces;
 // the controller registers the children it owns and Secrets' metadata), the "who depends on X"
 // index of the kind table's dependencies, and the ObjectLookup that admission reads through. With `namespaces` (WATCH_NAMESPACES)
 // every namespaced type gets one reflector per namespace; Namespaces are always watched whole
 // (admission reads any namespace's labels).
 import { KINDS, type KaosKind } from '../api/kinds.ts';
 import type { KubeObject, ObjectLookup, Referrer } from '../api/lookup.ts';
-import type { Agent, KaosObjects, MCPServer, MemoryStore, ModelAPI } from '../api/schema/index.ts';
+import type { AccessGrant, Agent, KaosObjects, MCPServer, MemoryStore, ModelAPI } from '../api/schema/index.ts';
+import type { HarnessRegistryState } from '../api/harness-runtimes.ts';
 import type { RegistryState } from '../api/mcp-runtimes.ts';
 import type { LookupBudget } from '../api/lookup-budget.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { silentLogger, type Logger } from '../leaves/logger.ts';
 import { NAMESPACE, type ResourceType } from '../kube/paths.ts';
-import { CacheLookup, type LookupStores } from './cache-lookup.ts';
+import { CacheLookup, type LookupStores, type RegistryName, type RegistryStates } from './cache-lookup.ts';
 import { KAOS_TYPES } from './kaos-resources.ts';
 import { DependencyIndex } from './dependency-index.ts';
 import { Reflector, type ReflectorOptions } from '../kube/reflector.ts';
@@ -47,7 +48,7 @@ export interface RegisterOptions<T extends KubeObject = KubeObject> {
   transform?: (object: T) => T;
 }
 
-/** The reflectors of the four kinds, each typed as its schema's object type. */
+/** The reflectors of the five kinds, each typed as its schema's object type. */
 export type KaosReflectors = { readonly [K in KaosKind]: ReflectorGroup<KaosObjects[K]> };
 
 /** What the cache needs of a reflector to run it: nothing that depends on its object type. */
@@ -58,6 +59,7 @@ export class KaosCache implements ObjectLookup {
   readonly modelAPIs: ReflectorGroup<ModelAPI>;
   readonly mcpServers: ReflectorGroup<MCPServer>;
   readonly memoryStores: ReflectorGroup<MemoryStore>;
+  readonly accessGrants: ReflectorGroup<AccessGrant>;
   readonly namespaces: Reflector;
   /** Who depends on what (the kind table's dependencies), for the triggers and referencedBy. */
   readonly dependencies = new DependencyIndex();
@@ -70,8 +72,8 @@ export class KaosCache implements ObjectLookup {
   /** The watched namespaces; undefined = all. */
   readonly #namespaces: readonly string[] | undefined;
   #started = false;
-  /** Set by controller/runtime-registry.ts when it registers the registry's reflector. */
-  #mcpRuntimes: (() => RegistryState) | undefined;
+  /** Set by controller/runtime-registry.ts when it registers a registry's reflector. */
+  readonly #registries: { [N in RegistryName]?: () => RegistryStates[N] } = {};
 
   constructor(options: KaosCacheOptions) {
     this.#client = options.client;
@@ -86,7 +88,8 @@ export class KaosCache implements ObjectLookup {
     this.modelAPIs = this.registerGroup<ModelAPI>(KAOS_TYPES.ModelAPI, { transform });
     this.mcpServers = this.registerGroup<MCPServer>(KAOS_TYPES.MCPServer, { transform });
     this.memoryStores = this.registerGroup<MemoryStore>(KAOS_TYPES.MemoryStore, { transform });
-    this.#kinds = { Agent: this.agents, ModelAPI: this.modelAPIs, MCPServer: this.mcpServers, MemoryStore: this.memoryStores };
+    this.accessGrants = this.registerGroup<AccessGrant>(KAOS_TYPES.AccessGrant, { transform });
+    this.#kinds = { Agent: this.agents, ModelAPI: this.modelAPIs, MCPServer: this.mcpServers, MemoryStore: this.memoryStores, AccessGrant: this.accessGrants };
     this.namespaces = this.register(NAMESPACE, { transform });
     this.#lookup = new CacheLookup(this.lookupStores(), {
       client: this.#client,
@@ -152,13 +155,13 @@ export class KaosCache implements ObjectLookup {
     return this.reflector(kind).getByName(namespace, name);
   }
 
-  /** The stores lookups read: the reflectors of the three kinds and of Namespaces, the index, the registry. */
+  /** The stores lookups read: the reflectors of the kinds and of Namespaces, the index, the registries. */
   lookupStores(): LookupStores {
     return {
       kaos: (kind) => this.reflector(kind),
       namespaceStore: this.namespaces,
       referencedBy: (kind, namespace, name) => this.dependencies.referencedBy(kind, namespace, name),
-      runtimeRegistry: () => this.#mcpRuntimes?.(),
+      registry: (name) => this.#registries[name]?.(),
     };
   }
 
@@ -199,8 +202,14 @@ export class KaosCache implements ObjectLookup {
     return this.#lookup.mcpRuntimes();
   }
 
-  attachMcpRuntimes(read: () => RegistryState): void {
-    this.#mcpRuntimes = read;
+  /** The harness runtime registry (docs/api.md, "Agent harness") from its reflector; a problem until one is attached and synced. */
+  harnessRuntimes(): HarnessRegistryState {
+    return this.#lookup.harnessRuntimes();
+  }
+
+  /** Makes `read` the answer for the registry `name` (controller/runtime-registry.ts, when it registers its reflector). */
+  attachRegistry<N extends RegistryName>(name: N, read: () => RegistryStates[N]): void {
+    (this.#registries as Record<N, () => RegistryStates[N]>)[name] = read;
   }
 
   referencedBy(kind: KaosKind, namespace: string, name: string): Referrer[] {

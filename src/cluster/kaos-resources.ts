@@ -1,4 +1,4 @@
-// The resource types of the four KAOS kinds and the paths of their objects (kube/paths.ts's
+// The resource types of the five KAOS kinds and the paths of their objects (kube/paths.ts's
 // resourcePath, for kaos.tools/v1alpha1).
 import { GROUP, KIND_NAMES, VERSION, type KaosKind } from '../api/kinds.ts';
 import { resourcePath, type PathParts, type ResourceType } from '../kube/paths.ts';
@@ -8,6 +8,7 @@ export const KAOS_TYPES: Readonly<Record<KaosKind, ResourceType>> = {
   ModelAPI: kaosType('ModelAPI'),
   MCPServer: kaosType('MCPServer'),
   MemoryStore: kaosType('MemoryStore'),
+  AccessGrant: kaosType('AccessGrant'),
 };
 
 function kaosType(kind: KaosKind): ResourceType {

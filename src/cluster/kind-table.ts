@@ -1,4 +1,4 @@
-// The relations of the four KAOS kinds, stated once (as controller-runtime's builder states them
+// The relations of the five KAOS kinds, stated once (as controller-runtime's builder states them
 // with For/Owns/Watches, and kube-rs's Controller with owns/watches): for each kind, the children
 // it owns (their type, how a child's name follows from the parent's, when render desires it) and
 // the objects it depends on (which names of its spec, of which kind). A change of a child wakes its
@@ -15,7 +15,7 @@ import { slimDeployment } from '../kube/slim.ts';
 import { referencedNames } from '../api/agent-references.ts';
 import { asRecord, getIn } from '../kube/json.ts';
 import type { MemoryModelRole } from '../api/enums.ts';
-import type { KaosKind } from '../api/kinds.ts';
+import type { KaosKind, WorkloadKind } from '../api/kinds.ts';
 import type { KubeObject } from '../kube/meta.ts';
 import type { ObjectRef } from './object-ref.ts';
 import type { MCPServerSpec, MemoryStoreSpec, ModelAPISpec } from '../api/schema/index.ts';
@@ -23,17 +23,33 @@ import {
   CONFIG_MAP,
   DEPLOYMENT,
   HTTP_ROUTE,
+  NETWORK_POLICY,
   PERSISTENT_VOLUME_CLAIM,
   POD_DISRUPTION_BUDGET,
   SECRET,
+  SECURITY_POLICY,
   SERVICE,
+  SERVICE_ACCOUNT,
   type ResourceType,
 } from '../kube/paths.ts';
-import { configMapName, persistentVolumeClaimName, routeName, workloadName } from '../render/names.ts';
+import { agentServiceAccountName, configMapName, persistentVolumeClaimName, routeName, workloadName } from '../render/names.ts';
 import { liteLLMConfigSource, mcpToolsSource } from '../render/sources.ts';
 
-/** An API the cluster may not serve: types that need it are watched and written only when it is. */
-export type OptionalAPI = 'gatewayAPI';
+/**
+ * An API the cluster may not serve: types that need it are watched and written only when it is.
+ * The Gateway API is looked for at start; Envoy Gateway's CRD is watched, so installing it later
+ * takes no restart (controller/watches.ts).
+ */
+export type OptionalAPI = 'gatewayAPI' | 'envoyGateway';
+
+/**
+ * The optional APIs found by watching their CRD rather than once at start (the Gateway API's), with
+ * the CRD that serves the owned type: a later install heals without a restart, an uninstall is
+ * noticed, and an absent CRD is only ever "not served", never an error.
+ */
+export const WATCHED_CRDS: Readonly<Partial<Record<OptionalAPI, string>>> = {
+  envoyGateway: 'securitypolicies.gateway.envoyproxy.io',
+};
 
 /** A type the operator owns objects of: watched (by the managed-by label), applied and pruned. */
 export interface OwnedType {
@@ -140,6 +156,9 @@ const OWNED = {
   HTTPRoute: { type: HTTP_ROUTE, requires: 'gatewayAPI' },
   PersistentVolumeClaim: { type: PERSISTENT_VOLUME_CLAIM },
   PodDisruptionBudget: { type: POD_DISRUPTION_BUDGET },
+  ServiceAccount: { type: SERVICE_ACCOUNT },
+  NetworkPolicy: { type: NETWORK_POLICY },
+  SecurityPolicy: { type: SECURITY_POLICY, requires: 'envoyGateway' },
 } as const satisfies Record<string, OwnedType>;
 
 const DEPENDENCY_TYPES = {
@@ -219,11 +238,18 @@ const memoryStoreModelAPI = (role: MemoryModelRole): DependencyEntry<DependencyT
   asks: (object) => text(memoryStoreBinding(role, object)?.model),
 });
 
-/** The Deployment, the Service (always, unless `serviceWhen` says when) and the HTTPRoute of a kind. */
-const workload = (kind: KaosKind, serviceWhen?: string): ChildEntry<ChildKind>[] => [
+/**
+ * The Deployment, the Service (always, unless `serviceWhen` says when), the HTTPRoute, and with
+ * security enabled the NetworkPolicy and SecurityPolicy named as the route (docs/api.md, "Per-route
+ * SecurityPolicy and NetworkPolicy"), in apply order: the pods' NetworkPolicy before the pods, the
+ * route's SecurityPolicy before the route.
+ */
+const workload = (kind: WorkloadKind, serviceWhen?: string): ChildEntry<ChildKind>[] => [
+  { kind: 'NetworkPolicy', name: (parent) => routeName(kind, parent), when: 'security enabled, NetworkPolicies not disabled (or strict gateway API), and the Service exists' },
   { kind: 'Deployment', name: (parent) => workloadName(kind, parent) },
   { kind: 'Service', name: (parent) => workloadName(kind, parent), ...(serviceWhen === undefined ? {} : { when: serviceWhen }) },
-  { kind: 'HTTPRoute', name: (parent) => routeName(kind, parent), when: 'the gateway is enabled (GATEWAY_API_ENABLED, the Gateway API served) and the Service exists' },
+  { kind: 'SecurityPolicy', name: (parent) => routeName(kind, parent), when: "security enabled, Envoy Gateway's CRD served, and the Service exists" },
+  { kind: 'HTTPRoute', name: (parent) => routeName(kind, parent), when: 'the gateway is enabled (GATEWAY_API_ENABLED, the Gateway API served), the Service exists, and with security enabled its SecurityPolicy applied' },
 ];
 
 export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {
@@ -231,7 +257,11 @@ export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {
   dependencyTypes: DEPENDENCY_TYPES,
   kinds: {
     Agent: {
-      children: workload('Agent', 'agentNetwork.expose is not false'),
+      children: [
+        // First: a pod naming a ServiceAccount that does not exist yet is refused.
+        { kind: 'ServiceAccount', name: agentServiceAccountName, when: 'ServiceAccount identity (SECURITY_AGENT_AUTH_IDENTITY_PROVIDER=serviceaccount)' },
+        ...workload('Agent', 'agentNetwork.expose is not false'),
+      ],
       dependsOn: {
         modelAPI: { kind: 'ModelAPI', names: (o) => referencedNames(o.spec).modelAPIs, asks: (o) => text(getIn(o.spec, 'model')) },
         mcpServers: { kind: 'MCPServer', names: (o) => referencedNames(o.spec).mcpServers },
@@ -270,6 +300,9 @@ export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {
       },
       replicas: 'spec',
     },
+    // Data, not a workload: nothing owned, nothing it waits for. The grants reach the policy
+    // ConfigMap through the projection (controller/authz-projection.ts), which reads every kind.
+    AccessGrant: { children: [], dependsOn: {} },
   },
 };
 

@@ -4,9 +4,11 @@
 // children and the dependencies follow the kind table (kind-table.ts): a new entry there is
 // granted here with no second edit.
 import { KINDS, KIND_NAMES } from '../api/kinds.ts';
+import { HARNESS_RUNTIMES_CONFIG_MAP } from '../api/harness-runtimes.ts';
 import { RUNTIMES_CONFIG_MAP } from '../api/mcp-runtimes.ts';
+import { API_SERVER_JWKS_PATH, OPENID_CONFIGURATION_PATH } from '../kube/oidc-discovery.ts';
 import type { ResourceType } from '../kube/paths.ts';
-import { KIND_TABLE, type KindTable } from './kind-table.ts';
+import { KIND_TABLE, WATCHED_CRDS, type KindTable } from './kind-table.ts';
 
 /**
  * Where a rule is granted. `watched` (the default, so a new rule needs no thought unless it is
@@ -18,8 +20,12 @@ import { KIND_TABLE, type KindTable } from './kind-table.ts';
 export type RuleScope = 'watched' | 'cluster' | 'operator';
 
 export interface PolicyRule {
+  /** Empty in a rule of non-resource URLs. */
   apiGroups: string[];
+  /** Empty in a rule of non-resource URLs. */
   resources: string[];
+  /** Paths that are not resources (`get` only; a ClusterRole only, so scope `cluster`). */
+  nonResourceURLs?: string[];
   /** Only these objects (a list or watch qualifies when it selects one by `metadata.name`). */
   resourceNames?: string[];
   verbs: string[];
@@ -34,6 +40,7 @@ export function rulesFor(scope: RuleScope, rules: readonly PolicyRule[] = OPERAT
       apiGroups: [...r.apiGroups],
       resources: [...r.resources],
       ...(r.resourceNames === undefined ? {} : { resourceNames: [...r.resourceNames] }),
+      ...(r.nonResourceURLs === undefined ? {} : { nonResourceURLs: [...r.nonResourceURLs] }),
       verbs: [...r.verbs],
     }));
 }
@@ -78,11 +85,34 @@ export function operatorRules(table: KindTable = KIND_TABLE): PolicyRule[] {
     ...rulesByGroup(Object.values(table.dependencyTypes).map((dependency) => dependency.type), ['list', 'watch']),
     // Leader election (kube/leader-election.ts): read the Lease, create it once, renew and release it.
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'], scope: 'operator' },
-    // The MCP runtime registry (controller/runtime-registry.ts): one ConfigMap in the operator's
-    // namespace, listed and watched by name (a field selector), so no other ConfigMap there is read.
-    { apiGroups: [''], resources: ['configmaps'], resourceNames: [RUNTIMES_CONFIG_MAP], verbs: ['list', 'watch'], scope: 'operator' },
+    // The runtime registries (controller/runtime-registry.ts): each one ConfigMap, listed and watched
+    // by name (a field selector), so no other ConfigMap there is read. The MCP registry is in the
+    // operator's namespace; the harness registry in SYSTEM_NAMESPACE, which the chart sets to the
+    // same namespace (another one needs this rule in a Role there: docs/configuration.md).
+    {
+      apiGroups: [''],
+      resources: ['configmaps'],
+      resourceNames: [RUNTIMES_CONFIG_MAP, HARNESS_RUNTIMES_CONFIG_MAP],
+      verbs: ['list', 'watch'],
+      scope: 'operator',
+    },
+    // The optional APIs watched through their CRD (kind-table.ts WATCHED_CRDS: Envoy Gateway's
+    // SecurityPolicy), so that installing one later takes no restart: each CRD by name, nothing else.
+    { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: Object.values(WATCHED_CRDS), verbs: ['list', 'watch'], scope: 'cluster' },
+    // Gateway routing (docs/api.md, "Gateway routing"): the Gateway's status address, read only, in
+    // GATEWAY_NAMESPACE, which need not be a watched namespace.
+    { apiGroups: ['gateway.networking.k8s.io'], resources: ['gateways'], verbs: ['list', 'watch'], scope: 'cluster' },
+    // The AccessGrant projection's policy ConfigMap and the Rego it copies, in the operator's
+    // namespace (where KAOS's chart puts the PDP), also when WATCH_NAMESPACES leaves it out: server-side
+    // apply creates and patches it, each is listed and watched by name. (A ClusterRole already grants
+    // ConfigMaps everywhere when every namespace is watched.)
+    { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch', 'list', 'watch'], scope: 'operator' },
     // Events about the parents (kube/events.ts): create one, then patch its series on repeats.
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+    // ServiceAccount issuer discovery (cluster/service-account-issuer.ts): the issuer's OIDC
+    // document and its keys. Kubernetes grants them to every ServiceAccount by default
+    // (system:service-account-issuer-discovery), but a cluster may have removed that binding.
+    { apiGroups: [], resources: [], nonResourceURLs: [OPENID_CONFIGURATION_PATH, API_SERVER_JWKS_PATH], verbs: ['get'], scope: 'cluster' },
   ];
 }
 

@@ -13,7 +13,9 @@ import {
   parseTolerations,
   type WorkloadDefaults,
 } from './workload.ts';
+import { parseSecurity, type SecurityConfig } from './security.ts';
 
+export type { SecurityConfig } from './security.ts';
 export type { ResourceDefaults, Toleration, WorkloadDefaults, PodSecurityContextMode } from './workload.ts';
 
 export interface ImageDefaults {
@@ -75,6 +77,11 @@ export interface Config {
    * ConfigMap kaos-mcp-runtimes (docs/api.md, "Newer KAOS shapes").
    */
   operatorNamespace: string;
+  /**
+   * KAOS's system namespace (SYSTEM_NAMESPACE): where the operator reads the harness runtime
+   * registry, ConfigMap kaos-harness-runtimes (docs/api.md, "Agent harness"). The chart: its release namespace.
+   */
+  systemNamespace: string;
   defaultModelName: string;
   telemetry: TelemetryDefaults;
   /** Warn (admission, lint) about original-shape fields the newer KAOS shapes replace. */
@@ -82,6 +89,12 @@ export interface Config {
   /** LOG_LEVEL / LITELLM_LOG / OLLAMA_DEBUG of new-shape objects' containers, unless they set it. */
   defaultLogLevel: ContainerLogLevel;
   gateway: GatewayConfig;
+  /**
+   * The security plane (docs/api.md, "Security settings"): agent identity, the
+   * PDP and ext_authz, the user plane, the policy projection. What follows from them is asked of
+   * security.ts's functions (securityEnabled, serviceAccountIdentity, …), never worked out again.
+   */
+  security: SecurityConfig;
   /** Operator-wide reference policy; a namespace label or object annotation may override it. */
   referencePolicy: ReferencePolicy;
   webhook: {
@@ -250,6 +263,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
     deprecationWarnings: bool('DEPRECATION_WARNINGS', false),
     defaultLogLevel: oneOf('DEFAULT_LOG_LEVEL', CONTAINER_LOG_LEVELS, DEFAULT_CONTAINER_LOG_LEVEL),
     operatorNamespace: str('POD_NAMESPACE', 'kaos-system'),
+    systemNamespace: str('SYSTEM_NAMESPACE', 'kaos'),
     workload: {
       imagePullSecrets: parseImagePullSecrets('IMAGE_PULL_SECRETS', str('IMAGE_PULL_SECRETS', ''), problems),
       resources: {
@@ -284,6 +298,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
         memoryStore: duration('GATEWAY_DEFAULT_MEMORYSTORE_TIMEOUT', '60s'),
       },
     },
+    security: parseSecurity(env, problems),
     referencePolicy: oneOf('REFERENCE_POLICY', REFERENCE_POLICIES, 'Enforce'),
     webhook: {
       enabled: bool('WEBHOOKS_ENABLED', true),
@@ -315,6 +330,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): C
   }
   if (env['LEADER_ELECTION_NAMESPACE'] && dns1123LabelProblems(config.operatorNamespace).length > 0) {
     problems.push(`POD_NAMESPACE: must be a namespace name (a DNS-1123 label), got "${config.operatorNamespace}"`);
+  }
+  if (dns1123LabelProblems(config.systemNamespace).length > 0) {
+    problems.push(`SYSTEM_NAMESPACE: must be a namespace name (a DNS-1123 label), got "${config.systemNamespace}"`);
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

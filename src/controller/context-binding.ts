@@ -3,6 +3,7 @@
 import type { KaosKind } from '../api/kinds.ts';
 import type { KubeObject } from '../api/meta.ts';
 import type { KaosObjects } from '../api/schema/index.ts';
+import { HARNESS_REGISTRY_NOT_READ, type HarnessRegistryState } from '../api/harness-runtimes.ts';
 import type { RegistryState } from '../api/mcp-runtimes.ts';
 import { type ObjectLike } from '../kube/apply.ts';
 import { ensureChild, FIELD_MANAGER, pruneOwned } from '../cluster/child-apply.ts';
@@ -13,9 +14,10 @@ import { kaosPath } from '../cluster/kaos-resources.ts';
 import type { ReflectorGroup } from '../kube/reflector-group.ts';
 import type { Logger } from '../leaves/logger.ts';
 import type { RenderConfig } from '../render/index.ts';
+import type { IssuerKeys } from '../render/authz-data.ts';
 import type { ChildKind } from '../cluster/kind-table.ts';
-import type { ReconcileContext, ReconcileReads, ReconcileWrites } from './reconcile/context.ts';
-import type { KaosStatus } from './status.ts';
+import type { GrantProjectionReads, ReconcileContext, ReconcileReads, ReconcileWrites } from './reconcile/context.ts';
+import type { GrantStatus, KaosStatus } from './status.ts';
 
 /** The requests the writes make. */
 export type WriteClient = Pick<KubeClient, 'apply' | 'get' | 'delete' | 'replace' | 'patch'>;
@@ -24,6 +26,7 @@ export type WriteClient = Pick<KubeClient, 'apply' | 'get' | 'delete' | 'replace
 export interface CacheReads {
   cached<K extends KaosKind>(kind: K, namespace: string, name: string): KaosObjects[K] | undefined;
   mcpRuntimes?(): RegistryState;
+  harnessRuntimes?(): HarnessRegistryState;
 }
 
 export interface ContextBindingOptions {
@@ -33,6 +36,14 @@ export interface ContextBindingOptions {
   /** Every ConfigMap as metadata only (the dependency reflector), not the owned children's. */
   configMaps: Pick<ReflectorGroup, 'getByName'>;
   httpRoutesServed: boolean;
+  /** The policy projection's word on AccessGrants (controller/authz-projection.ts). */
+  grantProjection: () => GrantProjectionReads;
+  /** Whether SecurityPolicies can be written (controller/watches.ts OptionalApiWatch); absent: never. */
+  securityPoliciesServed?: () => boolean;
+  /** The discovered ServiceAccount issuer (cluster/service-account-issuer.ts); absent: none. */
+  serviceAccountIssuer?: () => IssuerKeys | undefined;
+  /** The Gateway's status address; absent: none. */
+  gatewayAddress?: () => string | undefined;
   client: WriteClient;
   events: { record(input: EventInput): unknown };
   config: RenderConfig;
@@ -40,8 +51,10 @@ export interface ContextBindingOptions {
   now?: () => Date;
 }
 
-export function bindReads(options: Pick<ContextBindingOptions, 'cache' | 'children' | 'secrets' | 'configMaps' | 'httpRoutesServed'>): ReconcileReads {
-  const { cache, children, secrets, configMaps, httpRoutesServed } = options;
+export function bindReads(
+  options: Pick<ContextBindingOptions, 'cache' | 'children' | 'secrets' | 'configMaps' | 'httpRoutesServed' | 'grantProjection' | 'securityPoliciesServed' | 'serviceAccountIssuer' | 'gatewayAddress'>,
+): ReconcileReads {
+  const { cache, children, secrets, configMaps, httpRoutesServed, grantProjection } = options;
   return {
     kaos: (kind, namespace, name) => cache.cached(kind, namespace, name),
     child: (kind, namespace, name) => children[kind]?.getByName(namespace, name) as ObjectLike | undefined,
@@ -49,11 +62,16 @@ export function bindReads(options: Pick<ContextBindingOptions, 'cache' | 'childr
     configMapResourceVersion: (namespace, name) => configMaps.getByName(namespace, name)?.metadata?.resourceVersion,
     httpRoutesServed: () => httpRoutesServed,
     mcpRuntimes: () => cache.mcpRuntimes?.() ?? { problem: 'the MCP runtime registry is not watched' },
+    grantProjection,
+    securityPoliciesServed: () => options.securityPoliciesServed?.() ?? false,
+    serviceAccountIssuer: () => options.serviceAccountIssuer?.(),
+    gatewayAddress: () => options.gatewayAddress?.(),
+    harnessRuntimes: () => cache.harnessRuntimes?.() ?? HARNESS_REGISTRY_NOT_READ,
   };
 }
 
 /** Pure: the PUT body of a status write — the cached object with `status` replaced. */
-export function statusBody(object: KubeObject, status: KaosStatus): KubeObject {
+export function statusBody(object: KubeObject, status: KaosStatus | GrantStatus): KubeObject {
   const resourceVersion = object.metadata?.resourceVersion;
   if (resourceVersion === undefined || resourceVersion === '') {
     throw new Error(`${object.kind ?? 'object'} ${object.metadata?.name ?? ''}: no resourceVersion to guard the status write`);

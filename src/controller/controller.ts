@@ -4,7 +4,9 @@
 // synced; losing the lease aborts them at once, so no write follows a lost lease. The webhooks
 // are not part of this and keep serving either way.
 import type { Registry } from 'prom-client';
-import { KINDS, type KaosKind } from '../api/kinds.ts';
+import { KINDS, WORKLOAD_KINDS, type KaosKind } from '../api/kinds.ts';
+import { securityEnabled } from '../config/security.ts';
+import type { ServiceAccountIssuerSource } from '../cluster/service-account-issuer.ts';
 import type { KubeObject } from '../api/lookup.ts';
 import type { Config } from '../config/config.ts';
 import type { KaosCache } from '../cluster/cache.ts';
@@ -18,6 +20,8 @@ import {
 } from '../kube/leader-election.ts';
 import type { ReflectorEvent } from '../kube/reflector.ts';
 import type { Logger } from '../leaves/logger.ts';
+import type { GrantGateFacts } from '../api/access-grants.ts';
+import type { AuthzProjection } from './authz-projection.ts';
 import { bindReconcileContext } from './context-binding.ts';
 import { createControllerMetrics, type ControllerMetrics } from './metrics.ts';
 import { WorkQueue } from './queue.ts';
@@ -25,7 +29,7 @@ import type { KindReconciler, ReconcileContext } from './reconcile/context.ts';
 import { RECONCILERS } from './reconcile/index.ts';
 import { parseRefKey, refKey } from '../cluster/object-ref.ts';
 import { keysForChildEvent, keysForDependencyEvent, keysForKaosEvent } from './triggers.ts';
-import { mcpServerKeysForRegistryChange, type RuntimeRegistry } from './runtime-registry.ts';
+import { harnessAgentKeysForRegistryChange, mcpServerKeysForRegistryChange, type HarnessRegistry, type RuntimeRegistry } from './runtime-registry.ts';
 import type { ControllerWatches } from './watches.ts';
 
 /** controller-runtime's controller names: the `controller` label of every metric. */
@@ -34,6 +38,7 @@ export const CONTROLLER_NAMES: Readonly<Record<KaosKind, string>> = {
   ModelAPI: 'modelapi',
   MCPServer: 'mcpserver',
   MemoryStore: 'memorystore',
+  AccessGrant: 'accessgrant',
 };
 
 /** The leader-election Lease (in LEADER_ELECTION_NAMESPACE). */
@@ -52,10 +57,20 @@ export interface ControllerOptions {
   watches: ControllerWatches;
   /** The MCP runtime registry: its changes wake the MCPServers whose entries changed. */
   runtimes?: Pick<RuntimeRegistry, 'onChange'>;
+  /** The harness runtime registry: its changes wake the Agents whose entries changed. */
+  harnessRuntimes?: Pick<HarnessRegistry, 'onChange'>;
   client: Pick<KubeClient, 'get' | 'create' | 'replace' | 'patch' | 'apply' | 'delete'>;
   config: Config;
   registry: Registry;
   logger: Logger;
+  /** The policy projection (authz-projection.ts): it runs while this replica leads. */
+  projection?: AuthzProjection;
+  /** What AccessGrants read without a projection (it is not active): the gates alone. */
+  grantGates?: GrantGateFacts;
+  /** The discovered ServiceAccount issuer: the routes' SecurityPolicies verify agent tokens with its keys. */
+  serviceAccountIssuer?: ServiceAccountIssuerSource;
+  /** The Gateway's status address, for gateway routing (watches.ts watchGatewayAddress). */
+  gatewayAddress?: { address(): string | undefined; onChange(listener: () => void): void };
   /** Default: the RECONCILERS table. */
   reconcilers?: Readonly<Record<KaosKind, KindReconciler>>;
   /** Lease timings (tests shorten them); default client-go's 15/10/2 s. */
@@ -70,6 +85,8 @@ export class Controller {
   readonly #context: ReconcileContext;
   readonly #metrics: Record<KaosKind, ControllerMetrics>;
   readonly #elector: LeaderElector | undefined;
+  readonly #projection: AuthzProjection | undefined;
+  readonly #grantGates: GrantGateFacts;
   /** Without leader election: the one term, aborted by stop(). */
   readonly #ownTerm = new AbortController();
   #ownTermDone: Promise<void> | undefined;
@@ -82,6 +99,9 @@ export class Controller {
     this.#config = config;
     this.#log = logger;
     this.#reconcilers = options.reconcilers ?? RECONCILERS;
+    this.#projection = options.projection;
+    this.#grantGates = options.grantGates ?? { securityEnabled: false, userPlaneEnabled: false, projectionActive: false };
+    this.#projection?.onGrantsChanged((keys) => this.#enqueue(keys));
     const factory = createControllerMetrics(registry);
     // One handle per controller for the life of the process: queues are new on each term.
     this.#metrics = Object.fromEntries(KINDS.map((kind) => [kind, factory.forController(CONTROLLER_NAMES[kind])])) as Record<KaosKind, ControllerMetrics>;
@@ -94,6 +114,10 @@ export class Controller {
       // The dependency reflector (every ConfigMap, metadata only), not children.ConfigMap.
       configMaps: watches.dependencies.ConfigMap,
       httpRoutesServed: watches.httpRoutesServed,
+      grantProjection: () => this.#projection?.reads() ?? { gates: this.#grantGates, of: () => ({ state: 'pending' }) },
+      securityPoliciesServed: () => watches.optional.envoyGateway?.served() ?? false,
+      serviceAccountIssuer: () => options.serviceAccountIssuer?.current(),
+      gatewayAddress: () => options.gatewayAddress?.address(),
       client,
       events,
       config,
@@ -112,7 +136,15 @@ export class Controller {
       });
     }
     this.#subscribe(watches);
+    // Every route's policies follow Envoy Gateway's CRD (installed later: they are written; removed:
+    // the routes are withheld) and, with security enabled, the ServiceAccount issuer's keys they inline.
+    watches.optional.envoyGateway?.onChange(() => this.#enqueueKinds(WORKLOAD_KINDS));
+    options.serviceAccountIssuer?.onChange(() => {
+      if (securityEnabled(config.security)) this.#enqueueKinds(WORKLOAD_KINDS);
+    });
+    options.gatewayAddress?.onChange(() => this.#enqueueKinds(['Agent']));
     options.runtimes?.onChange((previous, next) => this.#enqueue(mcpServerKeysForRegistryChange(previous, next, cache.mcpServers.list())));
+    options.harnessRuntimes?.onChange((previous, next) => this.#enqueue(harnessAgentKeysForRegistryChange(previous, next, cache.agents.list())));
   }
 
   /** Starts campaigning for the Lease, or (LEADER_ELECT=false) reconciling once the cache syncs. */
@@ -193,9 +225,22 @@ export class Controller {
     if (signal.aborted) return stopped;
     const keys = this.#enqueueAll(queues);
     for (const queue of queues.values()) queue.start();
+    this.#projection?.lead(signal);
     this.#log.info({ keys, leaderElection: this.#elector !== undefined }, 'controller started');
     this.#resyncEvery(this.#config.controller.resyncPeriodSeconds * 1000, queues, signal);
     return stopped;
+  }
+
+  /** Every cached object of `kinds` into its queue, while this replica leads. */
+  #enqueueKinds(kinds: readonly KaosKind[]): void {
+    const keys: string[] = [];
+    for (const kind of kinds) {
+      for (const object of this.#cache.reflector(kind).list()) {
+        const { namespace, name } = object.metadata ?? {};
+        if (namespace !== undefined && name !== undefined) keys.push(refKey(kind, namespace, name));
+      }
+    }
+    this.#enqueue(keys);
   }
 
   /** Every cached object's key into its kind's queue; how many. */

@@ -3,6 +3,7 @@
 // mirror, observedGeneration and the kstatus conditions Ready / Reconciling / Stalled, each
 // with a lastTransitionTime that moves only when that condition's status moves; statusChanged()
 // says whether the write is needed at all, so an idle controller writes nothing.
+import { ENFORCED_CONDITION, type EnforcedState } from '../api/access-grants.ts';
 import type { Phase } from '../api/enums.ts';
 import { KIND_NAMES, type KaosKind } from '../api/kinds.ts';
 import type { Condition, DeploymentStatus } from '../api/schema/status.ts';
@@ -129,6 +130,14 @@ export function invalidMemoryReadScope(message: string): Verdict {
 }
 
 /**
+ * An Agent whose harness runtime does not resolve (docs/api.md, "Agent harness"), with KAOS's
+ * message: terminal, since a change of the registry (watched) or of the Agent wakes it.
+ */
+export function harnessRuntimeUnresolved(message: string): Verdict {
+  return failed('HarnessRuntimeUnresolved', message, { terminal: true });
+}
+
+/**
  * MemoryDegraded: True while the bound MemoryStore is missing or not Ready (the Agent serves with
  * short-term memory only), False once it is Ready, or with no store to depend on.
  */
@@ -243,7 +252,7 @@ function deploymentCondition(value: unknown): Condition[] {
 
 export const CONDITION_TYPES = ['Ready', 'Reconciling', 'Stalled'] as const;
 /** Conditions the controller owns besides the kstatus three: written when an outcome states them, removed when it does not. */
-export const EXTRA_CONDITION_TYPES = ['MemoryDegraded'] as const;
+export const EXTRA_CONDITION_TYPES = ['MemoryDegraded', 'GatewayAuthorization'] as const;
 const OWNED_CONDITION_TYPES: readonly string[] = [...CONDITION_TYPES, ...EXTRA_CONDITION_TYPES];
 
 /** metav1.Condition's reason pattern (also in src/api/schema/status.ts, which the API server enforces). */
@@ -314,7 +323,7 @@ export function nextStatus(prev: unknown, generation: number | undefined, outcom
  * decides. A mirror that appears or disappears is news, so an object that gains or loses its
  * Deployment says so.
  */
-export function statusChanged(prev: unknown, next: KaosStatus): boolean {
+export function statusChanged(prev: unknown, next: KaosStatus | GrantStatus): boolean {
   return !jsonEqual(canonical(prev), canonical(next));
 }
 
@@ -340,4 +349,58 @@ function conditionsOf(status: unknown): Condition[] {
 
 function int(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) ? value : undefined;
+}
+
+// ---- the route's SecurityPolicy (docs/api.md, "Per-route SecurityPolicy and NetworkPolicy") ----
+
+export const GATEWAY_AUTHORIZATION = 'GatewayAuthorization';
+
+/** The SecurityPolicy of the route is applied: the route may be served. */
+export function securityPolicyApplied(name: string): ExtraCondition {
+  return { type: GATEWAY_AUTHORIZATION, status: 'True', reason: 'Applied', message: `SecurityPolicy ${name} is applied` };
+}
+
+/** Envoy Gateway's CRD is not installed: no policy can guard the route, so the route is withheld. */
+export function securityPolicyCrdMissing(): ExtraCondition {
+  return {
+    type: GATEWAY_AUTHORIZATION,
+    status: 'False',
+    reason: 'CRDNotInstalled',
+    message: "SecurityPolicy (gateway.envoyproxy.io/v1alpha1) is not installed: install Envoy Gateway's CRDs to enforce gateway authorization",
+  };
+}
+
+/** The API server refused the SecurityPolicy: the route is withheld until it is applied. */
+export function securityPolicyApplyFailed(name: string, error: string): ExtraCondition {
+  return { type: GATEWAY_AUTHORIZATION, status: 'False', reason: 'ApplyFailed', message: `Failed to apply SecurityPolicy ${name}: ${error}` };
+}
+
+// ---- AccessGrant (docs/api.md, "AccessGrant") --------------------------------------------------
+
+/** `status` of an AccessGrant, as the controller writes it. */
+export interface GrantStatus {
+  observedGeneration?: number;
+  conditions?: Condition[];
+}
+
+/**
+ * The status after judging a grant `state` at `generation`: its Enforced condition (the
+ * transition time moves only with its status), observedGeneration on both, other conditions kept.
+ */
+export function nextGrantStatus(prev: unknown, generation: number | undefined, state: EnforcedState, now: Date | number): GrantStatus {
+  if (!REASON.test(state.reason)) throw new Error(`status: reason ${JSON.stringify(state.reason)} is not CamelCase (metav1.Condition reason)`);
+  const previous = conditionsOf(prev);
+  const before = previous.find((c) => c.type === ENFORCED_CONDITION);
+  const enforced: Condition = {
+    type: ENFORCED_CONDITION,
+    status: state.status,
+    ...(generation === undefined ? {} : { observedGeneration: generation }),
+    lastTransitionTime: before !== undefined && before.status === state.status && typeof before.lastTransitionTime === 'string' ? before.lastTransitionTime : formatTime(now),
+    reason: state.reason,
+    message: state.message.slice(0, MAX_CONDITION_MESSAGE),
+  };
+  return {
+    ...(generation === undefined ? {} : { observedGeneration: generation }),
+    conditions: [enforced, ...previous.filter((c) => c.type !== ENFORCED_CONDITION)],
+  };
 }

@@ -221,8 +221,9 @@ export class KubeClient {
     return new KubeClient({ ...options, server: cluster.server, tls, authHeaders });
   }
 
-  async get<T>(path: string, options: CallOptions = {}): Promise<T> {
-    return this.#json<T>('GET', path, {}, undefined, options);
+  /** A GET of JSON; `accept` for a path that serves JSON under another media type (it is still parsed as JSON). */
+  async get<T>(path: string, options: CallOptions & { accept?: string } = {}): Promise<T> {
+    return this.#json<T>('GET', path, {}, undefined, options, options.accept);
   }
 
   /** One page of a collection; follow `metadata.continue` for the next (see listAll). */

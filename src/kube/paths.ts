@@ -1,4 +1,4 @@
-// URL paths of API resources and the resource types of the core (and Gateway API) kinds the
+// URL paths of API resources and the resource types of the core (Gateway API, Envoy Gateway) kinds the
 // operator reads or writes. Pure: the client and the caches build every path through here.
 
 /** Enough of a resource's discovery information to address it. */
@@ -15,6 +15,7 @@ export interface ResourceType {
 export const NAMESPACE: ResourceType = { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
 export const CONFIG_MAP: ResourceType = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 export const SERVICE: ResourceType = { group: '', version: 'v1', kind: 'Service', plural: 'services', namespaced: true };
+export const SERVICE_ACCOUNT: ResourceType = { group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true };
 export const SECRET: ResourceType = { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
 export const DEPLOYMENT: ResourceType = { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
 export const PERSISTENT_VOLUME_CLAIM: ResourceType = {
@@ -25,6 +26,16 @@ export const POD_DISRUPTION_BUDGET: ResourceType = {
 };
 export const HTTP_ROUTE: ResourceType = {
   group: 'gateway.networking.k8s.io', version: 'v1', kind: 'HTTPRoute', plural: 'httproutes', namespaced: true,
+};
+export const GATEWAY: ResourceType = {
+  group: 'gateway.networking.k8s.io', version: 'v1', kind: 'Gateway', plural: 'gateways', namespaced: true,
+};
+export const NETWORK_POLICY: ResourceType = {
+  group: 'networking.k8s.io', version: 'v1', kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true,
+};
+/** Envoy Gateway's per-route policy (an optional API: its CRD may not be installed). */
+export const SECURITY_POLICY: ResourceType = {
+  group: 'gateway.envoyproxy.io', version: 'v1alpha1', kind: 'SecurityPolicy', plural: 'securitypolicies', namespaced: true,
 };
 export const CUSTOM_RESOURCE_DEFINITION: ResourceType = {
   group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false,

@@ -1,13 +1,17 @@
 // Agent → Deployment `agent-<name>`, Service and HTTPRoute when exposed (docs/api.md, "Agent").
 import { AGENT_DEFAULTS } from '../api/defaults.ts';
 import { effectiveReadScope } from '../api/memory-rules.ts';
+import { isSet, getIn } from '../api/json.ts';
 import { memoryShapeOf, shapeOf } from '../api/shapes.ts';
+import { agentAuthEnv, agentIdentityURI, renderAgentServiceAccount, withAgentIdentity } from './agent-identity.ts';
+import { memoryPostureEnv } from './posture.ts';
 import { applyContainerOverride, copyEnv, env, hasEnv, httpGetProbe, httpPort, placeUserEnv, uniqueEnv, withoutEnv } from './container.ts';
 import { agentTelemetryEnv, logLevelEnv, telemetrySettings } from './observability.ts';
 import { renderHTTPRoute } from './gateway.ts';
+import { harnessEnv, workspaceParts, type WorkspaceParts } from './harness.ts';
 import { defaultAgentImage } from './images.ts';
 import type { AgentDeps, AgentInput, AgentMemoryInput, RenderConfig } from './inputs.ts';
-import type { Container, EnvVar, PodSpec } from './k8s.ts';
+import type { Container, EnvVar, PodSpec, Probe } from './k8s.ts';
 import { parentIdentity } from './labels.ts';
 import { AGENT_PORT, CONTAINER_NAME, serviceURL, workloadName } from './names.ts';
 import type { Rendered } from './rendered.ts';
@@ -83,10 +87,14 @@ const mcpServers: EnvStep = ({ deps }) => namedEndpointsEnv('MCP_SERVERS', deps.
 const peers: EnvStep = ({ deps }) => namedEndpointsEnv('PEER_AGENTS', deps.peers.filter((p) => p.endpoint !== ''), peerEnvName);
 const telemetry: EnvStep = (i) => agentTelemetryEnv(i.agent.metadata, telemetrySettings(cfgOf(i)?.telemetry, i.config));
 const logLevel: EnvStep = (i) => logLevelEnv('LOG_LEVEL', i.config.defaultLogLevel, cfgOf(i)?.env, i.agent.spec.container?.env);
+/** Who the agent is and where its token is: the last generated entries, under ServiceAccount identity. */
+const agentAuth: EnvStep = ({ agent, config }) => agentAuthEnv({ name: agent.metadata?.name ?? '', namespace: agent.metadata?.namespace ?? '' }, config.security);
+const harness: EnvStep = ({ agent, deps }) => (agent.spec.harness === undefined ? [] : harnessEnv(deps.harness?.driver ?? ''));
 
 /**
- * The original shape (docs/api.md, "Agent environment"), steps 1–9; step 10, spec.container.env,
- * is appended by applyContainerOverride.
+ * The original shape (docs/api.md, "Agent environment"), steps 1–9, then agent identity's (none
+ * without ServiceAccount identity); step 10, spec.container.env, is appended by
+ * applyContainerOverride.
  */
 const ORIGINAL_AGENT_ENV: readonly EnvStep[] = [
   agentName,
@@ -99,13 +107,15 @@ const ORIGINAL_AGENT_ENV: readonly EnvStep[] = [
   memory,
   mcpServers,
   peers,
+  agentAuth,
 ];
 
 /**
  * The newer shape, in KAOS's order (docs/api.md, "Env order"): the user's list (config.env, or
  * container.env in its place) right after the prompts; then the model, the loop and tool-call
- * settings, memory, autonomy and task budgets, the MCP servers and peers, OpenTelemetry, and
- * LOG_LEVEL unless the user set it. A block of KAOS's added later takes its place in this list.
+ * settings, memory, autonomy and task budgets, the MCP servers and peers, OpenTelemetry,
+ * LOG_LEVEL unless the user set it, a harness's HARNESS_*, then agent identity's. A block of KAOS's added later takes
+ * its place in this list.
  */
 const NEWER_AGENT_ENV: readonly (EnvStep | typeof USER_ENV)[] = [
   agentName,
@@ -125,6 +135,8 @@ const NEWER_AGENT_ENV: readonly (EnvStep | typeof USER_ENV)[] = [
   peers,
   telemetry,
   logLevel,
+  harness,
+  agentAuth,
 ];
 
 /**
@@ -146,7 +158,7 @@ export function isNewShapeAgent(agent: AgentInput): boolean {
 }
 
 /** The memory block's env: the original shape's five variables, or remote memory's (docs/api.md, "Agent remote memory"). */
-function memoryEnv(memory: AgentMemoryInput, { agent, deps }: AgentEnvInput): EnvVar[] {
+function memoryEnv(memory: AgentMemoryInput, { agent, deps, config }: AgentEnvInput): EnvVar[] {
   if (memoryShapeOf(memory) === 'original') {
     return [
       env('MEMORY_ENABLED', String(memory.enabled ?? MEMORY_DEFAULTS.enabled)),
@@ -162,6 +174,8 @@ function memoryEnv(memory: AgentMemoryInput, { agent, deps }: AgentEnvInput): En
   const store = type === 'remote' ? deps.memoryStore : undefined;
   const rollingSummary = memory.clientParams?.rollingSummary;
   return [
+    // First in its block, as KAOS writes it: what the memory service requires of callers.
+    ...memoryPostureEnv('', config.security),
     env('MEMORY_ENABLED', String(memory.enabled ?? MEMORY_DEFAULTS.enabled)),
     env('MEMORY_TYPE', type),
     ...text('MEMORY_STORE_ENDPOINT', store?.endpoint),
@@ -170,7 +184,7 @@ function memoryEnv(memory: AgentMemoryInput, { agent, deps }: AgentEnvInput): En
     ...text('MEMORY_FAILURE_MODE', memory.failureMode),
     ...when('MEMORY_SHORT_TERM_TOKEN_BUDGET', memory.clientParams?.tokenBudget),
     ...when('MEMORY_ROLLING_SUMMARY', rollingSummary === undefined ? undefined : String(rollingSummary)),
-    env('AGENT_IDENTITY', `kaos://agent/${agent.metadata?.namespace ?? ''}/${agent.metadata?.name ?? ''}`),
+    env('AGENT_IDENTITY', agentIdentityURI(agent.metadata?.namespace ?? '', agent.metadata?.name ?? '')),
   ];
 }
 
@@ -195,15 +209,36 @@ function compareCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-export function agentContainer(agent: AgentInput, deps: AgentDeps, config: RenderConfig): Container {
+/**
+ * The `agent` container's probes. The original shape keeps docs/api.md's "Agent" timings, so that
+ * upgrading the operator rolls no existing Agent; an Agent that uses anything of KAOS 2026 — the
+ * newer shape, the newest memory block, a harness — gets KAOS 2026's (docs/api.md, "Agent probes
+ * in 2026"), with KAOS's liveness failureThreshold of 3 written out (the API server's default too).
+ */
+export function agentProbes(agent: AgentInput): { livenessProbe: Probe; readinessProbe: Probe } {
+  const kaos2026 = isNewShapeAgent(agent) || memoryShapeOf(agent.spec.config?.memory) === 'new' || isSet(getIn(agent.spec, 'harness'));
+  if (!kaos2026) {
+    return {
+      livenessProbe: httpGetProbe('/health', AGENT_PORT, { initialDelaySeconds: 30, periodSeconds: 10 }),
+      readinessProbe: httpGetProbe('/ready', AGENT_PORT, { initialDelaySeconds: 10, periodSeconds: 5 }),
+    };
+  }
+  return {
+    livenessProbe: httpGetProbe('/health', AGENT_PORT, { initialDelaySeconds: 5, periodSeconds: 10, timeoutSeconds: 3, failureThreshold: 3 }),
+    readinessProbe: httpGetProbe('/ready', AGENT_PORT, { initialDelaySeconds: 3, periodSeconds: 5, timeoutSeconds: 3, failureThreshold: 2 }),
+  };
+}
+
+export function agentContainer(agent: AgentInput, deps: AgentDeps, config: RenderConfig, workspace?: WorkspaceParts): Container {
   const generated: Container = {
     name: CONTAINER_NAME.Agent,
-    image: defaultAgentImage(config),
+    // A harness Agent runs its runtime's image (docs/api.md, "Agent harness").
+    image: deps.harness?.image || defaultAgentImage(config),
     imagePullPolicy: 'IfNotPresent',
     ports: [httpPort(AGENT_PORT)],
     env: agentEnv(agent, deps, config),
-    livenessProbe: httpGetProbe('/health', AGENT_PORT, { initialDelaySeconds: 30, periodSeconds: 10 }),
-    readinessProbe: httpGetProbe('/ready', AGENT_PORT, { initialDelaySeconds: 10, periodSeconds: 5 }),
+    ...(workspace === undefined ? {} : { volumeMounts: workspace.mounts }),
+    ...agentProbes(agent),
   };
   // A new-shape Agent's container.env is already in place (agentEnv); the rest of the override applies as docs/api.md, "Common behaviour" says.
   const override = isNewShapeAgent(agent) ? withoutEnv(agent.spec.container) : agent.spec.container;
@@ -217,12 +252,21 @@ export function agentExposed(agent: { readonly spec: { readonly agentNetwork?: {
 
 export function renderAgent(agent: AgentInput, deps: AgentDeps, config: RenderConfig): Rendered {
   const parent = parentIdentity('Agent', agent.metadata);
-  const podSpec: PodSpec = { containers: [agentContainer(agent, deps, config)] };
+  const workspace = workspaceParts(agent.spec.harness);
+  const generated: PodSpec = {
+    ...(workspace === undefined ? {} : { initContainers: workspace.initContainers }),
+    containers: [agentContainer(agent, deps, config, workspace)],
+    ...(workspace === undefined ? {} : { volumes: workspace.volumes }),
+  };
+  // The identity's token volume goes before the harness's (docs/api.md, "Agent identity by ServiceAccount").
+  const podSpec = withAgentIdentity(generated, parent, CONTAINER_NAME.Agent, config.security);
   const deployment = buildDeployment({ parent, podSpec, podSpecPatch: agent.spec.podSpec, defaults: config.workload, hashPodSpec: config.podSpecHash !== false });
-  if (!agentExposed(agent)) return { deployment };
+  const serviceAccount = renderAgentServiceAccount(parent, config.security);
+  const identity = serviceAccount === undefined ? {} : { serviceAccount };
+  if (!agentExposed(agent)) return { ...identity, deployment };
   // The HTTPRoute's backend is the Service, so an unexposed Agent has neither.
   const service = buildService(parent, AGENT_PORT);
   const httpRoute = renderHTTPRoute(parent, { name: service.metadata.name, port: AGENT_PORT }, agent.spec.gatewayRoute, config);
   const endpoint = serviceURL(workloadName('Agent', parent.name), parent.namespace, AGENT_PORT);
-  return httpRoute === undefined ? { deployment, service, endpoint } : { deployment, service, httpRoute, endpoint };
+  return httpRoute === undefined ? { ...identity, deployment, service, endpoint } : { ...identity, deployment, service, httpRoute, endpoint };
 }

@@ -1,6 +1,7 @@
 // HTTPRoute per docs/api.md, "Gateway API routes": only when the gateway is enabled; one rule that strips the
 // `/<namespace>/<segment>/<name>` prefix and forwards to the child Service.
-import type { GatewayRouteInput, RenderConfig } from './inputs.ts';
+import type { WorkloadKind } from '../api/kinds.ts';
+import type { AgentDeps, GatewayRouteInput, RenderConfig } from './inputs.ts';
 import type { HTTPRoute, HTTPRouteRule } from './k8s.ts';
 import { childMeta, type ParentIdentity } from './labels.ts';
 import { ROUTE_SEGMENT, routeName } from './names.ts';
@@ -32,8 +33,31 @@ export function routeTimeout(parent: ParentIdentity, route: GatewayRouteInput | 
   }
 }
 
-export function routePath(parent: ParentIdentity): string {
+export function routePath(parent: Pick<ParentIdentity, 'kind' | 'namespace' | 'name'>): string {
   return `/${parent.namespace}/${ROUTE_SEGMENT[parent.kind]}/${parent.name}`;
+}
+
+/** `http://<host>/<namespace>/<segment>/<name>`: an object's address through the gateway. */
+export function gatewayURL(host: string, kind: WorkloadKind, namespace: string, name: string): string {
+  return `http://${host}${routePath({ kind, namespace, name })}`;
+}
+
+/**
+ * Gateway routing (docs/api.md, "Gateway routing"): an Agent's dependency URLs — its ModelAPI,
+ * MCPServers, peers and MemoryStore — through the gateway at `host`, so that every call passes the
+ * routes' SecurityPolicies.
+ */
+export function routeDepsThroughGateway(deps: AgentDeps, names: { namespace: string; modelAPI: string; memoryStore?: string }, host: string): AgentDeps {
+  const { namespace } = names;
+  return {
+    ...deps,
+    modelAPI: { ...deps.modelAPI, endpoint: gatewayURL(host, 'ModelAPI', namespace, names.modelAPI) },
+    mcpServers: deps.mcpServers.map((m) => ({ ...m, endpoint: gatewayURL(host, 'MCPServer', namespace, m.name) })),
+    peers: deps.peers.map((p) => ({ ...p, endpoint: gatewayURL(host, 'Agent', namespace, p.name) })),
+    ...(deps.memoryStore === undefined || names.memoryStore === undefined
+      ? {}
+      : { memoryStore: { ...deps.memoryStore, endpoint: gatewayURL(host, 'MemoryStore', namespace, names.memoryStore) } }),
+  };
 }
 
 /** The HTTPRoute for a parent's Service, or undefined when the gateway is disabled. */

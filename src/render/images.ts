@@ -1,7 +1,7 @@
 // Default images per kind, mode and tools source (docs/api.md, each kind's section; docs/configuration.md). The mutating webhook
 // writes the result into spec.container.image; render falls back to it when that is unset,
 // so both agree by construction.
-import type { KaosKind } from '../api/kinds.ts';
+import type { WorkloadKind } from '../api/kinds.ts';
 import type { AgentSpecInput, MCPServerSpecInput, MemoryStoreInput, ModelAPISpecInput, RenderConfig } from './inputs.ts';
 import { defaultImage } from '../api/defaulting/derived-defaults.ts';
 
@@ -25,12 +25,12 @@ export function defaultImageFor(kind: 'ModelAPI', spec: ModelAPISpecInput, confi
 export function defaultImageFor(kind: 'MCPServer', spec: MCPServerSpecInput, config: RenderConfig): string;
 export function defaultImageFor(kind: 'MemoryStore', spec: MemoryStoreInput['spec'], config: RenderConfig): string;
 export function defaultImageFor(
-  kind: KaosKind,
+  kind: WorkloadKind,
   spec: AgentSpecInput | ModelAPISpecInput | MCPServerSpecInput | MemoryStoreInput['spec'],
   config: RenderConfig,
 ): string;
 export function defaultImageFor(
-  kind: KaosKind,
+  kind: WorkloadKind,
   spec: AgentSpecInput | ModelAPISpecInput | MCPServerSpecInput | MemoryStoreInput['spec'],
   config: RenderConfig,
 ): string {

@@ -1,7 +1,7 @@
 // render: pure `(parent, resolved dependencies, operator config) → desired children`
 // (src/render/README.md). The reconcilers call renderAgent/renderModelAPI/renderMCPServer/renderMemoryStore; the webhooks
 // call defaultImageFor (mutating) and renderPodSpec (validating dry-run of spec.podSpec).
-import type { KaosKind } from '../api/kinds.ts';
+import type { WorkloadKind } from '../api/kinds.ts';
 import { renderAgent } from './agent.ts';
 import type { AgentDeps, AgentInput, MCPServerDeps, MCPServerInput, MemoryStoreInput, ModelAPIInput, RenderConfig } from './inputs.ts';
 import type { Deployment, PodSpec } from './k8s.ts';
@@ -60,13 +60,13 @@ export function renderPodSpec(kind: 'ModelAPI', object: ModelAPIInput, config: R
 export function renderPodSpec(kind: 'MCPServer', object: MCPServerInput, config: RenderConfig, deps?: MCPServerDeps): RenderedPod;
 export function renderPodSpec(kind: 'MemoryStore', object: MemoryStoreInput, config: RenderConfig): RenderedPod;
 export function renderPodSpec(
-  kind: KaosKind,
+  kind: WorkloadKind,
   object: AgentInput | ModelAPIInput | MCPServerInput | MemoryStoreInput,
   config: RenderConfig,
   deps?: AgentDeps | MCPServerDeps,
 ): RenderedPod;
 export function renderPodSpec(
-  kind: KaosKind,
+  kind: WorkloadKind,
   object: AgentInput | ModelAPIInput | MCPServerInput | MemoryStoreInput,
   config: RenderConfig,
   deps?: AgentDeps | MCPServerDeps,

@@ -30,6 +30,7 @@ export type ContainerOverrideInput = ContainerOverride;
 export type GatewayRouteInput = GatewayRoute;
 export type TelemetryInput = Telemetry;
 export type AgentMemoryInput = NonNullable<NonNullable<AgentSpec['config']>['memory']>;
+export type AgentHarnessInput = NonNullable<AgentSpec['harness']>;
 export type AgentInput = Agent;
 export type AgentSpecInput = AgentSpec;
 export type ModelAPIInput = ModelAPI;
@@ -62,6 +63,15 @@ export interface AgentDeps {
     /** Its read ceiling (its maxReadScope, `agent` when unset). */
     readonly maxReadScope: string;
   };
+  /** What spec.harness resolved to in the harness runtime registry (docs/api.md, "Agent harness"). */
+  readonly harness?: HarnessDeps;
+}
+
+/** A harness runtime as the reconciler resolved it (api/harness-runtimes.ts resolveHarness). */
+export interface HarnessDeps {
+  /** spec.container.image, else the registry entry's. */
+  readonly image: string;
+  readonly driver: string;
 }
 
 /** Resolved dependencies of a MemoryStore, read by the reconciler from its cache. */
@@ -107,7 +117,7 @@ export interface MCPServerDeps extends ConfigSourceDeps {
 }
 
 /** The part of the operator configuration render reads (so tests need not build a full Config). */
-export type RenderConfig = Pick<Config, 'images' | 'defaultModelName' | 'gateway' | 'workload' | 'telemetry' | 'defaultLogLevel'> & {
+export type RenderConfig = Pick<Config, 'images' | 'defaultModelName' | 'gateway' | 'workload' | 'telemetry' | 'defaultLogLevel' | 'security'> & {
   /**
    * false: the pod template's pod-spec-hash annotation holds a placeholder (POD_SPEC_HASH_PLACEHOLDER),
    * for the pod the validating webhook has the API server judge (renderPodSpec): the verdict

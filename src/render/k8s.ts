@@ -64,6 +64,7 @@ export interface Volume {
   secret?: { secretName: string; items: { key: string; path: string }[]; optional?: boolean };
   emptyDir?: Record<string, never>;
   persistentVolumeClaim?: { claimName: string };
+  projected?: { sources: { serviceAccountToken: { audience: string; expirationSeconds: number; path: string } }[] };
   [key: string]: unknown;
 }
 
@@ -147,5 +148,54 @@ export interface PodDisruptionBudget {
   spec: { minAvailable: number; selector: { matchLabels: Record<string, string> } };
 }
 
+/** A NetworkPolicy peer selecting whole namespaces, or an address range. */
+export type NetworkPolicyPeer = { namespaceSelector: { matchLabels: Record<string, string> } } | { ipBlock: { cidr: string } };
+
+export interface NetworkPolicy {
+  apiVersion: 'networking.k8s.io/v1';
+  kind: 'NetworkPolicy';
+  metadata: ObjectMeta;
+  spec: {
+    podSelector: { matchLabels: Record<string, string> };
+    policyTypes: ('Ingress' | 'Egress')[];
+    ingress: { from: NetworkPolicyPeer[] }[];
+    egress?: { to: NetworkPolicyPeer[]; ports?: { protocol: 'UDP' | 'TCP'; port: number }[] }[];
+  };
+}
+
+/** A JWT provider of a SecurityPolicy (Envoy Gateway's JWTProvider, the fields KAOS sets). */
+export interface JwtProvider {
+  name: string;
+  issuer: string;
+  audiences?: string[];
+  extractFrom?: { headers: { name: string; valuePrefix: string }[] };
+  claimToHeaders: { claim: string; header: string }[];
+  localJWKS?: { type: 'Inline'; inline: string };
+  remoteJWKS?: { uri: string };
+}
+
+export interface SecurityPolicy {
+  apiVersion: 'gateway.envoyproxy.io/v1alpha1';
+  kind: 'SecurityPolicy';
+  metadata: ObjectMeta;
+  spec: {
+    targetRefs: { group: 'gateway.networking.k8s.io'; kind: 'HTTPRoute'; name: string }[];
+    extAuth?: {
+      failOpen: false;
+      headersToExtAuth: string[];
+      grpc: { backendRef: { group: ''; kind: 'Service'; name: string; port: number; namespace?: string } };
+    };
+    jwt?: { providers: JwtProvider[] };
+  };
+}
+
+/** An Agent's own identity (docs/api.md, "Agent identity by ServiceAccount"). */
+export interface ServiceAccount {
+  apiVersion: 'v1';
+  kind: 'ServiceAccount';
+  metadata: ObjectMeta;
+  automountServiceAccountToken: false;
+}
+
 /** Every child kind render can emit. */
-export type Child = Deployment | Service | ConfigMap | HTTPRoute | PersistentVolumeClaim | PodDisruptionBudget;
+export type Child = Deployment | Service | ConfigMap | HTTPRoute | PersistentVolumeClaim | PodDisruptionBudget | ServiceAccount | NetworkPolicy | SecurityPolicy;

@@ -1,5 +1,5 @@
 // Labels, owner references and object metadata shared by every child (docs/api.md, "Common behaviour").
-import { API_VERSION, type KaosKind } from '../api/kinds.ts';
+import { API_VERSION, type WorkloadKind } from '../api/kinds.ts';
 import type { MetadataInput } from './inputs.ts';
 import type { ObjectMeta, OwnerReference } from './k8s.ts';
 import { APP_LABEL } from './names.ts';
@@ -11,19 +11,19 @@ export const MANAGED_BY_VALUE = 'kaos-operator';
  * `app: <kind>` and `<kind>: <name>`: the Deployment selector, the Service selector and the
  * pod labels. Never anything else, because a Deployment's selector is immutable.
  */
-export function selectorLabels(kind: KaosKind, name: string): Record<string, string> {
+export function selectorLabels(kind: WorkloadKind, name: string): Record<string, string> {
   const app = APP_LABEL[kind];
   return { app, [app]: name };
 }
 
 /** Labels on a child's own metadata: the selector labels plus managed-by. */
-export function childLabels(kind: KaosKind, name: string): Record<string, string> {
+export function childLabels(kind: WorkloadKind, name: string): Record<string, string> {
   return { ...selectorLabels(kind, name), [MANAGED_BY_LABEL]: MANAGED_BY_VALUE };
 }
 
 /** The parent's identity as render needs it; missing fields read as '' (see parentIdentity). */
 export interface ParentIdentity {
-  readonly kind: KaosKind;
+  readonly kind: WorkloadKind;
   readonly name: string;
   readonly namespace: string;
   readonly uid: string;
@@ -34,7 +34,7 @@ export interface ParentIdentity {
  * webhook has no uid yet (and may lack namespace). Render stays total and lets the API server
  * reject an ownerReference without uid, rather than throwing in pure code.
  */
-export function parentIdentity(kind: KaosKind, metadata: MetadataInput | undefined): ParentIdentity {
+export function parentIdentity(kind: WorkloadKind, metadata: MetadataInput | undefined): ParentIdentity {
   return {
     kind,
     name: metadata?.name ?? '',

@@ -13,6 +13,8 @@ import type { Container, EnvVar, PersistentVolumeClaim, PodDisruptionBudget, Pod
 import { childMeta, parentIdentity, selectorLabels, type ParentIdentity } from './labels.ts';
 import { CONTAINER_NAME, MEMORY_STORE_PORT, persistentVolumeClaimName, serviceURL, workloadName } from './names.ts';
 import { agentTelemetryEnv, telemetrySettings } from './observability.ts';
+import { memoryPostureEnv } from './posture.ts';
+import type { SecurityConfig } from '../config/security.ts';
 import { withDefaultResources } from './pod-defaults.ts';
 import type { Rendered } from './rendered.ts';
 import { buildDeployment, buildService } from './workload.ts';
@@ -57,7 +59,7 @@ function tier(name: string, value: string | number | boolean | undefined): EnvVa
 }
 
 /** Storage, then the models, then each tier setting that is set (docs/api.md, "MemoryStore"). */
-export function memoryStoreEnv(store: MemoryStoreInput, deps: MemoryStoreDeps): EnvVar[] {
+export function memoryStoreEnv(store: MemoryStoreInput, deps: MemoryStoreDeps, security: SecurityConfig): EnvVar[] {
   const { spec } = store;
   const out: EnvVar[] = [];
   if (storageMode(spec) === 'local') {
@@ -76,6 +78,7 @@ export function memoryStoreEnv(store: MemoryStoreInput, deps: MemoryStoreDeps): 
     env('KAOS_MEMORY_MODEL_BASE_URL', `${deps.summarizationEndpoint}/v1`),
     env('KAOS_MEMORY_SUMMARIZATION_MODEL', spec.models.summarization.model),
     env('KAOS_MEMORY_EMBEDDING_MODEL', spec.models.embedding.model),
+    ...memoryPostureEnv('KAOS_', security),
   );
   const { shortTerm, mediumTerm, longTerm } = spec;
   out.push(
@@ -106,7 +109,7 @@ export function memoryStoreContainer(store: MemoryStoreInput, deps: MemoryStoreD
     image: imageOf(store.spec, config.images.memoryService),
     imagePullPolicy: 'IfNotPresent',
     ports: [httpPort(MEMORY_STORE_PORT)],
-    env: [...memoryStoreEnv(store, deps), ...agentTelemetryEnv(store.metadata, telemetrySettings(store.spec.telemetry, config), serviceName)],
+    env: [...memoryStoreEnv(store, deps, config.security), ...agentTelemetryEnv(store.metadata, telemetrySettings(store.spec.telemetry, config), serviceName)],
     ...(storageMode(store.spec) === 'local' ? { volumeMounts: [{ name: MEMORY_DATA_VOLUME, mountPath: MEMORY_DATA_DIR }] } : {}),
     livenessProbe: httpGetProbe('/healthz', MEMORY_STORE_PORT, LIVENESS),
     readinessProbe: httpGetProbe('/readyz', MEMORY_STORE_PORT, READINESS),

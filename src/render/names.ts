@@ -1,10 +1,13 @@
 // Child names, ports and endpoints (docs/api.md: "Common behaviour", each kind's section, "Gateway API routes"). Existing KAOS manifests, agent images
 // and dashboards depend on these exact strings, so they are written once, here.
-import type { KaosKind } from '../api/kinds.ts';
+import type { WorkloadKind } from '../api/kinds.ts';
 import type { ModelAPIMode } from '../api/enums.ts';
 
+/** Name of an Agent's ServiceAccount (docs/api.md, "Agent identity by ServiceAccount"). */
+export { agentServiceAccountName } from '../api/agent-references.ts';
+
 /** The value of the `app` label and the key of the per-object selector label. */
-export const APP_LABEL: Readonly<Record<KaosKind, string>> = {
+export const APP_LABEL: Readonly<Record<WorkloadKind, string>> = {
   Agent: 'agent',
   ModelAPI: 'modelapi',
   MCPServer: 'mcpserver',
@@ -12,7 +15,7 @@ export const APP_LABEL: Readonly<Record<KaosKind, string>> = {
 };
 
 /** Prefix of the Deployment and Service names. */
-const CHILD_PREFIX: Readonly<Record<KaosKind, string>> = {
+const CHILD_PREFIX: Readonly<Record<WorkloadKind, string>> = {
   Agent: 'agent',
   ModelAPI: 'modelapi',
   MCPServer: 'mcpserver',
@@ -20,7 +23,7 @@ const CHILD_PREFIX: Readonly<Record<KaosKind, string>> = {
 };
 
 /** Segment used by HTTPRoute names and gateway paths (MCPServer is `mcp`, not `mcpserver`). */
-export const ROUTE_SEGMENT: Readonly<Record<KaosKind, string>> = {
+export const ROUTE_SEGMENT: Readonly<Record<WorkloadKind, string>> = {
   Agent: 'agent',
   ModelAPI: 'modelapi',
   MCPServer: 'mcp',
@@ -28,7 +31,7 @@ export const ROUTE_SEGMENT: Readonly<Record<KaosKind, string>> = {
 };
 
 /** Generated main container names; spec.podSpec addresses them by these names. */
-export const CONTAINER_NAME: Readonly<Record<KaosKind, string>> = {
+export const CONTAINER_NAME: Readonly<Record<WorkloadKind, string>> = {
   Agent: 'agent',
   ModelAPI: 'model-api',
   MCPServer: 'mcp-server',
@@ -55,12 +58,12 @@ export function modelAPIPort(mode: string): number {
 }
 
 /** Name of the Deployment and the Service (and a MemoryStore's PodDisruptionBudget): `agent-<name>`, `modelapi-<name>`, `mcpserver-<name>`, `memorystore-<name>`. */
-export function workloadName(kind: KaosKind, name: string): string {
+export function workloadName(kind: WorkloadKind, name: string): string {
   return `${CHILD_PREFIX[kind]}-${name}`;
 }
 
 /** Name of the HTTPRoute: `agent-<name>`, `modelapi-<name>`, `mcp-<name>`, `memorystore-<name>`. */
-export function routeName(kind: KaosKind, name: string): string {
+export function routeName(kind: WorkloadKind, name: string): string {
   return `${ROUTE_SEGMENT[kind]}-${name}`;
 }
 
@@ -85,13 +88,13 @@ export function serviceURL(serviceName: string, namespace: string, port: number)
  */
 export function endpointFor(kind: 'Agent' | 'MCPServer' | 'MemoryStore', name: string, namespace: string): string;
 export function endpointFor(kind: 'ModelAPI', name: string, namespace: string, mode: string): string;
-export function endpointFor(kind: KaosKind, name: string, namespace: string, mode?: string): string;
-export function endpointFor(kind: KaosKind, name: string, namespace: string, mode?: string): string {
+export function endpointFor(kind: WorkloadKind, name: string, namespace: string, mode?: string): string;
+export function endpointFor(kind: WorkloadKind, name: string, namespace: string, mode?: string): string {
   return serviceURL(workloadName(kind, name), namespace, servicePort(kind, mode));
 }
 
 /** The port of a kind's Service (a ModelAPI's follows its mode). */
-function servicePort(kind: KaosKind, mode: string | undefined): number {
+function servicePort(kind: WorkloadKind, mode: string | undefined): number {
   switch (kind) {
     case 'Agent':
       return AGENT_PORT;

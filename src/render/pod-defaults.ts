@@ -7,7 +7,7 @@
 //
 // Every value is copied, never shared with the config, so a caller that edits a rendered
 // object cannot change the next render.
-import type { KaosKind } from '../api/kinds.ts';
+import type { WorkloadKind } from '../api/kinds.ts';
 import type { ResourceDefaults, WorkloadDefaults } from '../config/config.ts';
 import type { Container, PodSpec } from './k8s.ts';
 
@@ -32,7 +32,7 @@ const CONTAINER_SECURITY_CONTEXT = { allowPrivilegeEscalation: false, capabiliti
  */
 const POD_SECURITY_CONTEXT = { seccompProfile: { type: 'RuntimeDefault' } } as const;
 
-const RESOURCES_KEY: Readonly<Record<KaosKind, keyof WorkloadDefaults['resources']>> = {
+const RESOURCES_KEY: Readonly<Record<WorkloadKind, keyof WorkloadDefaults['resources']>> = {
   Agent: 'agent',
   ModelAPI: 'modelAPI',
   MCPServer: 'mcpServer',
@@ -44,7 +44,7 @@ const RESOURCES_KEY: Readonly<Record<KaosKind, keyof WorkloadDefaults['resources
  * override. Only the main container: the pod's useful work runs there, and an init container
  * without resources does not add to the pod's requests.
  */
-export function withDefaultResources(container: Container, kind: KaosKind, defaults: WorkloadDefaults): Container {
+export function withDefaultResources(container: Container, kind: WorkloadKind, defaults: WorkloadDefaults): Container {
   const resources: ResourceDefaults | undefined = defaults.resources[RESOURCES_KEY[kind]];
   if (resources === undefined) return container;
   return { ...container, resources: structuredClone(resources) };

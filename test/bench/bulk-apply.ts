@@ -36,6 +36,18 @@
 // idle writes, peak RSS (VmHWM), operator / kube-apiserver / etcd CPU, each beside the floor
 // with ratios, and the load average.
 //
+//
+// ACCESS_GRANTS=N (default 0) adds N AccessGrants before the Agents, with the policy projection
+// active (test/bench/bulk-grants.ts): printed beside the rest, how many projection passes and
+// policy ConfigMap writes the burst of Agent creates cost, and how long one pass takes.
+//
+// IDENTITY_COMPARE=1: instead of the floor, the operator run twice side by side in one run, each
+// on a fresh control plane — without an identity provider and with ServiceAccount identity
+// (SECURITY_AGENT_AUTH_IDENTITY_PROVIDER=serviceaccount: one more child per Agent, its
+// ServiceAccount) — alternating ROUNDS times (1: off, on; 2: off, on, on, off), and a table of
+// what identity costs: time to every Agent Ready, writes per Agent (ServiceAccounts among them),
+// rollouts per Agent, idle writes, CPU, peak RSS.
+//
 // Env: as bench:reconcile — AGENTS (1000), MODELAPIS (10), MCPSERVERS (20),
 // MAX_CONCURRENT_RECONCILES (4), CREATE_IN_FLIGHT (16), SETTLE_SECONDS (5), IDLE_SECONDS (60),
 // BENCH_LOG_LEVEL (info), BENCH_OPERATOR_NODE_OPTIONS, BENCH_OPERATOR_ROOT, PODS (1; 0: the stand-in
@@ -97,10 +109,12 @@ import {
 } from './reconcile.ts';
 import { tail, type OperatorProcess } from '../../scripts/local-stack.ts';
 import { bulkScenario, createBulk, type BulkObjects, type Named } from './bulk-scenario.ts';
+import { accessGrants, createGrants, GRANTS_ENV, POLICY_CONFIG_MAP, projectionMetrics, timePass, withShards } from './bulk-grants.ts';
 
 const AGENTS = Math.max(1, int('AGENTS', 1000));
 const MODELAPIS = Math.max(1, int('MODELAPIS', 10));
 const MCPSERVERS = Math.max(1, int('MCPSERVERS', 20));
+const ACCESS_GRANTS = Math.max(0, int('ACCESS_GRANTS', 0));
 const NS = 'bulk';
 const FLOOR_NS = 'bulk-floor';
 /** FLOOR=0: the operator run only (its figures are logged), e.g. to try a V8 flag. */
@@ -110,6 +124,9 @@ const FLOOR = process.env.FLOOR !== '0';
  * meanwhile, as in a whole run): the creation time, webhooks on / off, and nothing else.
  */
 const CREATE_ONLY = process.env.CREATE_ONLY === '1';
+/** IDENTITY_COMPARE=1: ServiceAccount identity off and on, side by side (see the header). */
+const IDENTITY_COMPARE = process.env.IDENTITY_COMPARE === '1';
+const ROUNDS = Math.max(1, int('ROUNDS', 1));
 const TARGETS = { writes: 5100, idleWrites: 0, peakRssMiB: 115, generationsPerDeployment: 1 };
 /** Where to write the run's figures as JSON (test/bench/scale.ts reads them for its table). */
 const RESULT_FILE = process.env.BULK_RESULT_FILE;
@@ -131,7 +148,10 @@ export interface BulkFigures {
 
 // ---- the scenario --------------------------------------------------------------------------
 
-const scenario = (namespace: string): BulkObjects => bulkScenario(namespace, { agents: AGENTS, modelAPIs: MODELAPIS, mcpServers: MCPSERVERS });
+const scenario = (namespace: string): BulkObjects => {
+  const objects = bulkScenario(namespace, { agents: AGENTS, modelAPIs: MODELAPIS, mcpServers: MCPSERVERS });
+  return ACCESS_GRANTS > 0 ? withShards(objects) : objects;
+};
 
 /** Dependencies first, then the Agents, CREATE_IN_FLIGHT at a time; `created` sees each answer. */
 const createAll = (client: KubeClient, objects: BulkObjects, created?: (object: Named) => void): Promise<void> =>
@@ -316,17 +336,29 @@ async function floorRun(admin: KubeClient, writer: KubeClient, pids: ReturnType<
   return result;
 }
 
-async function main(): Promise<void> {
-  const loadStart = loadavg()[0] ?? 0;
-  log(`bulk apply: AGENTS=${AGENTS} MODELAPIS=${MODELAPIS} MCPSERVERS=${MCPSERVERS} MAX_CONCURRENT_RECONCILES=${CONCURRENCY}; starting the control plane`);
-  const pods = AGENTS + 2 * MODELAPIS + MCPSERVERS;
-  let stack = await startStack(pods);
+/** What one operator run on a fresh control plane measured (measuredOperatorRun). */
+interface MeasuredRun {
+  run: Report['run'];
+  audit: Report['audit'];
+  peakRss: number;
+  /** The 1-minute load average when the run began, and its samples while it ran. */
+  loadRunStart: number;
+  loads: number[];
+}
+
+/**
+ * One operator run on a fresh control plane of its own, the operator started with `env` over the
+ * run's: the bulk apply, its convergence and idle window, the audit log's view of it. The control
+ * plane is stopped before it returns.
+ */
+async function measuredOperatorRun(tag: string, env: Readonly<Record<string, string>> = {}): Promise<MeasuredRun> {
+  const stack = await startStack(AGENTS + 2 * MODELAPIS + MCPSERVERS);
   const sampler = new Sampler();
   let operator: OperatorProcess | undefined;
   try {
     const { admin, plane } = stack;
     await admin.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    operator = await launchOperator(stack, 'bulk');
+    operator = await launchOperator(stack, tag, env);
     sampler.watch(operator.pid, operator.metricsPort);
     const leasePath = resourcePath(LEASE, { namespace: OPERATOR_IDENTITY.namespace, name: 'kaos-operator' });
     await until('the operator holds the Lease', 60_000, async () => {
@@ -337,29 +369,24 @@ async function main(): Promise<void> {
       }
     });
     await sleep(1000);
-    const pids = plane.pids();
+    const grants = ACCESS_GRANTS > 0 ? accessGrants(NS, ACCESS_GRANTS, AGENTS) : [];
+    if (grants.length > 0) {
+      log(`creating ${grants.length} AccessGrants, then waiting for the projection to settle`);
+      await createGrants(admin, grants, CREATE_IN_FLIGHT);
+      await sleep(15_000);
+    }
+    const projectionBefore = grants.length > 0 ? await projectionMetrics(operator.metricsPort) : undefined;
     const loadRunStart = loadavg()[0] ?? 0;
-    const run = await operatorRun(admin, pids, operator);
+    const run = await operatorRun(admin, plane.pids(), operator);
+    const projectionAfter = projectionBefore === undefined ? undefined : await projectionMetrics(operator.metricsPort);
     sampler.sample();
-    const loads = [...sampler.loads];
     const peakRss = Math.max(sampler.peakHwm, memory(operator.pid).hwm || 0);
     const audit = auditEvents(plane.logs.audit ?? '');
     const heap = sampler.heapAtPeakRss;
     log(`operator: peak RSS ${peakRss.toFixed(0)} MiB; at the highest sampled RSS (${sampler.peakRss.toFixed(0)} MiB) heap used ${heap?.heapUsed.toFixed(0) ?? '?'} of ${heap?.heapTotal.toFixed(0) ?? '?'} MiB, external ${heap?.external.toFixed(0) ?? '?'} MiB`);
     reportOperator(run, audit);
-    await operator.stop();
-    operator = undefined;
-    sampler.stop();
-
-    if (!FLOOR) return;
-    log('floor: operator stopped; a fresh control plane, no webhooks');
-    await stack.stop();
-    stack = await startStack(pods);
-    // The floor's writes go out as the operator's ServiceAccount: the same priority level of the
-    // API server's flow control (workload-low), where the admin is exempt.
-    const floor = await floorRun(stack.admin, await KubeClient.fromKubeConfig(stack.operatorKubeconfig), stack.plane.pids());
-
-    report({ run, floor, audit, peakRss, load: loadFigures(loadStart, loadRunStart, loads) });
+    if (projectionBefore !== undefined && projectionAfter !== undefined) reportProjection(run, audit, projectionBefore, projectionAfter, grants);
+    return { run, audit, peakRss, loadRunStart, loads: [...sampler.loads] };
   } catch (err) {
     if (operator !== undefined) log(`the operator's log ends with:\n${tail(operator.log(), 25)}`);
     throw err;
@@ -370,12 +397,113 @@ async function main(): Promise<void> {
   }
 }
 
+/** IDENTITY_COMPARE=1: what ServiceAccount identity costs a bulk apply, its runs alternated with runs without it. */
+async function compareIdentity(): Promise<void> {
+  const out = (line = ''): void => void process.stdout.write(`${line}\n`);
+  const modes = { off: { SECURITY_AGENT_AUTH_IDENTITY_PROVIDER: '' }, on: { SECURITY_AGENT_AUTH_IDENTITY_PROVIDER: 'serviceaccount' } } as const;
+  const order: ('off' | 'on')[] = Array.from({ length: ROUNDS }, (_, i): ('off' | 'on')[] => (i % 2 === 0 ? ['off', 'on'] : ['on', 'off'])).flat();
+  const results: Record<'off' | 'on', MeasuredRun[]> = { off: [], on: [] };
+  for (const [i, mode] of order.entries()) {
+    log(`identity ${mode} (run ${i + 1} of ${order.length})`);
+    results[mode].push(await measuredOperatorRun(`identity-${mode}-${i}`, modes[mode]));
+  }
+  const figures = (r: MeasuredRun) => {
+    const converging = r.audit.filter((e) => e.at >= r.run.t0 - 1 && e.at < r.run.convergedAt + 1 && e.resource !== 'leases');
+    const writes = converging.filter((e) => WRITE_VERBS.has(e.verb));
+    const idle = r.audit.filter((e) => e.at >= r.run.idleStart && e.at < r.run.idleEnd && e.resource !== 'leases' && WRITE_VERBS.has(e.verb));
+    return {
+      seconds: r.run.figures.seconds,
+      create: r.run.createSeconds,
+      writes: writes.length,
+      serviceAccountWrites: writes.filter((e) => e.resource === 'serviceaccounts').length,
+      deploymentWrites: writes.filter((e) => e.resource === 'deployments').length,
+      generations: r.run.generations,
+      idle: idle.length,
+      operatorCpu: r.run.figures.cpu.operator,
+      apiserverCpu: r.run.figures.cpu.apiserver,
+      etcdCpu: r.run.figures.cpu.etcd,
+      peakRss: r.peakRss,
+      load: r.loads.reduce((a, b) => a + b, 0) / Math.max(1, r.loads.length),
+    };
+  };
+  const off = results.off.map(figures);
+  const on = results.on.map(figures);
+  const each = (list: ReturnType<typeof figures>[], f: (x: ReturnType<typeof figures>) => number, digits: number, unit = ''): string => list.map((x) => `${f(x).toFixed(digits)}${unit}`).join(' / ');
+  const mean = (list: ReturnType<typeof figures>[], f: (x: ReturnType<typeof figures>) => number): number => list.reduce((a, x) => a + f(x), 0) / list.length;
+  const ratio = (f: (x: ReturnType<typeof figures>) => number): string => {
+    const b = mean(off, f);
+    return b > 0 ? `${(mean(on, f) / b).toFixed(2)}×` : '';
+  };
+  out(`${cpus().length} cores; bulk apply of ${MODELAPIS} ModelAPIs, ${MCPSERVERS} MCPServers, ${MODELAPIS} MemoryStores, then ${AGENTS} Agents, ${CREATE_IN_FLIGHT} in flight; ${POD_CHAIN ? 'every pod run (kube-scheduler, kwok)' : 'no pods (PODS=0)'}; runs in the order ${order.join(', ')}, each on a fresh control plane`);
+  out();
+  printTable([
+    ['', 'identity off', 'identity on (ServiceAccount)', 'on / off (means)'],
+    ['every Agent Ready', each(off, (x) => x.seconds, 2, ' s'), each(on, (x) => x.seconds, 2, ' s'), ratio((x) => x.seconds)],
+    ['per Agent', each(off, (x) => (x.seconds * 1000) / AGENTS, 1, ' ms'), each(on, (x) => (x.seconds * 1000) / AGENTS, 1, ' ms'), ''],
+    ['creating the objects', each(off, (x) => x.create, 2, ' s'), each(on, (x) => x.create, 2, ' s'), ratio((x) => x.create)],
+    ['writes while converging', each(off, (x) => x.writes, 0), each(on, (x) => x.writes, 0), ratio((x) => x.writes)],
+    ['writes per Agent', each(off, (x) => x.writes / AGENTS, 2), each(on, (x) => x.writes / AGENTS, 2), ''],
+    ['  of them ServiceAccount writes', each(off, (x) => x.serviceAccountWrites, 0), each(on, (x) => x.serviceAccountWrites, 0), ''],
+    ['  of them Deployment writes', each(off, (x) => x.deploymentWrites, 0), each(on, (x) => x.deploymentWrites, 0), ''],
+    ['Agent Deployment generations / Deployments', off.map((x) => `${x.generations.generations} / ${x.generations.deployments}`).join(', '), on.map((x) => `${x.generations.generations} / ${x.generations.deployments}`).join(', '), ''],
+    ['Deployments rolled out more than once', each(off, (x) => x.generations.rolledTwice, 0), each(on, (x) => x.generations.rolledTwice, 0), ''],
+    [`idle writes (${IDLE_SECONDS} s)`, each(off, (x) => x.idle, 0), each(on, (x) => x.idle, 0), ''],
+    ['operator CPU', each(off, (x) => x.operatorCpu, 2, ' s'), each(on, (x) => x.operatorCpu, 2, ' s'), ratio((x) => x.operatorCpu)],
+    ['kube-apiserver CPU', each(off, (x) => x.apiserverCpu, 2, ' s'), each(on, (x) => x.apiserverCpu, 2, ' s'), ratio((x) => x.apiserverCpu)],
+    ['etcd CPU', each(off, (x) => x.etcdCpu, 2, ' s'), each(on, (x) => x.etcdCpu, 2, ' s'), ratio((x) => x.etcdCpu)],
+    ['operator peak RSS (VmHWM)', each(off, (x) => x.peakRss, 0, ' MiB'), each(on, (x) => x.peakRss, 0, ' MiB'), ratio((x) => x.peakRss)],
+    ['1-min load average, mean', each(off, (x) => x.load, 1), each(on, (x) => x.load, 1), ''],
+  ], out);
+}
+
+async function main(): Promise<void> {
+  if (IDENTITY_COMPARE) return compareIdentity();
+  const loadStart = loadavg()[0] ?? 0;
+  log(`bulk apply: AGENTS=${AGENTS} MODELAPIS=${MODELAPIS} MCPSERVERS=${MCPSERVERS} MAX_CONCURRENT_RECONCILES=${CONCURRENCY}; starting the control plane`);
+  const { run, audit, peakRss, loadRunStart, loads } = await measuredOperatorRun('bulk', ACCESS_GRANTS > 0 ? GRANTS_ENV : {});
+  if (!FLOOR) return;
+  // Both runs start from an empty cluster: the floor gets a fresh control plane too.
+  log('floor: operator stopped; a fresh control plane, no webhooks');
+  const stack = await startStack(AGENTS + 2 * MODELAPIS + MCPSERVERS);
+  try {
+    // The floor's writes go out as the operator's ServiceAccount: the same priority level of the
+    // API server's flow control (workload-low), where the admin is exempt.
+    const floor = await floorRun(stack.admin, await KubeClient.fromKubeConfig(stack.operatorKubeconfig), stack.plane.pids());
+    report({ run, floor, audit, peakRss, load: loadFigures(loadStart, loadRunStart, loads) });
+  } finally {
+    await stack.stop();
+  }
+}
+
 interface Report {
   run: Awaited<ReturnType<typeof operatorRun>>;
   floor: Awaited<ReturnType<typeof floorRun>>;
   audit: ReturnType<typeof auditEvents>;
   peakRss: number;
   load: { start: number; runStart: number; mean: number; max: number; end: number };
+}
+
+/**
+ * The projection's figures (ACCESS_GRANTS): passes and policy ConfigMap writes from the first
+ * Agent create to every Agent Ready (from the operator's metrics and the audit log), the idle
+ * window's, and one pass's time in the operator and in-process with the user grants (stdout).
+ */
+function reportProjection(run: Report['run'], audit: Report['audit'], before: Awaited<ReturnType<typeof projectionMetrics>>, after: Awaited<ReturnType<typeof projectionMetrics>>, grants: readonly Named[]): void {
+  const out = (line = ''): void => void process.stdout.write(`${line}\n`);
+  const policyWrites = (from: number, to: number): number =>
+    audit.filter((e) => e.at >= from && e.at < to && e.resource === 'configmaps' && e.name === POLICY_CONFIG_MAP.name && WRITE_VERBS.has(e.verb)).length;
+  const passes = after.passes - before.passes;
+  const meanMs = ((after.passSeconds.sum - before.passSeconds.sum) / Math.max(1, after.passSeconds.count - before.passSeconds.count)) * 1000;
+  const inProcess = timePass(scenario(NS), grants);
+  out(`AccessGrants: ${grants.length} over ${AGENTS} Agents (created ${run.createSeconds.toFixed(2)} s long, ${CREATE_IN_FLIGHT} in flight), the projection active (security off: no per-route policies)`);
+  printTable([
+    ['', 'burst (first Agent create → every Agent Ready)', 'idle window'],
+    ['projection passes', `${passes} (${after.failures - before.failures} failed)`, '—'],
+    ['policy ConfigMap writes (audit log)', String(policyWrites(run.t0 - 1, run.convergedAt + 1)), String(policyWrites(run.idleStart, run.idleEnd))],
+    ['one pass in the operator (mean)', `${meanMs.toFixed(1)} ms`, ''],
+    ['one pass in-process, user grants included (median / slowest of 21)', `${inProcess.medianMs.toFixed(1)} / ${inProcess.maxMs.toFixed(1)} ms`, `data.json ${(inProcess.bytes / 1024).toFixed(0)} KiB`],
+  ], out);
+  out();
 }
 
 /** The operator run's requests, told at once (stderr), before the floor runs. */

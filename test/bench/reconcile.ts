@@ -57,7 +57,7 @@ import type { KubeObject } from '../../src/api/meta.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { resolveAgentDeps } from '../../src/controller/reconcile/agent.ts';
 import { desiredChildren } from '../../src/controller/reconcile/children.ts';
-import type { ReconcileReads } from '../../src/controller/reconcile/context.ts';
+import { NO_GRANT_PROJECTION, type ReconcileReads } from '../../src/controller/reconcile/context.ts';
 import { OWNED_SELECTOR } from '../../src/controller/watches.ts';
 import { applyIntent, controllerUid } from '../../src/kube/apply.ts';
 import { childPath, FIELD_MANAGER } from '../../src/cluster/child-apply.ts';
@@ -386,14 +386,15 @@ export const operatorEnv: Record<string, string> = {
   SHUTDOWN_DELAY_SECONDS: '0',
 };
 
-export async function launchOperator(stack: Stack, tag: string): Promise<OperatorProcess> {
+/** Starts the operator of this run on `stack`; `env` over operatorEnv (e.g. a setting two runs compare). */
+export async function launchOperator(stack: Stack, tag: string, env: Readonly<Record<string, string>> = {}): Promise<OperatorProcess> {
   if (CPU_PROF !== undefined) mkdirSync(CPU_PROF, { recursive: true });
   const nodeOptions = [OPERATOR_NODE_OPTIONS, CPU_PROF === undefined ? '' : `--cpu-prof --cpu-prof-dir=${CPU_PROF}`].filter((o) => o !== '').join(' ');
   const operator = await startOperator({
     kubeconfig: stack.operatorKubeconfig,
     certDir: stack.certDir,
     logFile: join(stack.plane.dir, `operator-${tag}.log`),
-    env: { ...operatorEnv, ...(nodeOptions === '' ? {} : { NODE_OPTIONS: nodeOptions }) },
+    env: { ...operatorEnv, ...env, ...(nodeOptions === '' ? {} : { NODE_OPTIONS: nodeOptions }) },
     ...(OPERATOR_ROOT === undefined || OPERATOR_ROOT === '' ? {} : { main: join(OPERATOR_ROOT, 'dist', 'main.js') }),
   });
   await applySetupObjects(stack.admin, renderWebhookConfigurations({ url: `https://127.0.0.1:${operator.webhookPort}`, caBundle: stack.caPem }));
@@ -452,7 +453,7 @@ export async function until(what: string, timeoutMs: number, probe: () => Promis
 /**
  * What a floor's render reads: the KAOS objects `kaos` gives (taken as valid objects of their
  * kinds: the API server admitted them), no children, no Secrets or ConfigMaps, no routes, no
- * runtime registry (the benches' MCPServers use `type`).
+ * runtime registries (the benches' MCPServers use `type`, their Agents have no harness).
  */
 export function floorReads(kaos: (kind: KaosKind, name: string) => KubeObject | undefined): ReconcileReads {
   return {
@@ -462,6 +463,11 @@ export function floorReads(kaos: (kind: KaosKind, name: string) => KubeObject | 
     configMapResourceVersion: () => undefined,
     httpRoutesServed: () => false,
     mcpRuntimes: () => ({ problem: 'no MCP runtime registry in a floor run' }),
+    grantProjection: () => NO_GRANT_PROJECTION,
+    securityPoliciesServed: () => false,
+    serviceAccountIssuer: () => undefined,
+    gatewayAddress: () => undefined,
+    harnessRuntimes: () => ({ problem: 'no harness runtime registry in a floor run' }),
   };
 }
 
@@ -605,7 +611,7 @@ async function runFloor(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
     admin.list<KubeObject>(kaosPath('MCPServer', NS)),
   ]);
   const byName = (items: readonly KubeObject[]): Map<string, KubeObject> => new Map(items.map((o) => [o.metadata?.name ?? '', o]));
-  const deps = { Agent: byName(agents.items), ModelAPI: byName(modelAPIs.items), MCPServer: byName(mcpServers.items), MemoryStore: new Map<string, KubeObject>() };
+  const deps = { Agent: byName(agents.items), ModelAPI: byName(modelAPIs.items), MCPServer: byName(mcpServers.items), MemoryStore: new Map<string, KubeObject>(), AccessGrant: new Map<string, KubeObject>() };
   // The operator run's dependencies, whatever the namespace asked: their status endpoints (in NS)
   // are what the operator rendered into its Agents, so the floor's children are byte for byte
   // the same apart from their own namespace and owner.

@@ -5,7 +5,9 @@
 # kwok/stages/), helm, cert-manager's controller and cainjector (cert-manager/cmd/, with
 # cert-manager's CRDs copied beside bin/) and lua-health (lua-health/: Argo CD's Lua runtime for
 # the documented health check) — with one `go build`, so that every package is compiled once and
-# the links overlap the compiles. Into a cache outside the repo, a directory per build.
+# the links overlap the compiles. Into a cache outside the repo, a directory per build. Envoy
+# Gateway's CRDs are copied beside bin/ too, out of its Go module (envoy-gateway.version), which is
+# only downloaded for them: nothing of it is built, so it is no part of go.mod.
 #
 # Skips the build when bin/.stamp names this exact build (a hash of go.mod, go.sum, our mains and
 # the flags) and every binary is there; otherwise the Go build cache makes a rebuild pay only for
@@ -121,6 +123,24 @@ if [ "$(cat "$cm_crds/.version" 2>/dev/null)" != "$cm_version" ]; then
   rm -rf "$cm_crds" && mkdir -p "$cm_crds"
   cp "$cm_src"/deploy/crds/*.yaml "$cm_crds/"
   echo "$cm_version" >"$cm_crds/.version"
+fi
+# Envoy Gateway's CRDs (its SecurityPolicy, and the Gateway API release it ships), as its Helm
+# chart carries them. The e2e tests install them into a stack that asks for them
+# (scripts/local-stack.ts), so both a cluster with and one without them run. Downloaded outside
+# this folder's module, which does not require it.
+eg_version=$(cat "$here/envoy-gateway.version")
+eg_crds="$bin/../envoy-gateway-crds"
+if [ "$(cat "$eg_crds/.version" 2>/dev/null)" != "$eg_version" ]; then
+  command -v go >/dev/null 2>&1 || fail "no Go toolchain on PATH: needed to download Envoy Gateway $eg_version's CRDs"
+  scratch=$(mktemp -d)
+  eg_src=$(cd "$scratch" && GOFLAGS= GOWORK=off go mod download -json "github.com/envoyproxy/gateway@$eg_version" | awk -F'"' '$2 == "Dir" { print $4 }')
+  rmdir "$scratch"
+  [ -n "$eg_src" ] || fail "go mod download github.com/envoyproxy/gateway@$eg_version"
+  rm -rf "$eg_crds" && mkdir -p "$eg_crds"
+  cp "$eg_src"/charts/gateway-helm/charts/crds/crds/gatewayapi-crds.yaml "$eg_src"/charts/gateway-helm/charts/crds/crds/generated/*.yaml "$eg_crds/"
+  # The module cache is read-only; the copies need not be.
+  chmod u+w "$eg_crds"/*.yaml
+  echo "$eg_version" >"$eg_crds/.version"
 fi
 log "control plane $k8s_version ready in $bin"
 echo "$bin"

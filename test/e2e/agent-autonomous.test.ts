@@ -1,15 +1,30 @@
-// End-to-end: the Agent `config` fields KAOS added in 2026 (docs/api.md, "Agent `config` from KAOS 2026") and
-// the KAOS features this operator refuses by name (docs/api.md, "KAOS features not supported"), through
-// kubectl against a real kube-apiserver with the operator's real entry point. A manifest of
-// autonomous Agents in KAOS's style is applied unchanged and reaches Ready with the env of the
-// contract (written out here, never computed with the renderer); a blank goal, a harness and the
-// security posture env are refused, by `kubectl apply` and `--dry-run=server` alike.
+// End-to-end: the Agent `config` fields KAOS added in 2026 (docs/api.md, "Agent `config` from KAOS 2026")
+// and its coding-agent harness (docs/api.md, "Agent harness"), through kubectl against a real
+// kube-apiserver with the operator's real entry point. A manifest of autonomous Agents in KAOS's
+// style is applied unchanged and reaches Ready with the env of the contract (written out here,
+// never computed with the renderer); a blank goal is refused, by `kubectl apply` and
+// `--dry-run=server` alike. A harness Agent with a workspace gets the pod of the contract and runs
+// under kwok; an unknown runtime is refused at apply; a registry edit under a running harness
+// Agent turns it Failed, and it heals when the entry is back (the stack installs the chart's
+// registry kaos-harness-runtimes in kaos-system, its SYSTEM_NAMESPACE).
 //
 // Run `npm run build` first: the operator process is dist/main.js.
 import { fileURLToPath } from 'node:url';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { agent, expectDenied, hostedModel, invalid, kubectl, setup, stack, useAdmissionStack } from './support/admission.ts';
-import { at, podSpecOf, waitForObject, waitForPhase, type Json } from './support/children.ts';
+import {
+  HARDENED,
+  POD_SECURITY,
+  at,
+  httpGet,
+  httpPort,
+  podSpecOf,
+  probe,
+  waitForObject,
+  waitForPhase,
+  type Json,
+} from './support/children.ts';
+import { eventually } from '../support/poll.ts';
 import type { LocalStack } from '../../scripts/local-stack.ts';
 
 useAdmissionStack(t);
@@ -108,19 +123,146 @@ t.test('a blank goal is refused with kubectl apply and --dry-run=server alike', 
   );
 });
 
-t.test('a harness is refused naming the feature, not pruned or called unknown; so is the security posture env', async (t) => {
-  const ns = 'unsupported';
+// ---- the harness (docs/api.md, "Agent harness") ------------------------------------------------
+
+/** The registry as the chart ships it (pi's image: the chart's defaultImages.harnessPi), written out. */
+const PI_IMAGE = 'ghcr.io/axsaucedo/kaos-harness-pi:latest';
+const SYSTEM_NAMESPACE = 'kaos-system';
+const HARNESS_NS = 'harness';
+const REPO = 'https://github.com/acme/service.git';
+
+async function patchHarnessRegistry(t: Test, runtimesYaml: string): Promise<void> {
+  const patched = await kubectl(['patch', 'configmap', 'kaos-harness-runtimes', '-n', SYSTEM_NAMESPACE, '--type=merge', '-p', JSON.stringify({ data: { 'runtimes.yaml': runtimesYaml } })]);
+  t.equal(patched.code, 0, patched.stderr);
+}
+
+const conditions = (o: Json): string[] =>
+  ((at(o, 'status', 'conditions') ?? []) as Json[]).map((c) => `${String(c.type)}=${String(c.status)}/${String(c.reason)}`);
+
+t.test('a harness Agent with a workspace: the pod of the contract, field by field, running under kwok', async (t) => {
+  await setup(t, HARNESS_NS, [hostedModel('llm', 'smollm2:135m')]);
+  const secret = await kubectl(['create', 'secret', 'generic', 'git-token', '-n', HARNESS_NS, '--from-literal=token=ghp_e2e']);
+  t.equal(secret.code, 0, secret.stderr);
+  const coder = agent('coder', {
+    modelAPI: 'llm',
+    model: 'smollm2:135m',
+    harness: { runtime: 'pi', workspace: { repoURL: REPO, branch: 'release/2026', credentialsSecretRef: { name: 'git-token', key: 'token' } } },
+  });
+  const applied = await kubectl(['apply', '-n', HARNESS_NS, '-f', '-'], JSON.stringify(coder));
+  t.strictSame(applied, { code: 0, stdout: 'agent.kaos.tools/coder created\n', stderr: '' }, 'admitted as written, no warning');
+  await waitForPhase(s(), 'agent', HARNESS_NS, 'coder', 'Ready');
+  const stored = await waitForObject(s(), 'agent', HARNESS_NS, 'coder');
+  t.equal(at(stored, 'spec', 'container'), undefined, 'the webhook chose no image');
+
+  const pod = podSpecOf(await waitForObject(s(), 'deployment', HARNESS_NS, 'agent-coder'));
+  // The clone's script is checked apart, below: the rest of the pod is compared whole.
+  const { command, ...clone } = (at(pod, 'initContainers', 0) ?? {}) as Json;
+  t.same((command as unknown[]).slice(0, 2), ['sh', '-c'], 'the clone runs sh -c');
+  const script = String((command as unknown[])[2]);
+  t.strictSame({ ...pod, initContainers: [clone] }, {
+    initContainers: [{
+      name: 'workspace-clone',
+      image: 'alpine/git:2.45.2',
+      imagePullPolicy: 'IfNotPresent',
+      env: [
+        { name: 'WORKSPACE_REPO_URL', value: REPO },
+        { name: 'WORKSPACE_BRANCH', value: 'release/2026' },
+        { name: 'GIT_TOKEN', valueFrom: { secretKeyRef: { name: 'git-token', key: 'token' } } },
+      ],
+      volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }],
+      resources: {},
+      securityContext: HARDENED,
+    }],
+    containers: [{
+      name: 'agent',
+      image: PI_IMAGE,
+      imagePullPolicy: 'IfNotPresent',
+      ports: httpPort(8000),
+      env: [
+        { name: 'AGENT_NAME', value: 'coder' },
+        { name: 'MODEL_API_URL', value: `http://modelapi-llm.${HARNESS_NS}.svc.cluster.local:11434` },
+        { name: 'MODEL_NAME', value: 'smollm2:135m' },
+        { name: 'LOG_LEVEL', value: 'INFO' },
+        { name: 'HARNESS_DRIVER', value: 'pi' },
+        { name: 'HARNESS_WORKSPACE', value: '/workspace' },
+        { name: 'HARNESS_STATE_DIR', value: '/state' },
+      ],
+      volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }, { name: 'state', mountPath: '/state' }],
+      resources: {},
+      // KAOS 2026's probe timings (docs/api.md, "Agent probes in 2026").
+      livenessProbe: probe(httpGet('/health', 8000), 5, 10, 3, 3),
+      readinessProbe: probe(httpGet('/ready', 8000), 3, 5, 3, 2),
+      securityContext: HARDENED,
+    }],
+    volumes: [{ name: 'workspace', emptyDir: {} }, { name: 'state', emptyDir: {} }],
+    securityContext: POD_SECURITY,
+  });
+  // The clone as the contract says: a shallow clone of the one branch into /workspace, the
+  // repository and the branch only through env, the token into an https:// URL.
+  t.match(script, /git clone --depth 1 --single-branch --branch "\$WORKSPACE_BRANCH" .*"\$url" \/workspace/);
+  t.match(script, /"\$WORKSPACE_REPO_URL"/);
+  t.match(script, /https:\/\/x-access-token:\$\{GIT_TOKEN\}@/);
+  t.notOk(script.includes(REPO) || script.includes('release/2026') || script.includes('ghp_'), 'neither the repository, the branch nor the token is in the script');
+
+  const pods = await kubectl(['get', 'pods', '-n', HARNESS_NS, '-l', 'app=agent,agent=coder', '-o', 'json']);
+  const items = (JSON.parse(pods.stdout) as { items: Json[] }).items;
+  t.equal(items.length, 1, 'one pod');
+  t.equal(at(items[0], 'status', 'phase'), 'Running');
+  t.same(((at(items[0], 'status', 'initContainerStatuses') ?? []) as Json[]).map((c) => c.name), ['workspace-clone'], 'its clone ran first');
+});
+
+t.test('refused at apply: an unknown runtime, a runtime without an image, a repository and a branch git would not take', async (t) => {
+  const ns = 'harness-refused';
   await setup(t, ns, [hostedModel('llm', 'smollm2:135m')]);
-  await expectDenied(
-    t, ns,
-    agent('coder', { modelAPI: 'llm', model: 'smollm2:135m', harness: { runtime: 'pi', workspace: { repoURL: 'https://example.com/repo.git' } } }),
-    invalid('Agent', 'coder', ["spec.harness: Forbidden: KAOS's coding-agent harness (runtimes from the ConfigMap kaos-harness-runtimes) is not supported by this operator"]),
-    'harness',
-  );
-  await expectDenied(
-    t, ns,
-    agent('guarded', { modelAPI: 'llm', model: 'smollm2:135m', container: { env: [{ name: 'AGENT_AUTH_ISSUER', value: 'https://idp.example' }] } }),
-    invalid('Agent', 'guarded', ['spec.container.env[0].name: Invalid value: "AGENT_AUTH_ISSUER": KAOS\'s security posture (AGENT_AUTH_*, MEMORY_REQUIRE_*) is not supported by this operator']),
-    'security posture env',
-  );
+  const coder = (name: string, harness: Json, extra: Json = {}) => agent(name, { modelAPI: 'llm', model: 'smollm2:135m', harness, ...extra });
+  await expectDenied(t, ns, coder('codex', { runtime: 'codex' }),
+    invalid('Agent', 'codex', ['spec.harness.runtime: Unsupported value: "codex": supported values: "claude", "pi"']), 'unknown runtime');
+  await expectDenied(t, ns, coder('claude', { runtime: 'claude' }),
+    invalid('Agent', 'claude', ['spec.container.image: Required value: harness runtime "claude" has no image']), 'a runtime without an image');
+  await expectDenied(t, ns, coder('hostile', { runtime: 'codex', workspace: { repoURL: 'ext::sh', branch: '--upload-pack=touch' } }),
+    invalid('Agent', 'hostile', [
+      'spec.harness.workspace.repoURL: Invalid value: "ext::sh": must be an https://, http:// or ssh:// URL, or git@<host>:<path>',
+      'spec.harness.workspace.branch: Invalid value: "--upload-pack=touch": must be a git branch name: must not start with "-"',
+      'spec.harness.runtime: Unsupported value: "codex": supported values: "claude", "pi"',
+    ]), 'every problem at once');
+  const own = await kubectl(['apply', '-n', ns, '-f', '-'], JSON.stringify(coder('claude', { runtime: 'claude' }, { container: { image: 'e2e.local/claude-code:1' } })));
+  t.strictSame(own, { code: 0, stdout: 'agent.kaos.tools/claude created\n', stderr: '' }, 'claude with an image of its own is admitted');
+});
+
+t.test('a registry edit under a running harness Agent: Failed with KAOS\'s message, its Deployment kept; healed when the entry is back', async (t) => {
+  const ns = 'harness-edit';
+  const coder = (name: string, harness: Json, extra: Json = {}) => agent(name, { modelAPI: 'llm', model: 'smollm2:135m', harness, ...extra });
+  await setup(t, ns, [hostedModel('llm', 'smollm2:135m'), coder('coder', { runtime: 'pi' }), coder('claude', { runtime: 'claude' }, { container: { image: 'e2e.local/claude-code:1' } })]);
+  await waitForPhase(s(), 'agent', ns, 'coder', 'Ready');
+  await waitForPhase(s(), 'agent', ns, 'claude', 'Ready');
+  // A Deployment's generation moves with its spec only (its status may still settle meanwhile).
+  const generation = async (name: string): Promise<unknown> => at(await waitForObject(s(), 'deployment', ns, name), 'metadata', 'generation');
+  const before = { coder: await generation('agent-coder'), claude: await generation('agent-claude') };
+
+  const registry = await waitForObject(s(), 'configmap', SYSTEM_NAMESPACE, 'kaos-harness-runtimes');
+  const text = String(at(registry, 'data', 'runtimes.yaml'));
+  t.ok(text.includes(`image: ${PI_IMAGE}`), 'the registry the stack installed');
+  // Back as it was whatever happens: the stack is shared by the file's tests.
+  t.teardown(() => kubectl(['patch', 'configmap', 'kaos-harness-runtimes', '-n', SYSTEM_NAMESPACE, '--type=merge', '-p', JSON.stringify({ data: { 'runtimes.yaml': text } })]));
+  await patchHarnessRegistry(t, 'runtimes:\n  claude:\n    image: ""\n    driver: claude\n');
+
+  const failed = await waitForPhase(s(), 'agent', ns, 'coder', 'Failed');
+  t.equal(at(failed, 'status', 'message'), 'Failed to resolve harness runtime: unknown harness runtime: pi (not found in registry)');
+  t.equal(at(failed, 'status', 'ready'), false);
+  t.same(conditions(failed), ['Ready=False/HarnessRuntimeUnresolved', 'Reconciling=False/HarnessRuntimeUnresolved', 'Stalled=True/HarnessRuntimeUnresolved']);
+  t.equal(await generation('agent-coder'), before.coder, 'its Deployment stays as it was');
+  const event = await eventually('a Warning Event on the Agent', async () => {
+    const res = await kubectl(['get', 'events.events.k8s.io', '-n', ns, '-o', 'json']);
+    return (JSON.parse(res.stdout) as { items: Json[] }).items.find((e) => e.type === 'Warning' && e.reason === 'HarnessRuntimeUnresolved' && at(e, 'regarding', 'name') === 'coder');
+  }, { timeoutMs: 30_000, intervalMs: 250 });
+  t.equal(event.note, at(failed, 'status', 'message'));
+  // The claude entry did not change: its Agent runs on as it was.
+  t.equal(at(await waitForObject(s(), 'agent', ns, 'claude'), 'status', 'phase'), 'Ready', 'the claude Agent stays Ready');
+  t.equal(await generation('agent-claude'), before.claude, 'with its Deployment as it was');
+
+  await patchHarnessRegistry(t, text);
+  const healed = await waitForPhase(s(), 'agent', ns, 'coder', 'Ready');
+  t.equal(at(healed, 'status', 'ready'), true);
+  t.match(conditions(healed), [/^Ready=True\//, /^Reconciling=False\//, /^Stalled=False\//]);
+  t.equal(await generation('agent-coder'), before.coder, 'healed with the same Deployment: no rollout');
 });

@@ -7,7 +7,8 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
+import { BUILTIN_HARNESS_RUNTIMES } from '../../src/api/harness-runtime-defaults.ts';
 import { renderWebhookConfigurations } from '../../src/admission/webhook-configs.ts';
 import { rulesFor } from '../../src/cluster/rbac.ts';
 import { runCommand, startControlPlane } from '../cluster/control-plane.ts';
@@ -169,6 +170,64 @@ t.test('config values become the operator\'s variables; the ServiceMonitor rende
   t.match(yaml, /name: MAX_CONCURRENT_RECONCILES\n\s+value: "8"/);
   t.match(yaml, /name: DEFAULT_TOLERATIONS\n\s+value: "\[\{\\"key\\":\\"gpu\\",\\"operator\\":\\"Exists\\"\}\]"/);
   t.match(yaml, /kind: ServiceMonitor/);
+});
+
+t.test('security values become the operator\'s variables: ServiceAccount identity by default, as KAOS\'s chart', async (t) => {
+  type Env = { name: string; value?: string }[];
+  const operatorEnv = (docs: Doc[]): Env => (find(docs, 'Deployment')[0] as unknown as { spec: { template: { spec: { containers: { env: Env }[] } } } }).spec.template.spec.containers[0]?.env ?? [];
+  const security = (env: Env) => env.filter((e) => /^(SECURITY_|AUTHZ_)/.test(e.name));
+  t.same(security(operatorEnv((await render([])).docs)), [{ name: 'SECURITY_AGENT_AUTH_IDENTITY_PROVIDER', value: 'serviceaccount' }], 'only the provider by default');
+  t.same(security(operatorEnv((await render(['--set-json', 'security.agentAuth.identity.provider=""'])).docs)), [], 'provider "": nothing');
+  const { docs, yaml } = await render([
+    '--set', 'security.pdp.enabled=true',
+    '--set', 'security.agentAuth.identity.serviceAccount.expirationSeconds=7200',
+    '--set', 'security.networkPolicy.enabled=false',
+    '--set', 'security.agentAuth.projection.policyConfigMap.name=kaos-authz-policy',
+    '--set', 'security.agentAuth.projection.namespaces={team-a,team-b}',
+    '--set-json', 'security.agentAuth.identity.serviceAccount.jwks={"keys":[]}',
+  ]);
+  t.same(security(operatorEnv(docs)), [
+    { name: 'SECURITY_PDP_ENABLED', value: 'true' },
+    { name: 'SECURITY_AGENT_AUTH_IDENTITY_PROVIDER', value: 'serviceaccount' },
+    { name: 'SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_EXPIRATION_SECONDS', value: '7200' },
+    { name: 'SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_JWKS', value: '{"keys":[]}' },
+    { name: 'AUTHZ_POLICY_CONFIGMAP_NAME', value: 'kaos-authz-policy' },
+    { name: 'AUTHZ_PROJECTION_NAMESPACES', value: 'team-a,team-b' },
+    { name: 'SECURITY_NETWORK_POLICY_DISABLED', value: 'true' },
+  ], 'each value its variable; networkPolicy.enabled=false is SECURITY_NETWORK_POLICY_DISABLED');
+  await dryRun(t, yaml);
+  for (const [value, name] of [['security.agentAuth.identity.provider=oidc', 'provider'], ['security.agentAuth.identity.serviceAccount.expirationSeconds=300', 'expirationSeconds'], ['security.agentAuth.identity.serviceAccount.tokenPath=token', 'tokenPath'], ['security.agentAuth.extAuthzUrl=http://kaos-pdp:9191', 'extAuthzUrl']] as const) {
+    const r = await helm(['template', 'x', CHART, '--kube-version', KUBE_VERSION, '--set', value]);
+    t.not(r.code, 0, `${value} is refused, as the operator refuses it at start`);
+    t.match(r.stderr, name);
+  }
+});
+
+t.test('the harness runtime registry: the built-in pi and claude, custom merged over them, in SYSTEM_NAMESPACE (the release namespace)', async (t) => {
+  const registryOf = (docs: Doc[]): unknown => {
+    const [configMap] = find(docs, 'ConfigMap', 'kaos-harness-runtimes');
+    t.equal(configMap?.metadata.namespace, NS, 'in the release namespace');
+    return parse(String((configMap?.data as Record<string, unknown> | undefined)?.['runtimes.yaml']));
+  };
+  const defaults = await render([]);
+  t.same(registryOf(defaults.docs), { runtimes: BUILTIN_HARNESS_RUNTIMES }, 'the defaults are src/api/harness-runtime-defaults.ts\'s');
+  const [deploy] = find(defaults.docs, 'Deployment');
+  const containers = (deploy?.spec as { template: { spec: { containers: { env?: Record<string, unknown>[] }[] } } } | undefined)?.template.spec.containers ?? [];
+  const env = containers[0]?.env ?? [];
+  t.same(env.find((e) => e.name === 'SYSTEM_NAMESPACE'), { name: 'SYSTEM_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } });
+
+  const custom = await render(['--set', 'defaultImages.harnessPi=registry.example/pi:2', '--set-json', 'harnessRuntimes.custom={"codex":{"image":"registry.example/codex:1","driver":"codex"},"claude":{"image":"registry.example/claude:1"}}']);
+  t.same(registryOf(custom.docs), {
+    runtimes: {
+      pi: { image: 'registry.example/pi:2', driver: 'pi', description: 'pi coding harness (MIT)' },
+      claude: { image: 'registry.example/claude:1', driver: 'claude', description: 'Claude Code (proprietary, bring your own image)' },
+      codex: { image: 'registry.example/codex:1', driver: 'codex' },
+    },
+  }, 'defaultImages.harnessPi, and custom entries merged over the built-in ones');
+  await dryRun(t, custom.yaml);
+  t.same(find((await render(['--set', 'harnessRuntimes.create=false'])).docs, 'ConfigMap', 'kaos-harness-runtimes'), [], 'create=false leaves it to you');
+  const noDriver = await helm(['template', 'x', CHART, '--kube-version', KUBE_VERSION, '--set-json', 'harnessRuntimes.custom={"codex":{"image":"x"}}']);
+  t.not(noDriver.code, 0, 'an entry without a driver is refused by values.schema.json');
 });
 
 t.test('helm enforces values.schema.json', async (t) => {

@@ -3,7 +3,9 @@
 // records): a converged cluster gets no write for a whole minute and no resourceVersion moves;
 // restarting the operator over it changes nothing; SIGKILL in the middle of creating 50 Agents
 // and a restart converge with no duplicate or orphaned child; after a kube-apiserver restart new
-// objects are reconciled.
+// objects are reconciled; and a KAOS default install (ServiceAccount identity) on the same
+// cluster: each Agent's ServiceAccount, token and env, its pod under it (a harness Agent's too),
+// idle, then switched off.
 //
 // Leader election is on, as in a cluster (LEADER_ELECT defaults to true): its Lease renewals
 // (`update leases`, every 2 s) are the operator's only expected writes, so they are excluded from
@@ -17,11 +19,12 @@ import { resourcePath } from '../../src/kube/paths.ts';
 import { kaosPath } from '../../src/cluster/kaos-resources.ts';
 import { startLocalStack, tail, waitForAdmission, type OperatorProcess } from '../../scripts/local-stack.ts';
 import {
-  CHILD_TYPES, auditMark, auditSince, changedKeys, describeRequest, getDeployment, killHard, kubectlApply,
+  CHILD_TYPES, auditMark, auditSince, changedKeys, describeRequest, getDeployment, getKaos, killHard, kubectl, kubectlApply,
   metricSum, operatorSettled, resourceVersions, scrape, sleep, startAnotherOperator, statusIs, waitForStatus,
   writesBy, containerEnv, type OwnerReference,
 } from './support/lifecycle.ts';
 import { eventually } from '../support/poll.ts';
+import { httpGet, probe } from './support/children.ts';
 
 const IDLE_SECONDS = Number(process.env.KAOS_E2E_IDLE_SECONDS ?? '60');
 if (!Number.isFinite(IDLE_SECONDS) || IDLE_SECONDS <= 0) throw new Error(`KAOS_E2E_IDLE_SECONDS must be a positive number of seconds, got ${process.env.KAOS_E2E_IDLE_SECONDS}`);
@@ -152,7 +155,7 @@ t.test('SIGKILL while 50 Agents are being created, then a restart: converges wit
   for (const type of CHILD_TYPES) {
     // All of them, not only the labelled ones: an unlabelled stray would be a child too.
     const all = (await client.list<KubeObject & { metadata: { ownerReferences?: OwnerReference[] } }>(resourcePath(type, { namespace: NS }))).items
-      .filter((o) => !(type.kind === 'ConfigMap' && o.metadata.name === 'kube-root-ca.crt'));
+      .filter((o) => !(type.kind === 'ConfigMap' && o.metadata.name === 'kube-root-ca.crt') && !(type.kind === 'ServiceAccount' && o.metadata.name === 'default'));
     counts[type.kind] = all.length;
     for (const child of all) {
       const id = `${type.kind}/${child.metadata.name ?? ''}`;
@@ -164,7 +167,7 @@ t.test('SIGKILL while 50 Agents are being created, then a restart: converges wit
     }
   }
   t.same(problems, [], 'every child has exactly one controller owner, and it exists');
-  t.same(counts, { Deployment: 52, Service: 52, ConfigMap: 1, PersistentVolumeClaim: 0, PodDisruptionBudget: 0 }, 'one Deployment and one Service per object, one ConfigMap for the Proxy ModelAPI, no MemoryStore child');
+  t.same(counts, { Deployment: 52, Service: 52, ConfigMap: 1, PersistentVolumeClaim: 0, PodDisruptionBudget: 0, ServiceAccount: 0 }, 'one Deployment and one Service per object, one ConfigMap for the Proxy ModelAPI, no MemoryStore child, no ServiceAccount without agent identity');
   for (const a of agents) {
     const name = a.metadata?.name ?? '';
     const d = await getDeployment(client, NS, `agent-${name}`);
@@ -199,4 +202,97 @@ t.test('kube-apiserver restarted under a running operator: objects created after
   for (const [kind, name] of [['ModelAPI', 'm'], ['MCPServer', 's'], ['Agent', 'a']] as const) {
     await waitForStatus(client, kind, NS, name, (x) => statusIs(x, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready (its pod runs)', 60_000);
   }
+});
+
+t.test('a KAOS default install (ServiceAccount identity): each Agent gets its ServiceAccount, token and env, its pod runs under it, idle writes nothing; no provider takes it all away', async (t) => {
+  const NS = 'e2e-identity';
+  type Pod = { metadata: { name: string }; spec: { serviceAccountName?: string; automountServiceAccountToken?: boolean; volumes?: { name: string; projected?: unknown }[] } };
+  type Template = { serviceAccountName?: string; serviceAccount?: string; automountServiceAccountToken?: boolean; volumes?: unknown[]; containers: { name: string; volumeMounts?: unknown[]; env?: { name: string; value?: string }[] }[] };
+  const template = async (name: string): Promise<Template> => ((await getDeployment(client, NS, `agent-${name}`)) as unknown as { spec: { template: { spec: Template } } }).spec.template.spec;
+  const podsOf = async (agent: string): Promise<Pod[]> => (JSON.parse(await kubectl(plane, ['-n', NS, 'get', 'pods', '-l', `agent=${agent}`, '-o', 'json'])) as { items: Pod[] }).items;
+  const serviceAccount = async (name: string): Promise<KubeObject & { automountServiceAccountToken?: boolean } | undefined> => {
+    const r = await plane.kubectl(['-n', NS, 'get', 'serviceaccount', name, '-o', 'json']);
+    return r.code === 0 ? JSON.parse(r.stdout) as KubeObject & { automountServiceAccountToken?: boolean } : undefined;
+  };
+
+  await restartOperator('SIGTERM', 'identity', { SECURITY_AGENT_AUTH_IDENTITY_PROVIDER: 'serviceaccount' });
+  await waitForAdmission(client);
+  const discovered = await eventually('the issuer discovered from the API server', () => operator.log().split('\n').map((l) => { try { return JSON.parse(l) as Record<string, unknown>; } catch { return {}; } }).find((e) => e['msg'] === 'ServiceAccount issuer discovered'), { timeoutMs: 30_000, intervalMs: 200 });
+  t.match(discovered, { issuer: 'https://kubernetes.default.svc.cluster.local' }, 'the issuer the API server publishes (its --service-account-issuer), read under the operator\'s own RBAC');
+
+  await kubectlApply(plane, [namespace(NS), kaos('ModelAPI', NS, 'llm', { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' } })]);
+  await kubectlApply(plane, [
+    kaos('Agent', NS, 'scout', { modelAPI: 'llm', container: { env: [{ name: 'MINE', value: '1' }] } }),
+    kaos('Agent', NS, 'planner', { modelAPI: 'llm', model: 'smollm2:135m' }),
+    // A harness Agent with a workspace: in the idle window below with the rest (the registry watched, never read).
+    kaos('Agent', NS, 'coder', { modelAPI: 'llm', model: 'smollm2:135m', harness: { runtime: 'pi', workspace: { repoURL: 'https://github.com/acme/service.git' } } }),
+  ]);
+  for (const name of ['scout', 'planner', 'coder']) await waitForStatus(client, 'Agent', NS, name, (o) => statusIs(o, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready (its pod runs)', 60_000);
+
+  // The ServiceAccount, as docs/api.md ("Agent identity by ServiceAccount") states it.
+  const scoutUid = (await getKaos(client, 'Agent', NS, 'scout'))?.metadata.uid;
+  const sa = await serviceAccount('kaos-agent-scout');
+  t.same(sa?.metadata?.labels, { app: 'agent', agent: 'scout', 'app.kubernetes.io/managed-by': 'kaos-operator', 'kaos.tools/agent': 'scout' }, 'kaos-agent-scout: the §1 labels and kaos.tools/agent');
+  t.equal(sa?.automountServiceAccountToken, false, 'no automounted API token');
+  t.match(sa?.metadata?.ownerReferences, [{ kind: 'Agent', name: 'scout', uid: scoutUid, controller: true, blockOwnerDeletion: true }], 'owned by its Agent');
+
+  // The pod template: its ServiceAccount, the projected token and its mount, the env last before spec.container.env.
+  const scout = await template('scout');
+  t.equal(scout.serviceAccountName, 'kaos-agent-scout');
+  t.equal(scout.automountServiceAccountToken, false);
+  t.same(scout.volumes, [{ name: 'agent-auth-token', projected: { defaultMode: 420, sources: [{ serviceAccountToken: { audience: 'kaos-gateway', expirationSeconds: 3600, path: 'token' } }] } }], 'the projected token (the API server adds defaultMode)');
+  const agentContainer = scout.containers.find((c) => c.name === 'agent');
+  t.same(agentContainer?.volumeMounts, [{ name: 'agent-auth-token', mountPath: '/var/run/secrets/kaos-agent', readOnly: true }]);
+  t.same((agentContainer?.env ?? []).slice(-3), [
+    { name: 'AGENT_AUTH_IDENTITY', value: `kaos://agent/${NS}/scout` },
+    { name: 'AGENT_AUTH_TOKEN_FILE', value: '/var/run/secrets/kaos-agent/token' },
+    { name: 'MINE', value: '1' },
+  ], 'identity last of the generated env, spec.container.env after it');
+  t.same(containerEnv(await getDeployment(client, NS, 'agent-planner'), 'agent').slice(-2), [`AGENT_AUTH_IDENTITY=kaos://agent/${NS}/planner`, 'AGENT_AUTH_TOKEN_FILE=/var/run/secrets/kaos-agent/token'], 'the newer shape too');
+  const coder = await template('coder');
+  t.equal(coder.serviceAccountName, 'kaos-agent-coder', 'the harness Agent runs under its own too');
+  t.same(coder.volumes?.map((v) => (v as { name: string }).name), ['agent-auth-token', 'workspace', 'state'], 'its token volume before the workspace\'s');
+  // The probes (docs/api.md, "Agent probes in 2026"): KAOS 2026's for the newer shape, the original ones kept.
+  const probesOf = async (name: string): Promise<unknown> => {
+    const c = (await template(name)).containers.find((x) => x.name === 'agent') as { livenessProbe?: unknown; readinessProbe?: unknown } | undefined;
+    return { livenessProbe: c?.livenessProbe, readinessProbe: c?.readinessProbe };
+  };
+  t.same(await probesOf('planner'), { livenessProbe: probe(httpGet('/health', 8000), 5, 10, 3, 3), readinessProbe: probe(httpGet('/ready', 8000), 3, 5, 3, 2) }, 'the newer shape: KAOS 2026\'s timings');
+  t.same(await probesOf('scout'), { livenessProbe: probe(httpGet('/health', 8000), 30, 10), readinessProbe: probe(httpGet('/ready', 8000), 10, 5) }, 'the original shape keeps its own');
+
+  // The pod kwok runs is the API server's: it runs under the Agent's ServiceAccount, with no API token mounted.
+  const pods = await podsOf('scout');
+  t.equal(pods.length, 1);
+  t.equal(pods[0]?.spec.serviceAccountName, 'kaos-agent-scout', 'the pod runs under kaos-agent-scout');
+  t.same(pods[0]?.spec.volumes?.map((v) => v.name), ['agent-auth-token'], 'only the agent token: no kube-api-access volume');
+  const replicaSets = JSON.parse(await kubectl(plane, ['-n', NS, 'get', 'replicasets', '-l', 'agent=scout', '-o', 'json'])) as { items: unknown[] };
+  t.equal(replicaSets.items.length, 1, 'one rollout: the ServiceAccount was there before the Deployment');
+  t.ok((await plane.kubectl(['-n', IDLE_NS, 'get', 'serviceaccount', 'kaos-agent-worker'])).code === 0, 'an Agent from before (e2e-idle) got its ServiceAccount too');
+
+  // Idle with identity in the cluster: no write besides the Lease, no resourceVersion moves.
+  await eventually('the operator\'s queues to empty', () => operatorSettled(metricsPort, IDLE_OBJECTS), { timeoutMs: 60_000, intervalMs: 200, retryErrors: true });
+  const window = Math.min(IDLE_SECONDS, 20);
+  const before = await resourceVersions(client, [NS, IDLE_NS]);
+  t.ok([...before.keys()].some((k) => k.startsWith('ServiceAccount/')), 'the ServiceAccounts are among what is watched for a change');
+  const mark = auditMark(auditLog);
+  await sleep(window * 1000);
+  const writes = writesBy(auditSince(auditLog, mark), OPERATOR_USER).filter((e) => e.objectRef?.resource !== 'leases');
+  t.same(writes.map(describeRequest), [], `no write request besides the Lease in ${window} s`);
+  t.same(changedKeys(before, await resourceVersions(client, [NS, IDLE_NS])), [], 'no resourceVersion changed');
+
+  // Switched off: the pod template loses all of it, then the ServiceAccount goes.
+  await restartOperator('SIGTERM', 'no-identity', { SECURITY_AGENT_AUTH_IDENTITY_PROVIDER: '' });
+  await eventually('kaos-agent-scout deleted', async () => (await serviceAccount('kaos-agent-scout')) === undefined, { timeoutMs: 60_000, intervalMs: 200, retryErrors: true });
+  const off = await template('scout');
+  t.equal(off.serviceAccountName, undefined, 'no serviceAccountName');
+  t.equal(off.serviceAccount, undefined, 'nor its deprecated alias, which would bring the name back');
+  t.equal(off.automountServiceAccountToken, undefined);
+  t.equal(off.volumes, undefined, 'no token volume');
+  t.notOk((off.containers.find((c) => c.name === 'agent')?.env ?? []).some((e) => e.name.startsWith('AGENT_AUTH_')), 'no AGENT_AUTH_* env');
+  await eventually('the pods under the default ServiceAccount', async () => {
+    const now = await podsOf('scout');
+    return now.length === 1 && now[0]?.spec.serviceAccountName === 'default';
+  }, { timeoutMs: 60_000, intervalMs: 500, retryErrors: true });
+  await eventually('every Agent\'s ServiceAccount gone', async () => (await plane.kubectl(['-n', IDLE_NS, 'get', 'serviceaccount', 'kaos-agent-worker'])).code !== 0, { timeoutMs: 60_000, intervalMs: 200 });
+  await waitForStatus(client, 'Agent', NS, 'scout', (o) => statusIs(o, 'Ready', 'Deployment ready replicas: 1/1'), 'Ready again', 60_000);
 });

@@ -232,11 +232,6 @@ const REFUSALS: readonly { what: string; object: Json; stderr: string }[] = [
     stderr: 'The MemoryStore "marks" is invalid: spec.mediumTerm: Invalid value: short-term compaction marks must satisfy 0 < compactionTarget < compactionTrigger <= tokenBudget (0 or absent marks derive from the token budget)',
   },
   {
-    what: 'the user read scope on a store',
-    object: localStore('users', 'chat', { maxReadScope: 'user' }),
-    stderr: 'The MemoryStore "users" is invalid: spec.maxReadScope: Forbidden: "user" needs a user identity provider, which kaos-operator does not have',
-  },
-  {
     what: 'a ModelAPI that does not exist, a model the ModelAPI does not serve',
     object: kaos('MemoryStore', 'refs', { storage: { type: 'local' }, models: { summarization: { modelAPI: 'nope', model: 'x' }, embedding: { modelAPI: 'hosted', model: 'text-embedding-3-small' } } }),
     stderr: 'The MemoryStore "refs" is invalid: \n* spec.models.summarization.modelAPI: Not found: "nope"\n* spec.models.embedding.model: Not found: "text-embedding-3-small": not supported by ModelAPI "hosted" (supported: [smollm2:135m])',
@@ -272,9 +267,9 @@ const REFUSALS: readonly { what: string; object: Json; stderr: string }[] = [
     stderr: 'The Agent "a6" is invalid: spec.config.memory.maxReadScope: Invalid value: config.memory.maxReadScope "agent" exceeds MemoryStore "narrow" maxReadScope "session"',
   },
   {
-    what: 'the user read scope on an Agent',
+    what: 'the user read scope on an Agent without a user identity (security and the user plane off)',
     object: boundAgent('a7', 'chat', { memoryStore: 'narrow', maxReadScope: 'user' }),
-    stderr: 'The Agent "a7" is invalid: spec.config.memory.maxReadScope: Forbidden: "user" needs a user identity provider, which kaos-operator does not have',
+    stderr: 'The Agent "a7" is invalid: spec.config.memory.maxReadScope: Forbidden: config.memory.maxReadScope references user scope, but cluster security posture has no user identity',
   },
   {
     what: 'the original memory fields beside a store',
@@ -291,6 +286,17 @@ t.test('every refusal of the contract answers kubectl apply and --dry-run=server
     for (const args of [['--dry-run=server'], []]) {
       t.strictSame(await applyJson(ns, [object], ...args), { code: 1, stdout: '', stderr: `${stderr}\n` }, `${what} ${args.join(' ')}`);
     }
+  }
+});
+
+t.test('a store\'s user ceiling is admitted, with a warning while no user identity is enforced', async (t) => {
+  const ns = 'memory-user-ceiling';
+  await createNamespace(s(), ns);
+  await applyObjects(s(), ns, [anyModel('chat')]);
+  for (const args of [['--dry-run=server'], []]) {
+    const res = await applyJson(ns, [localStore('users', 'chat', { maxReadScope: 'user' })], ...args);
+    t.equal(res.code, 0, `admitted ${args.join(' ')}`);
+    t.equal(res.stderr, 'Warning: spec.maxReadScope: no Agent reads at "user" scope without a user identity (security and the user plane on)\n', 'the warning, as kubectl prints it');
   }
 });
 

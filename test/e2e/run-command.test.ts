@@ -1,7 +1,8 @@
 // The README's run command, `npm start` (= `npm run build && node scripts/start.ts`), end to end:
 // what the user sees on the terminal, that the cluster it sets up works through kubectl, and
 // that Ctrl-C leaves no process and no directory behind. Every path it has:
-//   - no cluster in KUBECONFIG or ~/.kube/config: a local control plane, webhooks registered;
+//   - no cluster in KUBECONFIG or ~/.kube/config: a local control plane, webhooks registered, and
+//     KAOS's 2026 security plane (an Agent, a harness Agent, an AccessGrant) as its defaults run it;
 //   - a reachable cluster: CRDs applied, webhooks registered only with WEBHOOK_URL (and a CA);
 //   - no cluster and no Go toolchain: it says so and exits 1 without starting to build.
 //
@@ -35,6 +36,7 @@ const READY_MS = 180_000;
 const EXIT_MS = 120_000;
 
 const SAMPLE = join(ROOT, 'test', 'fixtures', 'samples', '1-simple-echo-agent.yaml');
+const SECURITY_PLANE = join(ROOT, 'test', 'fixtures', 'kaos-2026', 'security-plane.yaml');
 const SAMPLE_APPLIED = [
   'namespace/kaos-simple created',
   'modelapi.kaos.tools/simple-modelapi created',
@@ -52,6 +54,7 @@ spec:
 `;
 const ORPHAN_DENIED = 'The Agent "orphan" is invalid: spec.modelAPI: Not found: "no-such-modelapi"\n';
 const KAOS_CRDS = [
+  'customresourcedefinition.apiextensions.k8s.io/accessgrants.kaos.tools',
   'customresourcedefinition.apiextensions.k8s.io/agents.kaos.tools',
   'customresourcedefinition.apiextensions.k8s.io/mcpservers.kaos.tools',
   'customresourcedefinition.apiextensions.k8s.io/memorystores.kaos.tools',
@@ -115,6 +118,104 @@ async function assertAdmission(t: Test, run: RunCommand, kubectl: (args: string[
   t.equal(absent.stderr, 'Error from server (NotFound): agents.kaos.tools "orphan" not found\n', 'the refused Agent was not stored');
 }
 
+type Kubectl = (args: string[], input?: string) => ReturnType<typeof runCommand>;
+type Json = Record<string, unknown>;
+
+/** `kubectl get -o json` of one object, once it exists. */
+async function getJson(kubectl: Kubectl, resource: string, namespace: string, name: string): Promise<Json> {
+  let found: Json | undefined;
+  await eventually(`${resource} ${namespace}/${name}`, async () => {
+    const res = await kubectl(['get', resource, name, '-n', namespace, '-o', 'json']);
+    found = res.code === 0 ? JSON.parse(res.stdout) as Json : undefined;
+    return found !== undefined;
+  }, { timeoutMs: READY_MS, intervalMs: 500 });
+  return found ?? {};
+}
+
+interface PodSpec {
+  serviceAccountName?: string;
+  automountServiceAccountToken?: boolean;
+  initContainers?: Array<{ name: string; image: string; env?: Array<{ name: string; value?: string }> }>;
+  containers: Array<{ name: string; image: string; env?: Array<{ name: string; value?: string }>; volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }> }>;
+  volumes?: Array<{ name: string }>;
+}
+const podSpecOf = (deployment: Json): PodSpec => (deployment as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+
+/**
+ * KAOS's 2026 security plane under `npm start` (docs/api.md, "Security plane"): an Agent, a harness
+ * Agent and an AccessGrant apply unchanged; each Agent runs under its ServiceAccount with the
+ * projected token and AGENT_AUTH_* last in its env; the harness Agent has its runtime's image, the
+ * clone init container, HARNESS_* and the workspace volumes; the AccessGrant is not enforced with
+ * security off, and says why. Expectations are the contract's, written out.
+ */
+async function assertSecurityPlane(t: Test, kubectl: Kubectl): Promise<void> {
+  const ns = 'kaos-secure';
+  const applied = await kubectl(['apply', '-f', SECURITY_PLANE]);
+  t.same(applied, {
+    code: 0,
+    stdout: [
+      `namespace/${ns} created`,
+      'modelapi.kaos.tools/team-modelapi created',
+      'agent.kaos.tools/helper created',
+      'agent.kaos.tools/coder created',
+      'accessgrant.kaos.tools/platform-team created',
+      '',
+    ].join('\n'),
+    stderr: 'Warning: this AccessGrant will not be enforced: Gateway authorization is not enabled; this AccessGrant is not enforced\n',
+  }, 'the manifest applies as written; the AccessGrant is admitted with a warning that security is off');
+
+  const tokenVolume = {
+    name: 'agent-auth-token',
+    projected: { sources: [{ serviceAccountToken: { audience: 'kaos-gateway', expirationSeconds: 3600, path: 'token' } }] },
+  };
+  const tokenMount = { name: 'agent-auth-token', mountPath: '/var/run/secrets/kaos-agent', readOnly: true };
+  const identityEnv = (name: string) => [
+    { name: 'AGENT_AUTH_IDENTITY', value: `kaos://agent/${ns}/${name}` },
+    { name: 'AGENT_AUTH_TOKEN_FILE', value: '/var/run/secrets/kaos-agent/token' },
+  ];
+  for (const name of ['helper', 'coder']) {
+    const account = await getJson(kubectl, 'serviceaccount', ns, `kaos-agent-${name}`);
+    t.match(account, { metadata: { labels: { 'kaos.tools/agent': name } }, automountServiceAccountToken: false }, `${name}: its ServiceAccount kaos-agent-${name}`);
+    const pod = podSpecOf(await getJson(kubectl, 'deployment', ns, `agent-${name}`));
+    t.equal(pod.serviceAccountName, `kaos-agent-${name}`, `${name}: the pod runs under it`);
+    t.equal(pod.automountServiceAccountToken, false, `${name}: with no API token`);
+    t.match(pod.volumes?.[0], tokenVolume, `${name}: the projected token is the pod's first volume`);
+    const agent = pod.containers.find((c) => c.name === 'agent');
+    t.match(agent?.volumeMounts?.find((m) => m.name === 'agent-auth-token'), tokenMount, `${name}: mounted read-only at the token path's directory`);
+    t.same(agent?.env?.slice(-2), identityEnv(name), `${name}: AGENT_AUTH_IDENTITY and AGENT_AUTH_TOKEN_FILE, the last generated env`);
+  }
+
+  const coder = podSpecOf(await getJson(kubectl, 'deployment', ns, 'agent-coder'));
+  const agent = coder.containers.find((c) => c.name === 'agent');
+  t.equal(agent?.image, 'ghcr.io/axsaucedo/kaos-harness-pi:latest', 'the harness Agent runs pi\'s image from the registry');
+  t.same(agent?.env?.slice(-5, -2), [
+    { name: 'HARNESS_DRIVER', value: 'pi' },
+    { name: 'HARNESS_WORKSPACE', value: '/workspace' },
+    { name: 'HARNESS_STATE_DIR', value: '/state' },
+  ], 'HARNESS_* just before the identity env');
+  t.same(coder.volumes?.map((v) => v.name), ['agent-auth-token', 'workspace', 'state'], 'the token volume, then the workspace\'s');
+  t.match(coder.initContainers, [{
+    name: 'workspace-clone',
+    image: 'alpine/git:2.45.2',
+    env: [{ name: 'WORKSPACE_REPO_URL', value: 'https://github.com/acme/platform-tools.git' }, { name: 'WORKSPACE_BRANCH', value: 'main' }],
+  }], 'the clone init container, the repository and the branch as its env');
+  t.equal(coder.initContainers?.length, 1, 'and no other');
+
+  let enforced: Json | undefined;
+  await eventually('the AccessGrant\'s Enforced condition', async () => {
+    const grant = await getJson(kubectl, 'accessgrant', ns, 'platform-team');
+    const conditions = ((grant.status as Json | undefined)?.conditions ?? []) as Json[];
+    enforced = conditions.find((c) => c.type === 'Enforced');
+    return enforced !== undefined;
+  }, { timeoutMs: READY_MS, intervalMs: 500 });
+  t.match(enforced, {
+    status: 'False',
+    reason: 'AuthorizationDisabled',
+    message: 'Gateway authorization is not enabled; this AccessGrant is not enforced',
+    observedGeneration: 1,
+  }, 'Enforced=False AuthorizationDisabled: npm start runs with security off');
+}
+
 const binDir = await buildBinaries(log);
 // build.sh puts them in <cache>/cluster-<build>/bin: <cache> is what KAOS_CACHE_DIR names.
 const cacheRoot = resolve(binDir, '..', '..');
@@ -150,6 +251,8 @@ t.test('no cluster: a local control plane; prints how to use it; kubectl goes th
     '',
     'The controller runs too (LEADER_ELECT=false: one replica, no Lease): each object gets its',
     'Deployment and Service (and a ConfigMap for a Proxy ModelAPI), owned by it, and a status.',
+    'As with KAOS\'s chart, each Agent also gets a ServiceAccount kaos-agent-<name> and runs under it',
+    '(SECURITY_AGENT_AUTH_IDENTITY_PROVIDER=serviceaccount; set it empty for none).',
     'The pods run on 3 fake nodes (kwok-node-0, kwok-node-1, kwok-node-2): kube-scheduler places',
     'them and kwok plays the kubelet (no container runs; a pod turns Running and Ready within',
     'seconds), so the Deployments become available and every object reaches Ready; an Agent',
@@ -162,7 +265,12 @@ t.test('no cluster: a local control plane; prints how to use it; kubectl goes th
   t.equal(stderrAtReady.slice(-banner.length), banner, 'it ends with the KUBECONFIG line, the kubectl to use (from the cache), the sample and what Ctrl-C does');
   const progress = stderrAtReady.slice(0, -banner.length).split('\n').slice(0, -1);
   t.equal(progress[0], '[kaos] no reachable cluster: starting a local control plane on 127.0.0.1 (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, and kwok running pods on fake nodes)', 'it says there is no cluster first');
-  t.equal(progress[1], `[kaos] [cluster-build] control plane v1.36.3 ready in ${binDir}`, 'it found the binaries in KAOS_CACHE_DIR');
+  // build.sh names the build (the release and its stamp, the directory's name) and then where its binaries are.
+  const build = basename(dirname(binDir)).replace(/^cluster-(v[^-]+)-/, '$1+');
+  t.same(progress.slice(1, 3), [
+    `[kaos] [cluster-build] control plane ${build}: every binary in place`,
+    `[kaos] [cluster-build] control plane v1.36.3 ready in ${binDir}`,
+  ], 'it found the binaries in KAOS_CACHE_DIR');
   t.equal(progress.at(-1), '[kaos] [stack] admission is live', 'and says admission is live last');
   t.same(progress.filter((l) => !l.startsWith('[kaos] ')), [], 'every progress line carries the [kaos] prefix');
   t.notMatch(stderrAtReady, /building/, 'nothing was built');
@@ -179,6 +287,12 @@ t.test('no cluster: a local control plane; prints how to use it; kubectl goes th
   t.match(listed.stdout, /^kaos-simple\s+agent\.kaos\.tools\/simple-agent\s+simple-modelapi\s/m, 'it lists the Agent');
   t.match(listed.stdout, /^kaos-simple\s+modelapi\.kaos\.tools\/simple-modelapi\s+Hosted\s/m, 'the ModelAPI');
   t.match(listed.stdout, /^kaos-simple\s+mcpserver\.kaos\.tools\/simple-echo-mcp\s+python-runtime\s/m, 'and the MCPServer');
+  // KAOS's default install: ServiceAccount identity, so the sample's Agent runs as its own.
+  const podAccount = async (): Promise<string> =>
+    (await runCommand(kubectl, ['-n', 'kaos-simple', 'get', 'pods', '-l', 'agent=simple-agent', '-o', 'jsonpath={.items[*].spec.serviceAccountName}'], { env: userEnv })).stdout;
+  await eventually('the sample Agent\'s pod', async () => (await podAccount()) !== '', { timeoutMs: READY_MS, intervalMs: 500 });
+  t.equal(await podAccount(), 'kaos-agent-simple-agent', 'npm start gives the Agent its ServiceAccount, as KAOS\'s chart does');
+  await assertSecurityPlane(t, (args, input) => runCommand(kubectl, args, { env: userEnv, ...(input === undefined ? {} : { input }) }));
 
   // Everything it started: the control plane (each mentions the directory), its reaper, and the operator.
   const started = descendants(run.pid);
@@ -191,6 +305,7 @@ t.test('no cluster: a local control plane; prints how to use it; kubectl goes th
   const operator = operatorOf(run);
   t.equal(operator.length, 1, 'the operator runs as node dist/main.js, its child');
   t.ok(environOf(operator[0]?.pid ?? 0, 'KUBECONFIG')?.startsWith(`${dir}/`), 'with a kubeconfig of that control plane');
+  t.equal(environOf(operator[0]?.pid ?? 0, 'SECURITY_AGENT_AUTH_IDENTITY_PROVIDER'), 'serviceaccount', 'and ServiceAccount identity, as KAOS\'s chart');
   t.same(started.map(describe).sort(), [...CONTROL_PLANE.flatMap(named), ...started.filter((p) => p.argv[0] === 'sh'), ...operator].map(describe).sort(), 'and nothing else');
   t.same(processesMentioning(dir).filter((p) => !started.some((s) => s.pid === p.pid)).map(describe), [], 'every process using the directory is one of them');
 
@@ -245,10 +360,11 @@ async function againstCluster(t: Test, options: { webhookUrl?: (port: number) =>
   t.equal(operator.length, 1, 'the operator runs as node dist/main.js, its child');
   t.equal(environOf(operator[0]?.pid ?? 0, 'KUBECONFIG'), plane.kubeconfigPath, 'with the user\'s kubeconfig');
   t.equal(environOf(operator[0]?.pid ?? 0, 'WEBHOOK_CERT_DIR'), certDir, 'and the user\'s certificate');
+  t.equal(environOf(operator[0]?.pid ?? 0, 'SECURITY_AGENT_AUTH_IDENTITY_PROVIDER'), 'serviceaccount', 'and ServiceAccount identity unless the environment says otherwise');
   await eventually('the operator\'s "started" line', () => logEntries(current.stdout()).some((e) => e.msg === 'kaos-operator started'), { timeoutMs: 30_000, intervalMs: 200 });
   const startedLine = logEntries(run.stdout()).find((e) => e.msg === 'kaos-operator started');
   t.match(startedLine, { webhookPort, metricsPort, server: plane.server }, 'its log, on stdout, names the ports and the server');
-  t.equal((await plane.kubectl(['get', 'crd', '-o', 'name'])).stdout, KAOS_CRDS, 'the four kaos.tools CRDs are installed');
+  t.equal((await plane.kubectl(['get', 'crd', '-o', 'name'])).stdout, KAOS_CRDS, 'the five kaos.tools CRDs are installed');
   t.equal((await plane.kubectl(['get', 'namespace', 'kaos-system', '-o', 'name'])).stdout, 'namespace/kaos-system\n', 'the namespace of the leader-election Lease was made');
   return { plane, run, certDir, webhookPort, metricsPort, stderrAtReady: run.stderr(), devCertsBefore };
 }
@@ -275,6 +391,8 @@ t.test('a reachable cluster, no WEBHOOK_URL: CRDs applied, the operator runs, we
     '[kaos] CRDs from crds/ applied (server-side apply)',
     '[kaos] namespace kaos-system created for the leader-election Lease (LEADER_ELECT=false runs without one)',
     '[kaos] ConfigMap kaos-system/kaos-mcp-runtimes created with the built-in MCP runtimes',
+    // SYSTEM_NAMESPACE unset: KAOS's own default, kaos.
+    '[kaos] ConfigMap kaos/kaos-harness-runtimes created with the built-in harness runtimes',
     ...NOT_REGISTERED,
     '',
   ].join('\n'), 'it names the server, the CRDs, that webhooks are NOT registered and how to set WEBHOOK_URL');
@@ -291,6 +409,8 @@ t.test('a reachable cluster, WEBHOOK_URL and WEBHOOK_CERT_DIR holding ca.crt: we
     '[kaos] CRDs from crds/ applied (server-side apply)',
     '[kaos] namespace kaos-system created for the leader-election Lease (LEADER_ELECT=false runs without one)',
     '[kaos] ConfigMap kaos-system/kaos-mcp-runtimes created with the built-in MCP runtimes',
+    // SYSTEM_NAMESPACE unset: KAOS's own default, kaos.
+    '[kaos] ConfigMap kaos/kaos-harness-runtimes created with the built-in harness runtimes',
     `[kaos] webhook configurations registered for ${url}`,
     '',
   ].join('\n'), 'it names the server, the CRDs and the webhook URL registered');
@@ -313,6 +433,8 @@ t.test('a reachable cluster, WEBHOOK_URL but WEBHOOK_CERT_DIR without ca.crt: no
     '[kaos] CRDs from crds/ applied (server-side apply)',
     '[kaos] namespace kaos-system created for the leader-election Lease (LEADER_ELECT=false runs without one)',
     '[kaos] ConfigMap kaos-system/kaos-mcp-runtimes created with the built-in MCP runtimes',
+    // SYSTEM_NAMESPACE unset: KAOS's own default, kaos.
+    '[kaos] ConfigMap kaos/kaos-harness-runtimes created with the built-in harness runtimes',
     `[kaos] webhook configurations NOT registered: ${join(c.certDir, 'ca.crt')} is missing, and the API server needs the CA that signed the serving certificate.`,
     '[kaos] Put that CA in ca.crt next to tls.crt and tls.key, or unset WEBHOOK_CERT_DIR to have a development certificate made in certs/dev/.',
     '',

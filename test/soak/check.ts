@@ -11,9 +11,9 @@
 //   living controller owner at a name that owner can own; observedGeneration is current; a status
 //   says Ready only over a rolled-out ready Deployment, Waiting only while a dependency is
 //   missing or not ready, a dependency failure only while one is missing.
-// Kind-generic: KINDS, RECONCILERS and the kind table (children, dependencies) say everything per kind.
+// Kind-generic: WORKLOAD_KINDS, RECONCILERS and the kind table (children, dependencies) say everything per kind.
 import { asRecord, getIn } from '../../src/api/json.ts';
-import { KINDS, isKaosKind, type KaosKind } from '../../src/api/kinds.ts';
+import { WORKLOAD_KINDS, isWorkloadKind, type WorkloadKind } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
 import { ensureChild, pruneOwned } from '../../src/cluster/child-apply.ts';
 import { KIND_TABLE, dependenciesOf, possibleChildren, type DependencyTypeKind } from '../../src/cluster/kind-table.ts';
@@ -50,7 +50,7 @@ export interface ClusterState {
   /** The cache's reads, bound as the controller binds them (controller/context-binding.ts). */
   readonly reads: ReconcileReads;
   /** Every KAOS object of a kind. */
-  objects(kind: KaosKind): readonly KubeObject[];
+  objects(kind: WorkloadKind): readonly KubeObject[];
   /** Every object of the owned types in the namespaces checked, labelled or not (a list, not the cache). */
   readonly children: readonly ObjectLike[];
   readonly config: RenderConfig;
@@ -61,7 +61,7 @@ const subjectOf = (kind: string, object: KubeObject | ObjectLike): string => `${
 /** Every violation of the cluster's invariants (those about its state: not writes, denials or quiet). */
 export async function checkCluster(state: ClusterState): Promise<Violation[]> {
   const violations: Violation[] = [];
-  for (const kind of KINDS) {
+  for (const kind of WORKLOAD_KINDS) {
     for (const object of state.objects(kind)) {
       violations.push(...await reconcileWritesNothing(state, kind, object));
       if (object.metadata?.deletionTimestamp !== undefined) continue;
@@ -74,7 +74,7 @@ export async function checkCluster(state: ClusterState): Promise<Violation[]> {
 
 // ---- a reconcile pass that writes nothing ----------------------------------------------------
 
-async function reconcileWritesNothing(state: ClusterState, kind: KaosKind, object: KubeObject): Promise<Violation[]> {
+async function reconcileWritesNothing(state: ClusterState, kind: WorkloadKind, object: KubeObject): Promise<Violation[]> {
   const subject = subjectOf(kind, object);
   const found: Violation[] = [];
   const record = (invariant: Invariant, detail: string): void => void found.push({ invariant, subject, detail });
@@ -171,7 +171,7 @@ function statusDifference(current: unknown, next: KaosStatus): string {
 
 // ---- rules read off the objects ----------------------------------------------------------------
 
-function generationRule(kind: KaosKind, object: KubeObject): Violation[] {
+function generationRule(kind: WorkloadKind, object: KubeObject): Violation[] {
   const generation = object.metadata?.generation;
   const status = asRecord(object.status) ?? {};
   const stale: string[] = [];
@@ -189,7 +189,7 @@ const DEPENDENCY_EXISTS: Readonly<Record<DependencyTypeKind, (reads: ReconcileRe
   ConfigMap: (reads, namespace, name) => reads.configMapResourceVersion(namespace, name) !== undefined,
 };
 
-function statusRules(reads: ReconcileReads, kind: KaosKind, object: KubeObject): Violation[] {
+function statusRules(reads: ReconcileReads, kind: WorkloadKind, object: KubeObject): Violation[] {
   const status = asRecord(object.status) ?? {};
   const phase = status.phase;
   const namespace = object.metadata?.namespace ?? '';
@@ -202,13 +202,14 @@ function statusRules(reads: ReconcileReads, kind: KaosKind, object: KubeObject):
   }
   const dependencies = dependenciesOf(kind, object, KIND_TABLE).map((d) => {
     const ns = d.namespace ?? namespace;
-    if (isKaosKind(d.kind)) {
+    if (isWorkloadKind(d.kind)) {
       const target = reads.kaos(d.kind, ns, d.name);
       return { ...d, exists: target !== undefined, ready: getIn(target?.status, 'ready') === true };
     }
+    if (d.kind === 'AccessGrant') return { ...d, exists: reads.kaos('AccessGrant', ns, d.name) !== undefined, ready: true };
     return { ...d, exists: DEPENDENCY_EXISTS[d.kind](reads, ns, d.name), ready: true };
   });
-  if (phase === 'Waiting' && !dependencies.some((d) => isKaosKind(d.kind) && (!d.exists || !d.ready))) {
+  if (phase === 'Waiting' && !dependencies.some((d) => isWorkloadKind(d.kind) && (!d.exists || !d.ready))) {
     problems.push('Waiting, but every dependency exists and is ready');
   }
   const reason = conditionReason(status);
@@ -218,7 +219,7 @@ function statusRules(reads: ReconcileReads, kind: KaosKind, object: KubeObject):
   return problems.map((detail) => ({ invariant: 'status' as const, subject: subjectOf(kind, object), detail }));
 }
 
-function ownedDeployment(reads: ReconcileReads, kind: KaosKind, object: KubeObject): ObjectLike | undefined {
+function ownedDeployment(reads: ReconcileReads, kind: WorkloadKind, object: KubeObject): ObjectLike | undefined {
   const at = possibleChildren(kind, object.metadata?.name ?? '', KIND_TABLE).find((c) => c.kind === 'Deployment');
   const deployment = at === undefined ? undefined : reads.child('Deployment', object.metadata?.namespace ?? '', at.name);
   return deployment !== undefined && controllerUid(deployment) === object.metadata?.uid ? deployment : undefined;
@@ -266,7 +267,7 @@ function ownerRules(state: ClusterState): Violation[] {
       fail(`${controllers.length} controller owners`);
       continue;
     }
-    if (!isKaosKind(owner.kind) || owner.name === undefined) {
+    if (!isWorkloadKind(owner.kind) || owner.name === undefined) {
       fail(`its controller owner is a ${owner.kind ?? '?'}, not a KAOS object`);
       continue;
     }

@@ -3,6 +3,7 @@
 // as the controller binds them, so the final check resolves every dependency exactly as the
 // controller does. It is a cache of its own, listed after the faults, so nothing the operator's
 // caches went through (cut watches, restarts) is in it.
+import { NO_GRANT_PROJECTION } from '../../src/controller/reconcile/context.ts';
 import type { Config } from '../../src/config/config.ts';
 import { KaosCache } from '../../src/cluster/cache.ts';
 import { bindReads } from '../../src/controller/context-binding.ts';
@@ -33,6 +34,7 @@ export async function watchCluster(client: KubeClient, namespaces: readonly stri
     secrets: watches.dependencies.Secret,
     configMaps: watches.dependencies.ConfigMap,
     httpRoutesServed: watches.httpRoutesServed,
+    grantProjection: () => NO_GRANT_PROJECTION,
   });
   const ownedKinds = Object.keys(watches.children) as ChildKind[];
   return {

@@ -14,7 +14,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KINDS } from '../../src/api/kinds.ts';
+import { WORKLOAD_KINDS } from '../../src/api/kinds.ts';
 import { REFERENCE_POLICY_KEY } from '../../src/api/kinds.ts';
 import { kaosPath } from '../../src/cluster/kaos-resources.ts';
 import { KIND_TABLE, type DependencyTypeKind } from '../../src/cluster/kind-table.ts';
@@ -204,7 +204,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
 async function liveObjects(client: KubeClient, namespaces: readonly string[]): Promise<(key: string) => Json | undefined> {
   const out = new Map<string, Json>();
   for (const namespace of namespaces) {
-    for (const kind of KINDS) {
+    for (const kind of WORKLOAD_KINDS) {
       for (const o of (await client.list<Json>(kaosPath(kind, { namespace }))).items) out.set(`${kind}/${namespace}/${String((o.metadata as Json).name)}`, o);
     }
     for (const kind of Object.keys(KIND_TABLE.dependencyTypes) as DependencyTypeKind[]) {

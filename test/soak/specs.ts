@@ -1,6 +1,6 @@
 // What the soak's clients write: one spec generator per KAOS kind, and one body generator per
 // type the kinds depend on (the kind table's dependencyTypes: Secrets and ConfigMaps). Everything
-// else in the soak — pools of names, operations, the final check — is driven by KINDS and the
+// else in the soak — pools of names, operations, the final check — is driven by WORKLOAD_KINDS (AccessGrants, which run nothing, are not part of its traffic) and the
 // kind table, so a new kind joins the soak with one entry in SPEC_GENERATORS (the Record type
 // makes the type check ask for it).
 //
@@ -9,7 +9,7 @@
 // dependents), and now and then break a documented rule on purpose, so that denials are part of
 // the traffic. A few objects run pods that never become ready (kwok's NEVER_READY_ENV), so that
 // their dependents wait.
-import type { KaosKind } from '../../src/api/kinds.ts';
+import type { WorkloadKind } from '../../src/api/kinds.ts';
 import { shapeOf } from '../../src/api/shapes.ts';
 import type { DependencyTypeKind } from '../../src/cluster/kind-table.ts';
 import { NEVER_READY_ENV } from '../cluster/control-plane.ts';
@@ -18,7 +18,7 @@ import type { Random } from './random.ts';
 export type Json = Record<string, unknown>;
 
 /** The kinds of objects the soak writes: the KAOS kinds and what they depend on. */
-export type PoolKind = KaosKind | DependencyTypeKind;
+export type PoolKind = WorkloadKind | DependencyTypeKind;
 
 /** What a generator may ask about the object it writes. */
 export interface SpecContext {
@@ -264,7 +264,7 @@ const MEMORY_STORE: SpecGenerator = {
   ],
 };
 
-export const SPEC_GENERATORS: Readonly<Record<KaosKind, SpecGenerator>> = {
+export const SPEC_GENERATORS: Readonly<Record<WorkloadKind, SpecGenerator>> = {
   Agent: AGENT,
   ModelAPI: MODEL_API,
   MCPServer: MCP_SERVER,
@@ -276,7 +276,7 @@ export const SPEC_GENERATORS: Readonly<Record<KaosKind, SpecGenerator>> = {
  * (changes nothing), a whole new spec in the other shape (docs/api.md, "Newer KAOS shapes"), or one of
  * the kind's tweaks (changes its children).
  */
-export function editSpec(kind: KaosKind, ctx: SpecContext, stored: Json): { spec: Json; edit: EditKind } {
+export function editSpec(kind: WorkloadKind, ctx: SpecContext, stored: Json): { spec: Json; edit: EditKind } {
   const generator = SPEC_GENERATORS[kind];
   const roll = ctx.rng.next();
   if (roll < 0.2) return { spec: structuredClone(stored), edit: 'no-op' };

@@ -4,7 +4,7 @@
 // violations — the history that explains one (who wrote a child for which incarnation of its
 // owner, and when). It watches through the runtime's own reflectors (kube/reflector.ts), which
 // resume after every fault.
-import { KINDS } from '../../src/api/kinds.ts';
+import { WORKLOAD_KINDS } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
 import type { ObjectLike } from '../../src/kube/apply.ts';
 import { KAOS_TYPES } from '../../src/cluster/kaos-resources.ts';
@@ -19,7 +19,7 @@ export class Timeline {
   readonly #reflectors: Reflector[] = [];
 
   constructor(client: KubeClient, clock: () => number) {
-    const types: ResourceType[] = [...KINDS.map((k) => KAOS_TYPES[k]), ...Object.values(KIND_TABLE.owned).filter((o) => o.requires === undefined).map((o) => o.type)];
+    const types: ResourceType[] = [...WORKLOAD_KINDS.map((k) => KAOS_TYPES[k]), ...Object.values(KIND_TABLE.owned).filter((o) => o.requires === undefined).map((o) => o.type)];
     for (const type of types) {
       const reflector = new Reflector({ client, type });
       reflector.on((event) => this.#lines.push(`${seconds(clock())} ${event.type} ${describe(type.kind, event.object)}`));

@@ -5,7 +5,7 @@
 // under their dependents). Every answer is counted by kind, operation and outcome; every write
 // seen to succeed goes into the ledger; an answer that is no documented outcome is a violation.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { API_VERSION, KINDS, REFERENCE_POLICY_KEY, isKaosKind, type KaosKind } from '../../src/api/kinds.ts';
+import { API_VERSION, WORKLOAD_KINDS, REFERENCE_POLICY_KEY, isWorkloadKind, type WorkloadKind } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
 import { kaosPath } from '../../src/cluster/kaos-resources.ts';
 import { KIND_TABLE, type DependencyTypeKind } from '../../src/cluster/kind-table.ts';
@@ -110,7 +110,7 @@ export class Population {
 
 async function step(client: KubeClient, rng: Random, o: TrafficOptions): Promise<void> {
   const namespace = rng.pick(o.namespaces);
-  const kind: PoolKind = rng.chance(0.8) ? rng.pick(KINDS) : rng.pick(DEPENDENCY_KINDS);
+  const kind: PoolKind = rng.chance(0.8) ? rng.pick(WORKLOAD_KINDS) : rng.pick(DEPENDENCY_KINDS);
   const operation = rng.weighted<Operation>({ create: 3, update: 4, delete: 1.5 });
   const name = o.population.pick(rng, kind, namespace, operation);
   const ctx: SpecContext = { rng, self: name, name: (k) => poolName(k, rng.int(poolSize(k))) };
@@ -124,13 +124,13 @@ async function step(client: KubeClient, rng: Random, o: TrafficOptions): Promise
       if (isRecord(deleted.metadata) && deleted.metadata.resourceVersion !== undefined) o.ledger.answered(key, 'delete', deleted, started);
       else o.ledger.inDoubt(key, 'delete', o.clock());
     } else if (operation === 'create') {
-      const body = isKaosKind(kind) ? newObject(kind, namespace, name, ctx) : dependencyObject(kind, namespace, name, rng);
+      const body = isWorkloadKind(kind) ? newObject(kind, namespace, name, ctx) : dependencyObject(kind, namespace, name, rng);
       o.ledger.answered(key, 'create', await client.create<Json>(pathOf(kind, { namespace }), body), started);
     } else {
       const stored = await client.get<Json>(path);
       const { managedFields: _m, ...metadata } = (stored.metadata ?? {}) as Json;
       let body: Json;
-      if (isKaosKind(kind)) {
+      if (isWorkloadKind(kind)) {
         const { spec, edit } = editSpec(kind, ctx, (stored.spec ?? {}) as Json);
         o.stats.edits[edit]++;
         // An edit that changes nothing sometimes touches a label instead: metadata only, no generation.
@@ -154,7 +154,7 @@ async function step(client: KubeClient, rng: Random, o: TrafficOptions): Promise
 }
 
 function pathOf(kind: PoolKind, parts: PathParts): string {
-  return isKaosKind(kind) ? kaosPath(kind, parts) : resourcePath(KIND_TABLE.dependencyTypes[kind].type, parts);
+  return isWorkloadKind(kind) ? kaosPath(kind, parts) : resourcePath(KIND_TABLE.dependencyTypes[kind].type, parts);
 }
 
 /**
@@ -162,9 +162,9 @@ function pathOf(kind: PoolKind, parts: PathParts): string {
  * dangling reference), now and then with the legacy finalizer of the Go operator (which the
  * controller must release when it is deleted).
  */
-function newObject(kind: KaosKind, namespace: string, name: string, ctx: SpecContext): KubeObject {
+function newObject(kind: WorkloadKind, namespace: string, name: string, ctx: SpecContext): KubeObject {
   const annotations = ctx.rng.chance(0.3) ? { [REFERENCE_POLICY_KEY]: 'Warn' } : undefined;
-  const finalizers = ctx.rng.chance(0.1) ? [LEGACY_FINALIZERS[kind]] : undefined;
+  const finalizers = ctx.rng.chance(0.1) ? [...LEGACY_FINALIZERS[kind]] : undefined;
   return {
     apiVersion: API_VERSION,
     kind,

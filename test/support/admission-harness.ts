@@ -17,7 +17,7 @@ import { createWebhookApp } from '../../src/server/webhook-router.ts';
 import { createValidatingHandler } from '../../src/admission/validate.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { isRecord } from '../../src/api/json.ts';
-import { isKaosKind } from '../../src/api/kinds.ts';
+import { isWorkloadKind } from '../../src/api/kinds.ts';
 import { CONTAINER_NAME } from '../../src/render/names.ts';
 import type { KubeObject } from '../../src/api/lookup.ts';
 import { createLogger } from '../../src/server/pino-logger.ts';
@@ -52,7 +52,7 @@ export function withPodParts(object: KubeObject): KubeObject {
       ...spec,
       container: { image: 'img:1', env: [{ name: 'A', value: '1' }], resources: { limits: { cpu: '1' } } },
       podSpec: {
-        containers: [{ name: isKaosKind(object.kind) ? CONTAINER_NAME[object.kind] : '', env: [{ name: 'B', value: '2' }], volumeMounts: [{ name: 'v', mountPath: '/v' }] }],
+        containers: [{ name: isWorkloadKind(object.kind) ? CONTAINER_NAME[object.kind] : '', env: [{ name: 'B', value: '2' }], volumeMounts: [{ name: 'v', mountPath: '/v' }] }],
         volumes: [{ name: 'v', emptyDir: {} }],
         nodeSelector: { disk: 'ssd' },
       },

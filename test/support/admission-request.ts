@@ -11,6 +11,7 @@ const SAMPLE_SPECS: Readonly<Record<KaosKind, Record<string, unknown>>> = {
   ModelAPI: { mode: 'Proxy', proxyConfig: { model: 'x' } },
   MCPServer: { type: 'python-runtime' },
   MemoryStore: { storage: { type: 'local' }, models: { summarization: { modelAPI: 'm1', model: 'x' }, embedding: { modelAPI: 'm1', model: 'x' } } },
+  AccessGrant: { subjects: [{ kind: 'User', name: 'alice' }], resources: [{ kind: 'Agent', name: 'a1' }] },
 };
 
 /** A small valid object of `kind`: Agent `a1` in `ns1`, for tests about the protocol rather than the object. */

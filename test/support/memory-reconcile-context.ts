@@ -16,16 +16,18 @@ import type { KaosKind } from '../../src/api/kinds.ts';
 import type { KubeObject } from '../../src/api/meta.ts';
 import type { KaosObjects } from '../../src/api/schema/index.ts';
 import type { RegistryState } from '../../src/api/mcp-runtimes.ts';
+import type { HarnessRegistryState } from '../../src/api/harness-runtimes.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import type { ChildKind } from '../../src/cluster/kind-table.ts';
-import type { ReconcileContext, ReconcileReads, ReconcileWrites } from '../../src/controller/reconcile/context.ts';
-import type { KaosStatus } from '../../src/controller/status.ts';
+import { NO_GRANT_PROJECTION, type GrantProjectionReads, type ReconcileContext, type ReconcileReads, type ReconcileWrites } from '../../src/controller/reconcile/context.ts';
+import type { GrantStatus, KaosStatus } from '../../src/controller/status.ts';
 import { applyIntent, staleChildren, type EnsureResult, type ObjectLike, type PruneResult } from '../../src/kube/apply.ts';
 import { holdsAppliedFields } from '../../src/cluster/child-apply.ts';
 import { ApiError } from '../../src/kube/errors.ts';
 import type { EventInput } from '../../src/kube/events.ts';
 import type { Logger } from '../../src/leaves/logger.ts';
 import type { Child, RenderConfig } from '../../src/render/index.ts';
+import type { IssuerKeys } from '../../src/render/authz-data.ts';
 
 /** One write request as the API server would have received it. */
 export interface WriteRequest {
@@ -76,8 +78,18 @@ export class MemoryReconcileContext implements ReconcileContext {
   /** Every Event recorded, in order (before any deduplication: that is the recorder's job). */
   readonly recorded: EventInput[] = [];
   readonly lines: LogLine[] = [];
+  /** Whether Envoy Gateway's CRD is served (tests set it). */
+  securityPoliciesServed = false;
+  /** The discovered ServiceAccount issuer (tests set it). */
+  serviceAccountIssuer: IssuerKeys | undefined = undefined;
+  /** The Gateway's status address (tests set it). */
+  gatewayAddress: string | undefined = undefined;
+  /** What AccessGrants read of the policy projection (tests set it). */
+  grantProjection: GrantProjectionReads = NO_GRANT_PROJECTION;
   /** The MCP runtime registry the reads answer with (tests set it). */
   mcpRuntimes: RegistryState = { problem: 'no registry in this test' };
+  /** The harness runtime registry the reads answer with (tests set it). */
+  harnessRuntimes: HarnessRegistryState = { problem: 'no harness registry in this test' };
   /** When set, called before each write request; an Error it returns is thrown instead. */
   failWith: ((request: WriteRequest) => Error | undefined) | undefined;
 
@@ -109,11 +121,17 @@ export class MemoryReconcileContext implements ReconcileContext {
   readonly reads: ReconcileReads = {
     // Tests seed any object, as the API server would have admitted it: read as its kind's type.
     kaos: <K extends KaosKind>(kind: K, namespace: string, name: string) => this.#kaos.get(id(kind, namespace, name)) as KaosObjects[K] | undefined,
-    child: (kind, namespace, name) => (kind === 'HTTPRoute' && !this.routesCrdServed ? undefined : this.#children.get(id(kind, namespace, name))),
+    child: (kind, namespace, name) =>
+      (kind === 'HTTPRoute' && !this.routesCrdServed) || (kind === 'SecurityPolicy' && !this.securityPoliciesServed) ? undefined : this.#children.get(id(kind, namespace, name)),
     secretResourceVersion: (namespace, name) => this.#secrets.get(`${namespace}/${name}`),
     configMapResourceVersion: (namespace, name) => this.#configMaps.get(`${namespace}/${name}`),
     httpRoutesServed: () => this.routesCrdServed && this.config.gateway.enabled,
     mcpRuntimes: () => this.mcpRuntimes,
+    grantProjection: () => this.grantProjection,
+    securityPoliciesServed: () => this.securityPoliciesServed,
+    serviceAccountIssuer: () => this.serviceAccountIssuer,
+    gatewayAddress: () => this.gatewayAddress,
+    harnessRuntimes: () => this.harnessRuntimes,
   };
 
   readonly writes: ReconcileWrites = {
@@ -150,7 +168,7 @@ export class MemoryReconcileContext implements ReconcileContext {
       return result;
     },
 
-    writeStatus: async (kind: KaosKind, object: KubeObject, status: KaosStatus): Promise<void> => {
+    writeStatus: async (kind: KaosKind, object: KubeObject, status: KaosStatus | GrantStatus): Promise<void> => {
       const key = id(kind, object.metadata?.namespace ?? '', object.metadata?.name ?? '');
       this.#request({ verb: 'status', target: key, body: cloneJson(status) });
       const stored = this.#guard(key, object);

@@ -20,14 +20,17 @@ const EXPECTED: Record<string, { path: string; resource: string }> = {
   'mmodelapi.kaos.tools': { path: '/mutate-kaos-tools-v1alpha1-modelapi', resource: 'modelapis' },
   'mmcpserver.kaos.tools': { path: '/mutate-kaos-tools-v1alpha1-mcpserver', resource: 'mcpservers' },
   'mmemorystore.kaos.tools': { path: '/mutate-kaos-tools-v1alpha1-memorystore', resource: 'memorystores' },
+  'maccessgrant.kaos.tools': { path: '/mutate-kaos-tools-v1alpha1-accessgrant', resource: 'accessgrants' },
   'vagent.kaos.tools': { path: '/validate-kaos-tools-v1alpha1-agent', resource: 'agents' },
   'vmodelapi.kaos.tools': { path: '/validate-kaos-tools-v1alpha1-modelapi', resource: 'modelapis' },
   'vmcpserver.kaos.tools': { path: '/validate-kaos-tools-v1alpha1-mcpserver', resource: 'mcpservers' },
   'vmemorystore.kaos.tools': { path: '/validate-kaos-tools-v1alpha1-memorystore', resource: 'memorystores' },
+  'vaccessgrant.kaos.tools': { path: '/validate-kaos-tools-v1alpha1-accessgrant', resource: 'accessgrants' },
   'vagent-delete.kaos.tools': { path: '/validate-kaos-tools-v1alpha1-agent', resource: 'agents' },
   'vmodelapi-delete.kaos.tools': { path: '/validate-kaos-tools-v1alpha1-modelapi', resource: 'modelapis' },
   'vmcpserver-delete.kaos.tools': { path: '/validate-kaos-tools-v1alpha1-mcpserver', resource: 'mcpservers' },
   'vmemorystore-delete.kaos.tools': { path: '/validate-kaos-tools-v1alpha1-memorystore', resource: 'memorystores' },
+  'vaccessgrant-delete.kaos.tools': { path: '/validate-kaos-tools-v1alpha1-accessgrant', resource: 'accessgrants' },
 };
 
 /** The matchConditions each type must carry, as the API server will evaluate them. */
@@ -52,16 +55,18 @@ t.test('service-based configurations', async (t) => {
   t.equal(validating.kind, 'ValidatingWebhookConfiguration');
   t.equal(validating.metadata.name, CONFIGURATION_NAMES.validating);
 
-  t.same(mutating.webhooks.map((w) => w.name), ['magent.kaos.tools', 'mmodelapi.kaos.tools', 'mmcpserver.kaos.tools', 'mmemorystore.kaos.tools']);
+  t.same(mutating.webhooks.map((w) => w.name), ['magent.kaos.tools', 'mmodelapi.kaos.tools', 'mmcpserver.kaos.tools', 'mmemorystore.kaos.tools', 'maccessgrant.kaos.tools']);
   t.same(validating.webhooks.map((w) => w.name), [
     'vagent.kaos.tools',
     'vmodelapi.kaos.tools',
     'vmcpserver.kaos.tools',
     'vmemorystore.kaos.tools',
+    'vaccessgrant.kaos.tools',
     'vagent-delete.kaos.tools',
     'vmodelapi-delete.kaos.tools',
     'vmcpserver-delete.kaos.tools',
     'vmemorystore-delete.kaos.tools',
+    'vaccessgrant-delete.kaos.tools',
   ]);
 
   const all = [...mutating.webhooks, ...validating.webhooks];
@@ -90,8 +95,8 @@ t.test('service-based configurations', async (t) => {
     t.equal(w.reinvocationPolicy, 'Never');
   }
   for (const w of validating.webhooks) t.match(pathOf(w), /^\/validate-/);
-  const [agent, modelapi, mcp, store, agentDelete, modelapiDelete, mcpDelete, storeDelete] = validating.webhooks;
-  for (const w of [agent, modelapi, mcp, store]) {
+  const [agent, modelapi, mcp, store, grant, agentDelete, modelapiDelete, mcpDelete, storeDelete, grantDelete] = validating.webhooks;
+  for (const w of [agent, modelapi, mcp, store, grant]) {
     t.equal(w?.failurePolicy, 'Fail');
     t.same(w?.rules[0]?.operations, ['CREATE', 'UPDATE']);
   }
@@ -99,7 +104,8 @@ t.test('service-based configurations', async (t) => {
   t.same(mcpDelete?.rules[0]?.resources, ['mcpservers']);
   t.same(agentDelete?.rules[0]?.resources, ['agents'], 'an Agent others list as a peer');
   t.same(storeDelete?.rules[0]?.resources, ['memorystores'], 'a MemoryStore Agents bind to');
-  for (const w of [agentDelete, modelapiDelete, mcpDelete, storeDelete]) {
+  t.same(grantDelete?.rules[0]?.resources, ['accessgrants']);
+  for (const w of [agentDelete, modelapiDelete, mcpDelete, storeDelete, grantDelete]) {
     t.equal(w?.failurePolicy, 'Ignore', 'deleting never depends on the operator');
     t.same(w?.rules[0]?.operations, ['DELETE']);
   }
@@ -135,7 +141,7 @@ t.test('url-based configurations for a server outside the cluster', async (t) =>
   const [mutating, validating] = renderWebhookConfigurations({ url: 'https://127.0.0.1:40123/', caBundle: PEM });
   for (const w of [...mutating.webhooks, ...validating.webhooks]) {
     t.notOk('service' in w.clientConfig);
-    t.match(w.clientConfig.url, /^https:\/\/127\.0\.0\.1:40123\/(mutate|validate)-kaos-tools-v1alpha1-(agent|modelapi|mcpserver|memorystore)$/);
+    t.match(w.clientConfig.url, /^https:\/\/127\.0\.0\.1:40123\/(mutate|validate)-kaos-tools-v1alpha1-(agent|modelapi|mcpserver|memorystore|accessgrant)$/);
   }
   t.equal(mutating.webhooks[0]?.clientConfig.url, 'https://127.0.0.1:40123/mutate-kaos-tools-v1alpha1-agent');
 });

@@ -13,15 +13,15 @@ import {
   modelNameEntry,
   modelNameField,
   modelNameFor,
-  MODEL_NAME_ENV,
   ORIGINAL_MEMORY_DEFAULTS,
   replicasField,
   replicasFor,
   TOOL_CALL_MODE_FIELD,
   type DerivedField,
+  type RemovableField,
 } from './derived-defaults.ts';
 import { goQuote } from '../go-format.ts';
-import { asArray, asRecord, cloneJson, getIn, isRecord, isSet, jsonEqual, type JsonRecord } from '../json.ts';
+import { asRecord, cloneJson, getIn, isRecord, isSet, jsonEqual, type JsonRecord } from '../json.ts';
 import type { KaosKind } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 import { applySchemaDefaults, copyForDefaults } from './schema-defaults.ts';
@@ -114,21 +114,20 @@ export function defaultObject(kind: KaosKind, object: KubeObject, ctx: Defaultin
   const ours = new Set<string>();
   const warnings: string[] = [];
 
-  const image = defaultImage(kind, spec, ctx.config.images);
-  if (decide(imageField, spec, history(imageField), { fill: image, refresh: image }).ours) ours.add(imageField.path);
+  if (kind === 'Agent' && isSet(spec.harness)) {
+    // A harness Agent runs its runtime's image (docs/api.md, "Agent harness"): none is chosen, and
+    // the agent image chosen earlier goes with the request that adds the harness.
+    if (withdraw(imageField, spec, history(imageField), ctx.config.images.agent)) ours.add(imageField.path);
+  } else {
+    const image = defaultImage(kind, spec, ctx.config.images);
+    if (decide(imageField, spec, history(imageField), { fill: image, refresh: image }).ours) ours.add(imageField.path);
+  }
 
   if (kind === 'Agent' && isSet(spec.model)) {
     // The new shape names its model in spec.model (docs/api.md, "Newer KAOS shapes"): no MODEL_NAME is chosen,
-    // and one we chose earlier goes with the request that adds spec.model (the annotation says it
-    // is ours, and this request left it as stored). A MODEL_NAME the user wrote is never touched.
-    const path = modelNameField.path;
-    const current = modelNameField.read(spec);
-    const stored = oldSpec !== undefined && recordedBefore.has(path) ? modelNameField.read(oldSpec) : undefined;
-    if (recorded.has(path) && current !== undefined && stored !== undefined && jsonEqual(current, stored)) {
-      removeModelNameEntry(spec);
-    } else if (recorded.has(path) && current !== undefined) {
-      ours.add(path);
-    }
+    // and one we chose earlier goes with the request that adds spec.model. A MODEL_NAME the user
+    // wrote is never touched.
+    if (withdraw(modelNameField, spec, history(modelNameField))) ours.add(modelNameField.path);
   } else if (kind === 'Agent') {
     const { model, fallback } = modelNameFor(ctx.modelAPI, ctx.config);
     const entry = modelNameEntry(model);
@@ -207,12 +206,17 @@ function ownDerivedParts(spec: unknown): unknown {
   return own;
 }
 
-/** Drops the MODEL_NAME entry from spec.config.env, and the list when nothing else is left in it. */
-function removeModelNameEntry(spec: JsonRecord): void {
-  const config = asRecord(spec.config);
-  const env = asArray(config?.env);
-  if (config === undefined || env === undefined) return;
-  const rest = env.filter((e) => !(isRecord(e) && e.name === MODEL_NAME_ENV));
-  if (rest.length === 0) delete config.env;
-  else config.env = rest;
+/**
+ * A value the webhook chose earlier that the spec now leaves no place for (a MODEL_NAME beside
+ * spec.model, an agent image beside a harness): it goes with the request when the annotation says
+ * it is ours and the request left it as stored — on CREATE, as `chosen`, what the webhook would
+ * have written. Any other value stays. Returns whether the value still there is recorded as ours.
+ */
+function withdraw(field: RemovableField, spec: JsonRecord, h: FieldHistory, chosen?: unknown): boolean {
+  const current = field.read(spec);
+  if (!h.recorded || current === undefined) return false;
+  const stored = h.oldSpec === undefined ? chosen : h.recordedBefore ? field.read(h.oldSpec) : undefined;
+  if (stored === undefined || !jsonEqual(current, stored)) return true;
+  field.remove(spec);
+  return false;
 }

@@ -29,7 +29,13 @@ function ensureRecord(parent: JsonRecord, key: string): JsonRecord | undefined {
   return asRecord(parent[key]);
 }
 
-export const imageField: DerivedField = {
+/** A derived field the webhook also takes back, when a request leaves its value no place. */
+export interface RemovableField extends DerivedField {
+  /** Deletes the field's value. */
+  remove(spec: JsonRecord): void;
+}
+
+export const imageField: RemovableField = {
   path: IMAGE_FIELD,
   read: (spec) => getIn(spec, 'container', 'image'),
   write(spec, value) {
@@ -38,13 +44,17 @@ export const imageField: DerivedField = {
     container.image = value;
     return true;
   },
+  remove(spec) {
+    const container = asRecord(spec.container);
+    if (container === undefined) return;
+    delete container.image;
+    // The block the webhook made for the image goes with it.
+    if (Object.keys(container).length === 0) delete spec.container;
+  },
 };
 
 /** A field of an Agent's memory block, written only into a block the spec already has, never one of its own making. */
-export interface MemoryField extends DerivedField {
-  /** Deletes the field (a default of the original shape, when the block turns remote). */
-  remove(spec: JsonRecord): void;
-}
+export type MemoryField = RemovableField;
 
 function memoryField(name: string): MemoryField {
   const block = (spec: JsonRecord): JsonRecord | undefined => asRecord(getIn(spec, 'config', 'memory'));
@@ -103,7 +113,7 @@ export function replicasFor(spec: unknown): number | undefined {
 const isModelNameEntry = (e: unknown): boolean => isRecord(e) && e.name === MODEL_NAME_ENV;
 
 /** The whole env entry is the value, so an entry using valueFrom never equals a derived one. */
-export const modelNameField: DerivedField = {
+export const modelNameField: RemovableField = {
   path: MODEL_NAME_FIELD,
   read: (spec) => asArray(getIn(spec, 'config', 'env'))?.find(isModelNameEntry),
   write(spec, value) {
@@ -116,6 +126,15 @@ export const modelNameField: DerivedField = {
     if (at >= 0) env[at] = value;
     else env.push(value);
     return true;
+  },
+  remove(spec) {
+    // The entry, and the list when nothing else is left in it.
+    const config = asRecord(spec.config);
+    const env = asArray(config?.env);
+    if (config === undefined || env === undefined) return;
+    const rest = env.filter((e) => !isModelNameEntry(e));
+    if (rest.length === 0) delete config.env;
+    else config.env = rest;
   },
 };
 
@@ -138,7 +157,8 @@ export function defaultImage(kind: KaosKind, spec: unknown, images: ImageDefault
   const type = getIn(spec, 'type');
   switch (kind) {
     case 'Agent':
-      return images.agent;
+      // A harness Agent's image is its runtime's (docs/api.md, "Agent harness"), unless the user names one.
+      return isSet(getIn(spec, 'harness')) ? undefined : images.agent;
     case 'ModelAPI':
       return mode === 'Proxy' ? images.litellm : mode === 'Hosted' ? images.ollama : undefined;
     case 'MCPServer': {

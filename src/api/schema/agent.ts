@@ -2,9 +2,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AGENT_DEFAULTS } from '../defaults.ts';
 import { AGENT_PHASES, MEMORY_FAILURE_MODES, MEMORY_READ_SCOPES, MEMORY_TOOLS, MEMORY_TYPES, TOOL_CALL_MODES } from '../enums.ts';
-import { MAX_DESCRIPTION_LENGTH, MAX_INLINE_TEXT_LENGTH, MAX_MODEL_LENGTH, MAX_NAME_LENGTH, MAX_REFERENCES } from './limits.ts';
-import { ContainerOverride, EnvVarList, GatewayRoute, PodSpecFragment, Telemetry } from './common.ts';
-import { AGENT_HARNESS, NOT_SUPPORTED } from '../unsupported-features.ts';
+import { MAX_DESCRIPTION_LENGTH, MAX_GIT_REF_LENGTH, MAX_INLINE_TEXT_LENGTH, MAX_MODEL_LENGTH, MAX_NAME_LENGTH, MAX_REFERENCES, MAX_URL_LENGTH } from './limits.ts';
+import { ContainerOverride, EnvVarList, GatewayRoute, PodSpecFragment, SecretKeySelector, Telemetry } from './common.ts';
 import { AnyValue, Int32, StringEnum, StringMap } from './helpers.ts';
 import { StatusSchema } from './status.ts';
 
@@ -33,7 +32,7 @@ export const AgentMemory = Type.Object(
     ),
     memoryStore: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of a MemoryStore in the same namespace.' })),
     maxReadScope: Type.Optional(
-      StringEnum(MEMORY_READ_SCOPES, { description: "The widest scope the agent reads; at most its MemoryStore's maxReadScope." }),
+      StringEnum(MEMORY_READ_SCOPES, { description: "The widest scope the agent reads; at most its MemoryStore's maxReadScope. user needs security and the user plane enabled in the operator." }),
     ),
     clientParams: Type.Optional(
       Type.Object(
@@ -143,6 +142,36 @@ export const AgentNetwork = Type.Object(
   { default: AGENT_DEFAULTS.agentNetwork },
 );
 
+/**
+ * KAOS's coding-agent harness (docs/api.md, "Agent harness"): a runtime from the registry ConfigMap
+ * kaos-harness-runtimes, and a git workspace cloned into the pod before the agent starts.
+ */
+export const AgentWorkspace = Type.Object(
+  {
+    repoURL: Type.String({
+      minLength: 1,
+      maxLength: MAX_URL_LENGTH,
+      description: 'The repository to clone: an https://, http:// or ssh:// URL, or git@<host>:<path>.',
+    }),
+    branch: Type.Optional(
+      Type.String({ minLength: 1, maxLength: MAX_GIT_REF_LENGTH, default: AGENT_DEFAULTS.workspaceBranch, description: 'The branch to clone (a git ref name).' }),
+    ),
+    credentialsSecretRef: Type.Optional({
+      ...SecretKeySelector,
+      description: 'A Secret key holding a git token for an https:// repository (GIT_TOKEN of the clone; passed by reference only).',
+    }),
+  },
+  { description: 'A git repository cloned into /workspace before the agent starts.' },
+);
+
+export const AgentHarness = Type.Object(
+  {
+    runtime: Type.String({ minLength: 1, maxLength: MAX_NAME_LENGTH, description: 'A runtime of the registry ConfigMap kaos-harness-runtimes.' }),
+    workspace: Type.Optional(AgentWorkspace),
+  },
+  { description: "A coding-agent harness: the runtime's image and driver, and a workspace." },
+);
+
 export const AgentSpec = Type.Object({
   modelAPI: Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of a ModelAPI in the same namespace.' }),
   model: Type.Optional(
@@ -169,8 +198,7 @@ export const AgentSpec = Type.Object({
   gatewayRoute: Type.Optional(GatewayRoute),
   container: Type.Optional(ContainerOverride),
   podSpec: Type.Optional(PodSpecFragment),
-  // Declared only to be refused by name (api/unsupported-features.ts).
-  harness: Type.Optional(AnyValue({ description: `${AGENT_HARNESS.feature} ${NOT_SUPPORTED}: an Agent that sets it is refused.` })),
+  harness: Type.Optional(AgentHarness),
 });
 export type AgentSpec = Static<typeof AgentSpec>;
 

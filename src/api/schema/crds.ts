@@ -1,7 +1,7 @@
-// Builds the four CustomResourceDefinitions from the schemas (pure; crds/generate.ts writes them).
+// Builds the five CustomResourceDefinitions from the schemas (pure; crds/generate.ts writes them).
 import type { TSchema } from '@sinclair/typebox';
 import { Document, Scalar, visit } from 'yaml';
-import { GROUP, KIND_NAMES, KINDS, VERSION, type KaosKind } from '../kinds.ts';
+import { GROUP, KIND_NAMES, KINDS, VERSION, WORKLOAD_KINDS, type KaosKind, type WorkloadKind } from '../kinds.ts';
 import { OBJECT_SCHEMAS } from './index.ts';
 
 export type JsonSchemaProps = { [key: string]: unknown };
@@ -44,6 +44,7 @@ const SPEC_COLUMNS: Readonly<Record<KaosKind, readonly PrinterColumn[]>> = {
     { name: 'Engine', type: 'string', jsonPath: '.spec.engine' },
     { name: 'Storage', type: 'string', jsonPath: '.spec.storage.type' },
   ],
+  AccessGrant: [],
 };
 
 /** Columns of the newer shapes (docs/api.md, "Newer KAOS shapes"), beside the original ones, which stay. */
@@ -51,11 +52,26 @@ const SHAPE_COLUMNS: Readonly<Partial<Record<KaosKind, readonly PrinterColumn[]>
   MCPServer: [{ name: 'Runtime', type: 'string', jsonPath: '.spec.runtime' }],
 };
 
-const STATUS_COLUMNS: readonly PrinterColumn[] = [
-  { name: 'Ready', type: 'boolean', jsonPath: '.status.ready' },
-  { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
-  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-];
+const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
+
+/** A workload's Ready and Phase; an AccessGrant's Enforced condition, its status and reason. */
+const STATUS_COLUMNS: Readonly<Record<KaosKind, readonly PrinterColumn[]>> = {
+  ...(Object.fromEntries(
+    WORKLOAD_KINDS.map((kind) => [
+      kind,
+      [
+        { name: 'Ready', type: 'boolean', jsonPath: '.status.ready' },
+        { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+        AGE,
+      ],
+    ]),
+  ) as unknown as Record<WorkloadKind, readonly PrinterColumn[]>),
+  AccessGrant: [
+    { name: 'Enforced', type: 'string', jsonPath: '.status.conditions[?(@.type=="Enforced")].status' },
+    { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Enforced")].reason' },
+    AGE,
+  ],
+};
 
 /** Keywords whose value is a schema, or a map of schemas; everything else is data. */
 const SCHEMA_VALUED = new Set(['items', 'additionalProperties']);
@@ -110,7 +126,7 @@ export function crdFor(kind: KaosKind): CustomResourceDefinition {
           served: true,
           storage: true,
           subresources: { status: {} },
-          additionalPrinterColumns: [...SPEC_COLUMNS[kind], ...(SHAPE_COLUMNS[kind] ?? []), ...STATUS_COLUMNS],
+          additionalPrinterColumns: [...SPEC_COLUMNS[kind], ...(SHAPE_COLUMNS[kind] ?? []), ...STATUS_COLUMNS[kind]],
           schema: { openAPIV3Schema: toSchemaProps(OBJECT_SCHEMAS[kind]) },
         },
       ],

@@ -1,8 +1,9 @@
-// The single source of truth of kaos.tools/v1alpha1: the object schemas of the four kinds, from
+// The single source of truth of kaos.tools/v1alpha1: the object schemas of the five kinds, from
 // which the CRDs are generated, the webhooks default and validate, and the TypeScript types come.
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import type { KaosKind } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
+import { AccessGrantSpec, AccessGrantStatus } from './accessgrant.ts';
 import { AgentSpec, AgentStatus } from './agent.ts';
 import { MCPServerSpec, MCPServerStatus } from './mcpserver.ts';
 import { MemoryStoreSpec, MemoryStoreStatus } from './memorystore.ts';
@@ -37,19 +38,24 @@ export const AgentSchema = ResourceSchema(AgentSpec, AgentStatus);
 export const ModelAPISchema = ResourceSchema(ModelAPISpec, ModelAPIStatus);
 export const MCPServerSchema = ResourceSchema(MCPServerSpec, MCPServerStatus);
 export const MemoryStoreSchema = ResourceSchema(MemoryStoreSpec, MemoryStoreStatus);
+export const AccessGrantSchema = ResourceSchema(AccessGrantSpec, AccessGrantStatus);
 
 export type Agent = Static<typeof AgentSchema>;
 export type ModelAPI = Static<typeof ModelAPISchema>;
 export type MCPServer = Static<typeof MCPServerSchema>;
 export type MemoryStore = Static<typeof MemoryStoreSchema>;
-/** An object of one of the four kinds that conforms to its schema. */
-export type KaosObject = Agent | ModelAPI | MCPServer | MemoryStore;
+export type AccessGrant = Static<typeof AccessGrantSchema>;
+/** An object of one of the five kinds that conforms to its schema. */
+export type KaosObject = WorkloadObject | AccessGrant;
+/** An object of one of the four workload kinds (api/kinds.ts WORKLOAD_KINDS) that conforms to its schema. */
+export type WorkloadObject = Agent | ModelAPI | MCPServer | MemoryStore;
 
 export interface KaosObjects {
   Agent: Agent;
   ModelAPI: ModelAPI;
   MCPServer: MCPServer;
   MemoryStore: MemoryStore;
+  AccessGrant: AccessGrant;
 }
 
 export const OBJECT_SCHEMAS: Readonly<Record<KaosKind, TObject>> = {
@@ -57,6 +63,7 @@ export const OBJECT_SCHEMAS: Readonly<Record<KaosKind, TObject>> = {
   ModelAPI: ModelAPISchema,
   MCPServer: MCPServerSchema,
   MemoryStore: MemoryStoreSchema,
+  AccessGrant: AccessGrantSchema,
 };
 
 export const SPEC_SCHEMAS: Readonly<Record<KaosKind, TObject>> = {
@@ -64,8 +71,10 @@ export const SPEC_SCHEMAS: Readonly<Record<KaosKind, TObject>> = {
   ModelAPI: ModelAPISpec,
   MCPServer: MCPServerSpec,
   MemoryStore: MemoryStoreSpec,
+  AccessGrant: AccessGrantSpec,
 };
 
+export * from './accessgrant.ts';
 export * from './agent.ts';
 export * from './common.ts';
 export * from './mcpserver.ts';

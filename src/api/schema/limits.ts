@@ -23,6 +23,8 @@ export const MAX_URL_LENGTH = 2048;
 export const MAX_MODEL_LENGTH = 512;
 export const MAX_PACKAGE_LENGTH = 512;
 export const MAX_IMAGE_LENGTH = 1024;
+/** A branch name (`harness.workspace.branch`): git keeps a ref as a file, so within a file name's 255 bytes. */
+export const MAX_GIT_REF_LENGTH = 255;
 /** `proxyConfig.models`: model names or patterns a ModelAPI serves. */
 export const MAX_MODELS = 256;
 /** `proxyConfig.provider`: a LiteLLM provider prefix such as `openai`. */
@@ -52,3 +54,14 @@ export const MAX_INLINE_TEXT_LENGTH = 256 * 1024;
  * in a Secret (`fromSecretKeyRef`), which the operator mounts without reading.
  */
 export const MAX_LITELLM_CONFIG_LENGTH = 64 * 1024;
+
+/** An AccessGrant's `subjects` and `resources`. */
+export const MAX_GRANT_SUBJECTS = 256;
+export const MAX_GRANT_RESOURCES = 256;
+/** A subject's name: a token's `sub` or `email`, a group, or an Agent's name. */
+export const MAX_SUBJECT_NAME_LENGTH = 1024;
+/** A label selector's `matchLabels` entries and `matchExpressions`, and the `values` of one expression. */
+export const MAX_SELECTOR_TERMS = 64;
+export const MAX_SELECTOR_VALUES = 256;
+/** A label key: a DNS-1123 subdomain prefix, `/`, and a name of at most 63 characters. */
+export const MAX_LABEL_KEY_LENGTH = 317;

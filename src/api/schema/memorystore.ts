@@ -136,7 +136,7 @@ export const MemoryStoreSpec = Type.Object({
     StringEnum(MEMORY_FAILURE_MODES, { default: defaults.defaultFailureMode, description: 'What a failed write does, for Agents that do not say.' }),
   ),
   maxReadScope: Type.Optional(
-    StringEnum(MEMORY_READ_SCOPES, { description: 'The widest read scope a bound Agent may ask for; unset: agent. user is refused (no user identity provider).' }),
+    StringEnum(MEMORY_READ_SCOPES, { description: 'The widest read scope a bound Agent may ask for; unset: agent. user needs security and the user plane enabled in the operator.' }),
   ),
   gatewayRoute: Type.Optional(GatewayRoute),
   telemetry: Type.Optional(Telemetry),

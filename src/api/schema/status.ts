@@ -35,17 +35,12 @@ export type DeploymentStatus = Static<typeof DeploymentStatus>;
  * that the API server validates against this schema, so "now" is impossible: the Unix epoch is
  * valid and plainly means "no transition observed yet". The controller sets the real time.
  */
-export const INITIAL_STATUS = {
-  conditions: [
-    {
-      type: 'Ready',
-      status: 'Unknown',
-      reason: 'Pending',
-      message: 'Waiting for kaos-operator to reconcile this object',
-      lastTransitionTime: '1970-01-01T00:00:00Z',
-    },
-  ],
-} as const;
+export const INITIAL_STATUS = initialStatus('Ready', 'Waiting for kaos-operator to reconcile this object');
+
+/** A status whose one condition `type` is Unknown, reason `Pending`, since the epoch (see INITIAL_STATUS). */
+export function initialStatus<const T extends string, const M extends string>(type: T, message: M) {
+  return { conditions: [{ type, status: 'Unknown', reason: 'Pending', message, lastTransitionTime: '1970-01-01T00:00:00Z' }] } as const;
+}
 
 export function StatusSchema<const P extends readonly string[], X extends TProperties>(phases: P, extra: X) {
   return Type.Object(

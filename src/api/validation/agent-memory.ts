@@ -1,12 +1,12 @@
 // The rules of an Agent's memory block beyond its schema (docs/api.md, "Agent remote memory"):
 // KAOS's earlier read-scope forms refused naming their successor, the binding rules in KAOS's
-// words, the `user` scope refused with its reason, and — under the reference policy, like a
+// words, the `user` scope refused without a user identity (KAOS's message), and — under the reference policy, like a
 // missing ModelAPI — the MemoryStore's existence and its read-scope ceiling.
 import { referencedNames } from '../agent-references.ts';
 import { forbidden, invalidOmitValue, notFound, required } from '../field-error.ts';
 import { goQuote } from '../go-format.ts';
 import { asRecord, getIn, isSet, type JsonRecord } from '../json.ts';
-import { ceilingExceeded, USER_SCOPE_REFUSAL } from '../memory-rules.ts';
+import { ceilingExceeded, userScopeRefused } from '../memory-rules.ts';
 import { validateDNS1123Subdomain } from '../name-validation.ts';
 import { clampWarning } from '../warnings.ts';
 import { judgeReference } from './reference-policy.ts';
@@ -30,7 +30,8 @@ export function validateAgentMemory(spec: JsonRecord, ctx: AgentValidationContex
   if (memory.type === 'remote' && !bound) errors.push(required(`${MEMORY}.memoryStore`, "type 'remote' requires memoryStore to be set"));
   if (memory.type === 'local' && bound) errors.push(forbidden(`${MEMORY}.memoryStore`, "type 'local' must not set memoryStore"));
   if (isSet(memory.tools) && !bound) errors.push(required(`${MEMORY}.memoryStore`, 'tools requires memoryStore to be set'));
-  if (memory.maxReadScope === 'user') errors.push(forbidden(`${MEMORY}.maxReadScope`, USER_SCOPE_REFUSAL));
+  const refused = userScopeRefused(memory.maxReadScope, ctx.posture ?? { userIdentity: false });
+  if (refused !== undefined) errors.push(forbidden(`${MEMORY}.maxReadScope`, refused));
   if (typeof memory.memoryStore === 'string' && bound) memoryStoreReference(memory, memory.memoryStore, spec, ctx, result);
   return result;
 }
@@ -58,7 +59,9 @@ function memoryStoreReference(memory: JsonRecord, store: string, spec: JsonRecor
     return;
   }
   const scopeChanged = getIn(ctx.oldObject?.spec, 'config', 'memory', 'maxReadScope') !== memory.maxReadScope;
-  const exceeded = memory.maxReadScope === 'user' ? undefined : ceilingExceeded(memory.maxReadScope, store, target.spec);
+  // A refused `user` scope is one error already, not two.
+  const refused = userScopeRefused(memory.maxReadScope, ctx.posture ?? { userIdentity: false }) !== undefined;
+  const exceeded = refused ? undefined : ceilingExceeded(memory.maxReadScope, store, target.spec);
   if (exceeded !== undefined && (isNew || scopeChanged)) judgeReference(ctx.policy, invalidOmitValue(`${MEMORY}.maxReadScope`, exceeded), result);
   if (spec.waitForDependencies === false && getIn(target.status, 'ready') !== true) {
     result.warnings.push(clampWarning(`MemoryStore ${goQuote(store)} is not ready; the Agent starts with short-term memory only`));

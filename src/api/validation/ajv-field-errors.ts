@@ -66,6 +66,8 @@ export function toFieldError(error: ErrorObject, root: string, data: unknown): F
       return invalid(path, value, `${body} should have at least ${num(p.limit)} items`);
     case 'maxItems':
       return tooMany(path, Array.isArray(value) ? value.length : -1, num(p.limit));
+    case 'maxProperties':
+      return tooMany(path, isRecord(value) ? Object.keys(value).length : -1, num(p.limit));
     default:
       return invalid(path, value, `${body} ${error.message ?? 'is invalid'}`);
   }

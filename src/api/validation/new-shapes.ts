@@ -5,7 +5,7 @@
 import { forbidden, invalidOmitValue, notFound, required, type FieldError } from '../field-error.ts';
 import { goQuote } from '../go-format.ts';
 import { asArray, asRecord, asString, getIn, isSet, type JsonRecord } from '../json.ts';
-import type { KaosKind } from '../kinds.ts';
+import type { WorkloadKind } from '../kinds.ts';
 import { goStringList, isModelServed, notServedDetail, servedPatterns } from '../model-patterns.ts';
 import { clampWarning, namingWarnings, plural, type NamedObject } from '../warnings.ts';
 import { liteLLMModelNames } from './litellm-config.ts';
@@ -74,7 +74,7 @@ export function strandedWarnings(modelAPI: string, stranded: readonly NamedObjec
 }
 
 /** Where each kind keeps its telemetry block. */
-export const TELEMETRY_PATH: Readonly<Record<KaosKind, readonly string[]>> = {
+export const TELEMETRY_PATH: Readonly<Record<WorkloadKind, readonly string[]>> = {
   Agent: ['config', 'telemetry'],
   ModelAPI: ['telemetry'],
   MCPServer: ['telemetry'],
@@ -85,7 +85,7 @@ export const TELEMETRY_PATH: Readonly<Record<KaosKind, readonly string[]>> = {
  * Telemetry the object enables but that cannot work: no endpoint of its own and no operator
  * default (DEFAULT_TELEMETRY_ENDPOINT), or a Hosted ModelAPI (Ollama has no OpenTelemetry).
  */
-export function telemetryWarnings(kind: KaosKind, spec: unknown, defaultEndpoint: string): string[] {
+export function telemetryWarnings(kind: WorkloadKind, spec: unknown, defaultEndpoint: string): string[] {
   const keys = TELEMETRY_PATH[kind];
   const telemetry = asRecord(getIn(spec, ...keys));
   if (telemetry?.enabled !== true) return [];
@@ -101,7 +101,7 @@ export function telemetryWarnings(kind: KaosKind, spec: unknown, defaultEndpoint
  * With DEPRECATION_WARNINGS (off by default, docs/api.md, "Newer KAOS shapes"): one warning per original-shape
  * field the newer KAOS shapes replace, naming its successor, for teams that want to migrate.
  */
-export function deprecationWarnings(kind: KaosKind, spec: unknown): string[] {
+export function deprecationWarnings(kind: WorkloadKind, spec: unknown): string[] {
   const out: string[] = [];
   const has = (...keys: string[]): boolean => isSet(getIn(spec, ...keys)) && (asArray(getIn(spec, ...keys))?.length ?? 1) > 0;
   const warn = (field: string, successor: string): void => {

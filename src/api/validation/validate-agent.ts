@@ -1,14 +1,15 @@
 // The Agent's rules beyond its schema (docs/api.md, "Validation"): reference names, duplicates, self-reference,
 // existence of the ModelAPI and MCPServers (under the reference policy), peers and readiness, and
 // (docs/api.md, "Newer KAOS shapes") the model in spec.model served by that ModelAPI, under the same policy,
-// and a non-blank autonomous goal.
-import { referencedNames } from '../agent-references.ts';
+// and a non-blank autonomous goal; its harness (docs/api.md, "Agent harness").
+import { agentServiceAccountName, referencedNames } from '../agent-references.ts';
 import { child, duplicate, index, invalid, invalidOmitValue, notFound, required, type FieldError } from '../field-error.ts';
 import { goQuote } from '../go-format.ts';
 import { asArray, asRecord, getIn, type JsonRecord } from '../json.ts';
 import type { KubeObject } from '../lookup.ts';
 import { validateDNS1123Subdomain } from '../name-validation.ts';
 import { modelServedError } from './new-shapes.ts';
+import { validateAgentHarness } from './agent-harness.ts';
 import { validateAgentMemory } from './agent-memory.ts';
 import { judgeReference } from './reference-policy.ts';
 import type { AgentValidationContext, ValidationResult } from './validation-types.ts';
@@ -91,8 +92,25 @@ export function validateAgent(object: KubeObject, ctx: AgentValidationContext): 
   });
 
   errors.push(...blankGoalErrors(spec));
+  if (ctx.posture?.serviceAccountIdentity === true) warnings.push(...serviceAccountWarnings(spec, object.metadata?.name ?? ''));
   const memory = validateAgentMemory(spec, ctx);
-  return { errors: [...errors, ...memory.errors], warnings: [...warnings, ...memory.warnings] };
+  const harness = validateAgentHarness(spec, {
+    ...(ctx.oldObject === undefined ? {} : { oldObject: ctx.oldObject }),
+    ...(ctx.harnessRuntimes === undefined ? {} : { runtimes: ctx.harnessRuntimes }),
+  });
+  return { errors: [...errors, ...memory.errors, ...harness.errors], warnings: [...warnings, ...memory.warnings, ...harness.warnings] };
+}
+
+/**
+ * Under ServiceAccount identity the pod runs as `kaos-agent-<name>`, the only ServiceAccount the
+ * policy data maps to this Agent (docs/api.md, "Agent identity by ServiceAccount"): another one in
+ * spec.podSpec wins the merge, and the Agent's token then proves nobody.
+ */
+function serviceAccountWarnings(spec: JsonRecord, name: string): string[] {
+  const chosen = getIn(spec, 'podSpec', 'serviceAccountName');
+  const own = agentServiceAccountName(name);
+  if (typeof chosen !== 'string' || chosen === '' || chosen === own) return [];
+  return [clampWarning(`spec.podSpec.serviceAccountName: ${goQuote(chosen)}: agent identity maps only ${goQuote(own)} to this Agent`)];
 }
 
 /**

@@ -1,6 +1,6 @@
 // The MemoryStore's rules beyond its schema (docs/api.md, "MemoryStore"): KAOS's CEL rules in its
 // words (external mode needs its block, one replica in local mode, the compaction marks), the
-// `user` read scope refused with its reason, a PersistentVolumeClaim that may grow but never
+// `user` read scope warned about without a user identity, a PersistentVolumeClaim that may grow but never
 // shrink, and both model bindings as references under the reference policy: the ModelAPI exists
 // and serves the model (the patterns of docs/api.md, "Newer KAOS shapes").
 import { forbidden, invalid, invalidOmitValue, notFound, required, type FieldError } from '../field-error.ts';
@@ -8,7 +8,7 @@ import { asRecord, getIn, isSet, type JsonRecord } from '../json.ts';
 import type { ReferencePolicy } from '../kinds.ts';
 import { MEMORY_MODEL_ROLES, type MemoryModelRole } from '../enums.ts';
 import type { KubeObject } from '../lookup.ts';
-import { COMPACTION_MARKS_MESSAGE, compactionMarksValid, persistentVolumeSize, USER_SCOPE_REFUSAL } from '../memory-rules.ts';
+import { COMPACTION_MARKS_MESSAGE, compactionMarksValid, persistentVolumeSize, STORE_USER_CEILING_WARNING, type ReadScopePosture } from '../memory-rules.ts';
 import { isModelServed, notServedDetail, servedPatterns } from '../model-patterns.ts';
 import { validateDNS1123Subdomain } from '../name-validation.ts';
 import { compareQuantities } from '../quantity.ts';
@@ -24,6 +24,8 @@ export interface MemoryStoreValidationContext {
   modelAPIs?: ReadonlyMap<string, KubeObject | undefined>;
   /** ModelAPIs not looked up (the request's lookup budget ran out), with the reason. */
   unchecked?: ReadonlyMap<string, string>;
+  /** The operator's security posture; absent: no user identity. */
+  posture?: ReadScopePosture;
 }
 
 const SIZE = 'spec.storage.local.persistentVolume.size';
@@ -58,7 +60,7 @@ export function validateMemoryStore(object: KubeObject, ctx: MemoryStoreValidati
     const field = marks !== undefined && (isSet(marks.compactionTrigger) || isSet(marks.compactionTarget)) ? 'spec.mediumTerm' : 'spec.shortTerm.tokenBudget';
     errors.push(invalidOmitValue(field, COMPACTION_MARKS_MESSAGE));
   }
-  if (spec.maxReadScope === 'user') errors.push(forbidden('spec.maxReadScope', USER_SCOPE_REFUSAL));
+  if (spec.maxReadScope === 'user' && !(ctx.posture ?? { userIdentity: false }).userIdentity) warnings.push(clampWarning(STORE_USER_CEILING_WARNING));
   errors.push(...volumeSizeErrors(spec, ctx.oldObject?.spec));
   warnings.push(...modeSwitchWarnings(spec, ctx.oldObject?.spec));
   for (const role of MEMORY_MODEL_ROLES) modelBinding(role, spec, ctx, result);

@@ -5,14 +5,16 @@ import type { KaosKind } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
 import { resolveReferencePolicy } from './reference-policy.ts';
 import type { FieldError } from '../field-error.ts';
+import type { HarnessRegistryState } from '../harness-runtimes.ts';
 import type { RegistryState } from '../mcp-runtimes.ts';
 import { isAboutCutString } from './schema-limits.ts';
 import { checkSchema } from './schema-validation.ts';
+import { validateAccessGrant, type AccessGrantValidationContext } from './validate-accessgrant.ts';
 import { validateAgent } from './validate-agent.ts';
 import { validateMCPServer } from './validate-mcpserver.ts';
 import { validateModelAPI } from './validate-modelapi.ts';
 import { validateMemoryStore } from './validate-memorystore.ts';
-import type { AgentReferences, ValidationResult } from './validation-types.ts';
+import type { AgentReferences, ValidationPosture, ValidationResult } from './validation-types.ts';
 import { clampWarning, namingWarning, stillReferencedWarnings, type NamedObject } from '../warnings.ts';
 import { goQuote } from '../go-format.ts';
 import { strandedByCeiling } from '../memory-rules.ts';
@@ -57,6 +59,12 @@ export interface ValidationContext {
   deprecationWarnings?: boolean;
   /** MCPServers: the runtime registry as the cache holds it (docs/api.md, "Newer KAOS shapes"); absent: not checked. */
   mcpRuntimes?: RegistryState;
+  /** AccessGrants: what their warnings read (the resources they name, the projection's namespaces, the gates). */
+  accessGrant?: AccessGrantValidationContext;
+  /** The operator's security posture (the `user` read scope, agent identity); absent: none of it. */
+  posture?: ValidationPosture;
+  /** Agents: the harness runtime registry as the cache holds it (docs/api.md, "Agent harness"); absent: not known here. */
+  harnessRuntimes?: HarnessRegistryState;
 }
 
 export function validateObject(kind: KaosKind, object: KubeObject, ctx: ValidationContext): ValidationResult {
@@ -68,6 +76,11 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
   const clipped: KubeObject = schema.spec === object.spec ? object : { ...object, spec: schema.spec };
   const ownErrors = (errors: FieldError[]): FieldError[] =>
     schema.cutStrings.size === 0 ? errors : errors.filter((e) => !isAboutCutString(e.field, schema.cutStrings));
+  if (kind === 'AccessGrant') {
+    // One shape, no env, no telemetry: only its own rules.
+    const own = validateAccessGrant(clipped, ctx.accessGrant);
+    return { errors: [...schemaErrors, ...ownErrors(own.errors)], warnings: own.warnings };
+  }
   // Both shapes (docs/api.md, "Newer KAOS shapes"): one shape per object part; telemetry that cannot export.
   // KAOS features this operator leaves out are refused by name, whatever the shape.
   const shapeErrors = [...mixedShapeErrors(kind, clipped.spec), ...unsupportedFeatureErrors(kind, clipped.spec)];
@@ -78,7 +91,13 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
   switch (kind) {
     case 'Agent': {
       const policy = resolveReferencePolicy(object, ctx.namespaceLabels, ctx.referencePolicy);
-      const own = validateAgent(clipped, { oldObject: ctx.oldObject, references: ctx.references, policy: policy.policy });
+      const own = validateAgent(clipped, {
+        oldObject: ctx.oldObject,
+        references: ctx.references,
+        policy: policy.policy,
+        ...(ctx.posture === undefined ? {} : { posture: ctx.posture }),
+        ...(ctx.harnessRuntimes === undefined ? {} : { harnessRuntimes: ctx.harnessRuntimes }),
+      });
       return {
         errors: [...policy.errors, ...schemaErrors, ...ownErrors([...shapeErrors, ...own.errors])],
         warnings: [...policy.warnings, ...own.warnings, ...shapeWarnings],
@@ -106,6 +125,7 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
         ...(ctx.oldObject === undefined ? {} : { oldObject: ctx.oldObject }),
         policy: policy.policy,
         ...(references === undefined ? {} : { modelAPIs: references.modelAPIs, ...(references.unchecked === undefined ? {} : { unchecked: references.unchecked }) }),
+        ...(ctx.posture === undefined ? {} : { posture: ctx.posture }),
       });
       const stranded =
         ctx.oldObject === undefined || ctx.memoryStoreDependents === undefined

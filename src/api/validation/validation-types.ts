@@ -1,7 +1,9 @@
 // Shapes shared by the per-kind validators.
 import type { FieldError } from '../field-error.ts';
+import type { HarnessRegistryState } from '../harness-runtimes.ts';
 import type { ReferencePolicy } from '../kinds.ts';
 import type { KubeObject } from '../lookup.ts';
+import type { ReadScopePosture } from '../memory-rules.ts';
 
 /**
  * The objects an Agent references, resolved by the caller (the handler reads its cache). Every
@@ -32,6 +34,16 @@ export interface AgentValidationContext {
   oldObject?: KubeObject;
   references?: AgentReferences;
   policy: ReferencePolicy;
+  /** The operator's security posture; absent: no user identity, no ServiceAccount identity. */
+  posture?: ValidationPosture;
+  /** The harness runtime registry as the cache holds it (docs/api.md, "Agent harness"); absent: not known here. */
+  harnessRuntimes?: HarnessRegistryState;
+}
+
+/** What the validating rules read of the operator's security settings (the caller derives it). */
+export interface ValidationPosture extends ReadScopePosture {
+  /** ServiceAccount identity: the policy data maps only an Agent's own ServiceAccount. */
+  readonly serviceAccountIdentity: boolean;
 }
 
 export interface ValidationResult {

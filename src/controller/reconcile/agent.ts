@@ -25,13 +25,23 @@
 // Peers (agentNetwork.access) never block: a missing peer, or one that is not exposed
 // (`agentNetwork.expose: false`: it has no Service), is left out and wired in when it appears or
 // is exposed (its creation and its spec changes wake this Agent: triggers.ts).
+//
+// A harness (docs/api.md, "Agent harness"), once the dependencies resolve: its runtime from the
+// registry the cache watches, never read here from the API server. A runtime that does not resolve
+// is Failed with KAOS's message and terminal (the registry's change wakes the Agent), and the
+// Deployment stays as an earlier reconcile left it.
+import { harnessFailure, resolveHarness } from '../../api/harness-runtimes.ts';
 import { asArray, asRecord, asString, getIn } from '../../api/json.ts';
-import { ceilingExceeded, storeCeiling } from '../../api/memory-rules.ts';
+import { ceilingExceeded, storeCeiling, userScopeRefused, type ReadScopePosture } from '../../api/memory-rules.ts';
+import { userIdentityEnforced } from '../../config/security.ts';
 import { isModelServed, servedPatterns } from '../../api/model-patterns.ts';
 import { memoryShapeOf } from '../../api/shapes.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import { agentExposed, endpointFor, renderAgent, workloadName, type AgentDeps } from '../../render/index.ts';
+import { routeDepsThroughGateway } from '../../render/gateway.ts';
+import { gatewayRoutingEnabled, securityEnabled, type SecurityConfig } from '../../config/security.ts';
 import {
+  harnessRuntimeUnresolved,
   invalidMemoryReadScope,
   mcpServerNotReady,
   mcpServerUnresolved,
@@ -54,11 +64,17 @@ export type AgentResolution = { deps: AgentDeps } | { verdict: Verdict };
 
 /**
  * Pure over the cache: docs/api.md's resolution ("Agent reconcile") of an Agent's ModelAPI,
- * MCPServers, MemoryStore and peers. `firstCreation`: the Agent has no Deployment yet, so with
+ * MCPServers, MemoryStore, peers and harness runtime. `firstCreation`: the Agent has no Deployment yet, so with
  * waitForDependencies it waits for its MemoryStore too; a running Agent never does (docs/api.md,
  * "Agent remote memory": it serves with short-term memory only, and MemoryDegraded says so).
  */
-export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec: unknown, firstCreation = true): AgentResolution {
+export function resolveAgentDeps(
+  reads: ReconcileReads,
+  namespace: string,
+  spec: unknown,
+  firstCreation = true,
+  posture: ReadScopePosture = { userIdentity: false },
+): AgentResolution {
   const s = asRecord(spec) ?? {};
   const wait = s.waitForDependencies !== false;
 
@@ -82,6 +98,11 @@ export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec:
     mcpServers.push({ name, endpoint: endpointFor('MCPServer', name, namespace) });
   }
 
+  // The Agent's own `user` read scope needs a user identity (KAOS's message); one it would inherit
+  // from its store is not judged.
+  const userScope = userScopeRefused(getIn(spec, 'config', 'memory', 'maxReadScope'), posture);
+  if (userScope !== undefined) return { verdict: invalidMemoryReadScope(userScope) };
+
   // The MemoryStore: its endpoint follows from its name, so its readiness changes no pod spec.
   let memoryStore: AgentDeps['memoryStore'];
   const storeName = boundStore(spec);
@@ -104,6 +125,14 @@ export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec:
     }
   }
 
+  let harness: AgentDeps['harness'];
+  const runtime = asString(getIn(spec, 'harness', 'runtime'));
+  if (runtime !== undefined) {
+    const resolved = resolveHarness(reads.harnessRuntimes(), runtime, asString(getIn(spec, 'container', 'image')));
+    if (resolved.kind !== 'resolved') return { verdict: harnessRuntimeUnresolved(harnessFailure(runtime, resolved)) };
+    harness = { image: resolved.image, driver: resolved.driver };
+  }
+
   const modelSpec = asRecord(modelAPI.spec) ?? {};
   const mode = asString(modelSpec.mode) ?? 'Proxy';
   const ownModel = asString(asRecord(mode === 'Hosted' ? modelSpec.hostedConfig : modelSpec.proxyConfig)?.model);
@@ -116,8 +145,19 @@ export function resolveAgentDeps(reads: ReconcileReads, namespace: string, spec:
       mcpServers,
       peers,
       ...(memoryStore === undefined ? {} : { memoryStore }),
+      ...(harness === undefined ? {} : { harness }),
     },
   };
+}
+
+/**
+ * The gateway's host when an Agent's dependency URLs go through it (docs/api.md, "Gateway
+ * routing": security enabled and routing or strict on): SECURITY_GATEWAY_HOST, else the Gateway's
+ * status address; undefined otherwise (the URLs stay direct).
+ */
+export function gatewayRoutingHost(security: SecurityConfig, reads: Pick<ReconcileReads, 'gatewayAddress'>): string | undefined {
+  if (!securityEnabled(security) || !gatewayRoutingEnabled(security)) return undefined;
+  return security.gatewayHost !== '' ? security.gatewayHost : reads.gatewayAddress();
 }
 
 /** The MemoryStore the Agent's memory binds to, if any. */
@@ -146,21 +186,24 @@ export const reconcileAgent: KindReconciler = reconciler('Agent', async (run) =>
   const extraConditions = memoryCondition(ctx.reads, key.namespace, run.parent.spec);
   const firstCreation = ownedChild(run, 'Deployment', workloadName('Agent', key.name)) === undefined;
   if (!firstCreation) recordMemoryEvent(run, extraConditions);
-  const resolution = resolveAgentDeps(ctx.reads, key.namespace, run.parent.spec, firstCreation);
+  const resolution = resolveAgentDeps(ctx.reads, key.namespace, run.parent.spec, firstCreation, { userIdentity: userIdentityEnforced(ctx.config.security) });
   if ('verdict' in resolution) {
     recordDependencyEvent(run, resolution.verdict);
     const endpoint = endpointFor('Agent', key.name, key.namespace);
     await settleStatus(run, { ...resolution.verdict, ...existingChildren(run, endpoint), linkedResources, extraConditions });
     // Failed (missing dependency): back off and look again; its creation also wakes us at once.
     // Waiting: the dependency's status change wakes us, nothing to poll.
-    // A model not served or a scope above the ceiling (terminal) waits for a change of the Agent
-    // or of what it names instead.
+    // A model not served, a scope above the ceiling or a harness runtime that does not resolve
+    // (terminal) waits for a change of the Agent or of what it names (the registry) instead.
     return resolution.verdict.phase === 'Failed' && resolution.verdict.terminal !== true ? { requeue: true } : undefined;
   }
-  const rendered = renderAgent(run.parent, resolution.deps, ctx.config);
+  const host = gatewayRoutingHost(ctx.config.security, ctx.reads);
+  const deps = host === undefined
+    ? resolution.deps
+    : routeDepsThroughGateway(resolution.deps, { namespace: key.namespace, modelAPI: asString(asRecord(run.parent.spec)?.modelAPI) ?? '', ...(store === undefined ? {} : { memoryStore: store }) }, host);
+  const rendered = renderAgent(run.parent, deps, ctx.config);
   // Pending needs no requeue: the Deployment's status change wakes the Agent (child trigger).
-  await converge(run, rendered, { linkedResources, extraConditions });
-  return undefined;
+  return converge(run, rendered, { linkedResources, extraConditions });
 });
 
 /**

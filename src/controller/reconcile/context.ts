@@ -2,16 +2,19 @@
 // shared cache through `reads`, everything it writes goes through `writes`, each a function it is
 // given (as admission is given its dry run). controller.ts binds them to the cache and the API
 // client; unit tests bind them to memory and count the calls.
-import type { KaosKind } from '../../api/kinds.ts';
+import type { GrantGateFacts } from '../../api/access-grants.ts';
+import type { KaosKind, WorkloadKind } from '../../api/kinds.ts';
 import type { KubeObject } from '../../api/meta.ts';
 import type { KaosObjects } from '../../api/schema/index.ts';
+import type { HarnessRegistryState } from '../../api/harness-runtimes.ts';
 import type { RegistryState } from '../../api/mcp-runtimes.ts';
 import type { EnsureResult, ObjectLike, PruneResult } from '../../kube/apply.ts';
 import type { EventInput } from '../../kube/events.ts';
 import type { Logger } from '../../leaves/logger.ts';
 import type { Child, RenderConfig } from '../../render/index.ts';
+import type { IssuerKeys } from '../../render/authz-data.ts';
 import type { ReconcileResult } from '../queue.ts';
-import type { KaosStatus } from '../status.ts';
+import type { GrantStatus, KaosStatus } from '../status.ts';
 import type { ChildKind } from '../../cluster/kind-table.ts';
 import type { ObjectRef } from '../../cluster/object-ref.ts';
 
@@ -43,7 +46,40 @@ export interface ReconcileReads {
   httpRoutesServed(): boolean;
   /** The MCP runtime registry (docs/api.md, "MCPServer runtimes"), from its one-ConfigMap watch (controller/runtime-registry.ts). */
   mcpRuntimes(): RegistryState;
+  /** What the policy projection (controller/authz-projection.ts) made of the AccessGrants. */
+  grantProjection(): GrantProjectionReads;
+  /** Whether SecurityPolicies can be written: Envoy Gateway's CRD established and its objects watched. */
+  securityPoliciesServed(): boolean;
+  /** The ServiceAccount issuer and its keys as last discovered (the SecurityPolicies' agent JWT provider). */
+  serviceAccountIssuer(): IssuerKeys | undefined;
+  /** The address the Gateway (GATEWAY_NAME) reports in its status, when it reports one (gateway routing). */
+  gatewayAddress(): string | undefined;
+  /** The harness runtime registry (docs/api.md, "Agent harness"), from its one-ConfigMap watch (controller/runtime-registry.ts). */
+  harnessRuntimes(): HarnessRegistryState;
 }
+
+/** The projection's word on one AccessGrant, from its last pass. */
+export type GrantProjection =
+  /** Its namespace is not projected (AUTHZ_PROJECTION_NAMESPACES): the projection does not judge it. */
+  | { readonly state: 'unprojected' }
+  /** No pass has read it (at this generation) yet. */
+  | { readonly state: 'pending' }
+  /** The last pass read it at `generation` and wrote the policy data holding it. */
+  | { readonly state: 'projected'; readonly generation: number | undefined }
+  /** The last pass failed. */
+  | { readonly state: 'failed' };
+
+export interface GrantProjectionReads {
+  /** What the operator's settings make of every grant. */
+  readonly gates: GrantGateFacts;
+  of(namespace: string, name: string, generation: number | undefined): GrantProjection;
+}
+
+/** No projection, and settings whose first gate fails (security off): what a controller without one reads. */
+export const NO_GRANT_PROJECTION: GrantProjectionReads = {
+  gates: { securityEnabled: false, userPlaneEnabled: false, projectionActive: false },
+  of: () => ({ state: 'pending' }),
+};
 
 /** Writes, each one request to the API server (or none when nothing would change). */
 export interface ReconcileWrites {
@@ -58,7 +94,7 @@ export interface ReconcileWrites {
    * Replaces `object`'s status through the status subresource, guarded by the resourceVersion
    * read from the cache (a 409 is thrown, and the queue retries on a fresher cache).
    */
-  writeStatus(kind: KaosKind, object: KubeObject, status: KaosStatus, signal: AbortSignal): Promise<void>;
+  writeStatus(kind: KaosKind, object: KubeObject, status: KaosStatus | GrantStatus, signal: AbortSignal): Promise<void>;
   /** Removes `finalizers` from an object being deleted (a JSON patch guarded by the resourceVersion). */
   removeFinalizers(kind: KaosKind, object: KubeObject, finalizers: readonly string[], signal: AbortSignal): Promise<void>;
 }
@@ -73,12 +109,16 @@ export interface ReconcileContext {
   readonly logger: Logger;
 }
 
-/** The KAOS finalizers of the Go operator, removed from objects being deleted (docs/api.md, "Common behaviour"). */
-export const LEGACY_FINALIZERS: Readonly<Record<KaosKind, string>> = {
-  Agent: 'kaos.tools/agent-finalizer',
-  ModelAPI: 'kaos.tools/modelapi-finalizer',
-  MCPServer: 'kaos.tools/mcpserver-finalizer',
-  MemoryStore: 'kaos.tools/memorystore-finalizer',
+/**
+ * The KAOS finalizers of the Go operator, removed from objects being deleted (docs/api.md,
+ * "Common behaviour"); an Agent from a KAOS install with `oidc` identity also carries KAOS's
+ * OIDC client finalizer, whose client this operator never made.
+ */
+export const LEGACY_FINALIZERS: Readonly<Record<WorkloadKind, readonly string[]>> = {
+  Agent: ['kaos.tools/agent-finalizer', 'kaos.tools/oidc-client-finalizer'],
+  ModelAPI: ['kaos.tools/modelapi-finalizer'],
+  MCPServer: ['kaos.tools/mcpserver-finalizer'],
+  MemoryStore: ['kaos.tools/memorystore-finalizer'],
 };
 
 /** One reconcile of one object of a kind: what the WorkQueue runs for a key of that kind. */

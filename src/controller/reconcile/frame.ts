@@ -3,7 +3,7 @@
 // the queue retries it, write the status only when it changed, and log one line when something
 // was written. The per-kind modules (agent.ts, modelapi.ts, mcpserver.ts) only say what is
 // desired and what the outcome is.
-import { API_VERSION, GROUP, type KaosKind } from '../../api/kinds.ts';
+import { API_VERSION, GROUP, type WorkloadKind } from '../../api/kinds.ts';
 import { KIND_TABLE, possibleChildren } from '../../cluster/kind-table.ts';
 import type { ObjectLike } from '../../kube/apply.ts';
 import type { KaosObjects } from '../../api/schema/index.ts';
@@ -11,13 +11,14 @@ import { isConflict } from '../../kube/errors.ts';
 import type { EventRegarding } from '../../kube/events.ts';
 import { errorFields } from '../../leaves/logger.ts';
 import type { ReconcileResult } from '../queue.ts';
-import { nextStatus, statusChanged, type Outcome, type Verdict } from '../status.ts';
-import { asRecord, asString } from '../../api/json.ts';
+import { GATEWAY_AUTHORIZATION, nextStatus, statusChanged, type ExtraCondition, type Outcome, type Verdict } from '../status.ts';
+import { securityEnabled } from '../../config/security.ts';
+import { asArray, asRecord, asString } from '../../api/json.ts';
 import type { ObjectRef } from '../../cluster/object-ref.ts';
 import { LEGACY_FINALIZERS, type KindReconciler, type ReconcileContext } from './context.ts';
 
 /** One reconcile of one live parent: what the per-kind logic works with. */
-export interface Run<K extends KaosKind = KaosKind> {
+export interface Run<K extends WorkloadKind = WorkloadKind> {
   readonly ctx: ReconcileContext;
   readonly kind: K;
   readonly key: ObjectRef<K>;
@@ -41,14 +42,14 @@ export function regarding(run: Pick<Run, 'kind' | 'key' | 'uid'>): EventRegardin
  * A KindReconciler from the per-kind logic `body`, which runs only for a parent that exists and
  * is not being deleted.
  * - Absent from the cache: nothing to do (the garbage collector removes its children).
- * - Being deleted: only the kind's KAOS finalizer is removed, if present (other finalizers are
+ * - Being deleted: only the kind's KAOS finalizers are removed, if present (other finalizers are
  *   someone else's); no apply, no status write.
  * - `body` meets a 409 (the cache is behind a write): back soon, quietly — no Event, no error.
  * - `body` throws anything else: one Warning `ReconcileFailed` Event (the recorder counts repeats instead of
  *   writing one per retry), then the error goes to the queue, which retries with backoff. An
  *   aborted reconcile (lost lease, shutdown) records nothing.
  */
-export function reconciler<K extends KaosKind>(kind: K, body: (run: Run<K>) => Promise<ReconcileResult>): KindReconciler {
+export function reconciler<K extends WorkloadKind>(kind: K, body: (run: Run<K>) => Promise<ReconcileResult>): KindReconciler {
   return async (ctx, key, signal) => {
     const parent = ctx.reads.kaos(kind, key.namespace, key.name);
     if (parent === undefined) return;
@@ -124,11 +125,12 @@ function createdBefore(a: ObjectLike, b: ObjectLike): boolean {
 }
 
 async function releaseLegacyFinalizer(run: Run): Promise<void> {
-  const finalizer = LEGACY_FINALIZERS[run.kind];
   const finalizers = run.parent.metadata?.finalizers;
-  if (!Array.isArray(finalizers) || !finalizers.includes(finalizer)) return;
-  await run.ctx.writes.removeFinalizers(run.kind, run.parent, [finalizer], run.signal);
-  run.changes.push(`removed finalizer ${finalizer}`);
+  if (!Array.isArray(finalizers)) return;
+  const legacy = LEGACY_FINALIZERS[run.kind].filter((f) => finalizers.includes(f));
+  if (legacy.length === 0) return;
+  await run.ctx.writes.removeFinalizers(run.kind, run.parent, legacy, run.signal);
+  for (const finalizer of legacy) run.changes.push(`removed finalizer ${finalizer}`);
 }
 
 /**
@@ -137,10 +139,24 @@ async function releaseLegacyFinalizer(run: Run): Promise<void> {
  */
 export async function settleStatus(run: Run, outcome: Outcome): Promise<void> {
   const prev = run.parent.status;
-  const next = nextStatus(prev, run.parent.metadata?.generation, outcome, run.ctx.now());
+  const next = nextStatus(prev, run.parent.metadata?.generation, withGatewayAuthorization(run, outcome), run.ctx.now());
   if (!statusChanged(prev, next)) return;
   await run.ctx.writes.writeStatus(run.kind, run.parent, next, run.signal);
   run.changes.push('status');
+}
+
+/**
+ * The outcome with the GatewayAuthorization condition (docs/api.md, "Per-route SecurityPolicy and
+ * NetworkPolicy"): a reconcile that applied the children states it (or its absence); one held back
+ * by a dependency applied nothing, so the condition it had still holds, with security enabled.
+ */
+function withGatewayAuthorization(run: Run, outcome: Outcome): Outcome {
+  if (run.applied || !securityEnabled(run.ctx.config.security)) return outcome;
+  if ((outcome.extraConditions ?? []).some((c) => c.type === GATEWAY_AUTHORIZATION)) return outcome;
+  const held = (asArray(asRecord(run.parent.status)?.conditions) ?? []).map(asRecord).find((c) => c?.type === GATEWAY_AUTHORIZATION);
+  if (held === undefined || (held.status !== 'True' && held.status !== 'False')) return outcome;
+  const carried: ExtraCondition = { type: GATEWAY_AUTHORIZATION, status: held.status, reason: String(held.reason ?? ''), message: String(held.message ?? '') };
+  return { ...outcome, extraConditions: [...(outcome.extraConditions ?? []), carried] };
 }
 
 /**

@@ -1,5 +1,6 @@
 // The reconciler of each kind: what the WorkQueue of that kind runs for a key.
 import type { KaosKind } from '../../api/kinds.ts';
+import { reconcileAccessGrant } from './accessgrant.ts';
 import { reconcileAgent } from './agent.ts';
 import type { KindReconciler } from './context.ts';
 import { reconcileMCPServer } from './mcpserver.ts';
@@ -11,4 +12,5 @@ export const RECONCILERS: Readonly<Record<KaosKind, KindReconciler>> = {
   ModelAPI: reconcileModelAPI,
   MCPServer: reconcileMCPServer,
   MemoryStore: reconcileMemoryStore,
+  AccessGrant: reconcileAccessGrant,
 };

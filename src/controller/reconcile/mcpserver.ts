@@ -13,8 +13,7 @@ export const reconcileMCPServer: KindReconciler = reconciler('MCPServer', async 
   const { ctx } = run;
   const mcp = run.parent;
   if (!isRuntimeShape(mcp.spec)) {
-    await converge(run, renderMCPServer(mcp, ctx.config, configSourceDeps(ctx.reads, 'MCPServer', mcp)));
-    return;
+    return converge(run, renderMCPServer(mcp, ctx.config, configSourceDeps(ctx.reads, 'MCPServer', mcp)));
   }
   const runtime = mcp.spec.runtime ?? '';
   const resolution = resolveRuntime(ctx.reads.mcpRuntimes(), runtime);
@@ -32,10 +31,8 @@ export const reconcileMCPServer: KindReconciler = reconciler('MCPServer', async 
         await settleStatus(run, failed('ImageRequired', `runtime "custom" requires spec.container.image`, { terminal: true }));
         return;
       }
-      await converge(run, renderMCPServer(mcp, ctx.config));
-      return;
+      return converge(run, renderMCPServer(mcp, ctx.config));
     case 'entry':
-      await converge(run, renderMCPServer(mcp, ctx.config, { runtime: resolution.entry }));
-      return;
+      return converge(run, renderMCPServer(mcp, ctx.config, { runtime: resolution.entry }));
   }
 });

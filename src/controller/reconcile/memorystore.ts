@@ -53,5 +53,5 @@ export const reconcileMemoryStore: KindReconciler = reconciler('MemoryStore', as
     await settleStatus(run, { ...resolution.verdict, ...existingChildren(run, endpointFor('MemoryStore', key.name, key.namespace)) });
     return;
   }
-  await converge(run, renderMemoryStore(run.parent, resolution.deps, ctx.config));
+  return converge(run, renderMemoryStore(run.parent, resolution.deps, ctx.config));
 });

@@ -22,5 +22,5 @@ export const reconcileModelAPI: KindReconciler = reconciler('ModelAPI', async (r
     return;
   }
   const rendered = renderModelAPI(modelAPI, { ...deps, ...apiKey.deps }, ctx.config);
-  await converge(run, rendered);
+  return converge(run, rendered);
 });

@@ -5,7 +5,7 @@
 import type { LocalStack } from '../../../scripts/local-stack.ts';
 import type { KubectlResult } from '../../cluster/control-plane.ts';
 import { eventually } from '../../support/poll.ts';
-import type { KaosKind } from '../../../src/api/kinds.ts';
+import type { KaosKind, WorkloadKind } from '../../../src/api/kinds.ts';
 import { isNotFound } from '../../../src/kube/errors.ts';
 import { objectPath } from './api-paths.ts';
 
@@ -119,7 +119,7 @@ export function childIdentity(o: Json): Json {
 }
 
 /** What every child's metadata must be (docs/api.md, "Common behaviour"): the two labels plus managed-by; one controller ownerReference. */
-export function expectedIdentity(kind: KaosKind, parent: Json, childName: string): Json {
+export function expectedIdentity(kind: WorkloadKind, parent: Json, childName: string): Json {
   const app = { Agent: 'agent', ModelAPI: 'modelapi', MCPServer: 'mcpserver', MemoryStore: 'memorystore' }[kind];
   return {
     name: childName,

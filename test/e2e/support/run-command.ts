@@ -44,7 +44,7 @@ export interface RunCommand {
 export function cleanEnv(extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (/^(KUBECONFIG|WEBHOOK_|METRICS_|KAOS_|NODE_OPTIONS$|NODE_V8_COVERAGE$|TAP|_TAPJS|LOG_LEVEL$|REFERENCE_POLICY$|DEFAULT_|GATEWAY_)/.test(key)) continue;
+    if (/^(KUBECONFIG|WEBHOOK_|METRICS_|KAOS_|NODE_OPTIONS$|NODE_V8_COVERAGE$|TAP|_TAPJS|LOG_LEVEL$|REFERENCE_POLICY$|DEFAULT_|GATEWAY_|SECURITY_|AUTHZ_|AIB_|TOKEN_EXCHANGE_ENABLED$)/.test(key)) continue;
     env[key] = value;
   }
   return { ...env, ...extra };

@@ -26,10 +26,12 @@ t.test('one webhook per (type, kind), at the kubebuilder paths', async (t) => {
       '/mutate-kaos-tools-v1alpha1-modelapi',
       '/mutate-kaos-tools-v1alpha1-mcpserver',
       '/mutate-kaos-tools-v1alpha1-memorystore',
+      '/mutate-kaos-tools-v1alpha1-accessgrant',
       '/validate-kaos-tools-v1alpha1-agent',
       '/validate-kaos-tools-v1alpha1-modelapi',
       '/validate-kaos-tools-v1alpha1-mcpserver',
       '/validate-kaos-tools-v1alpha1-memorystore',
+      '/validate-kaos-tools-v1alpha1-accessgrant',
     ],
   );
 });

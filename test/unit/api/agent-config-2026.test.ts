@@ -1,12 +1,12 @@
 // The Agent `config` fields KAOS added in 2026 (docs/api.md, "Agent `config` from KAOS 2026") and the KAOS
 // features this operator refuses by name (docs/api.md, "KAOS features not supported"), one test per rule:
 // the shape they give an Agent, their ranges, the blank goal, toolCallMode's default per shape,
-// the harness field and the security posture env.
+// and the security posture env (no longer refused). (The harness, once refused too: harness.test.ts.)
 import { readFile } from 'node:fs/promises';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { defaultObject } from '../../../src/api/defaulting/default-object.ts';
-import { DEFAULTED_ANNOTATION, KINDS, isKaosKind } from '../../../src/api/kinds.ts';
+import { DEFAULTED_ANNOTATION, WORKLOAD_KINDS, isKaosKind } from '../../../src/api/kinds.ts';
 import { runtimesYaml } from '../../../src/api/mcp-runtime-defaults.ts';
 import { parseRuntimes } from '../../../src/api/mcp-runtimes.ts';
 import type { KubeObject } from '../../../src/api/lookup.ts';
@@ -14,7 +14,7 @@ import { SPEC_SCHEMAS } from '../../../src/api/schema/index.ts';
 import { mixedShapeErrors, NEWER_AGENT_CONFIG, shapeOf } from '../../../src/api/shapes.ts';
 import { UNSUPPORTED_FIELDS, unsupportedFeatureErrors } from '../../../src/api/unsupported-features.ts';
 import { validateObject } from '../../../src/api/validation/validate-object.ts';
-import { agent, CONFIG, deepFreeze, hosted, mcpServer, referencesIn } from './objects.ts';
+import { agent, CONFIG, deepFreeze, hosted, referencesIn } from './objects.ts';
 
 const WORLD = [hosted('m', 'smollm2:135m')];
 const errorsOf = (spec: unknown, existing: readonly KubeObject[] = WORLD): string[] => {
@@ -87,16 +87,8 @@ t.test('an autonomous Agent that is not exposed and has no MCPServers is admitte
   t.same({ errors: result.errors, warnings: result.warnings }, { errors: [], warnings: [] });
 });
 
-t.test('the harness field is refused naming the feature, whatever its value', async (t) => {
-  const harness = "spec.harness: Forbidden: KAOS's coding-agent harness (runtimes from the ConfigMap kaos-harness-runtimes) is not supported by this operator";
-  for (const value of [{ runtime: 'pi' }, {}, 'pi', 0]) {
-    t.same(errorsOf({ modelAPI: 'm', model: 'smollm2:135m', harness: value }), [harness], JSON.stringify(value));
-  }
-  t.same(unsupportedFeatureErrors('Agent', { modelAPI: 'm', harness: null }), [], 'null is no value (the API server drops it)');
-});
-
 t.test('every unsupported field is declared in its kind\'s schema, so that it reaches the webhook', async (t) => {
-  for (const kind of KINDS) {
+  for (const kind of WORKLOAD_KINDS) {
     for (const field of UNSUPPORTED_FIELDS[kind]) {
       const [top, ...rest] = field.keys;
       t.equal(rest.length, 0, 'a field directly under spec');
@@ -106,17 +98,10 @@ t.test('every unsupported field is declared in its kind\'s schema, so that it re
   }
 });
 
-t.test('the security posture env is refused in either env list of an Agent, naming the variable and the feature', async (t) => {
-  const feature = "KAOS's security posture (AGENT_AUTH_*, MEMORY_REQUIRE_*) is not supported by this operator";
-  t.same(errorsOf({ modelAPI: 'm', config: { env: [{ name: 'MODEL_NAME', value: 'x' }, { name: 'AGENT_AUTH_ISSUER', value: 'https://idp' }] } }), [
-    `spec.config.env[1].name: Invalid value: "AGENT_AUTH_ISSUER": ${feature}`,
-  ]);
-  t.same(errorsOf({ modelAPI: 'm', model: 'smollm2:135m', container: { env: [{ name: 'A', value: '1' }, { name: 'MEMORY_REQUIRE_IDENTITY', value: 'true' }] } }), [
-    `spec.container.env[1].name: Invalid value: "MEMORY_REQUIRE_IDENTITY": ${feature}`,
-  ]);
-  t.same(errorsOf({ modelAPI: 'm', model: 'smollm2:135m', container: { env: [{ name: 'AGENT_AUTHOR', value: 'me' }, { name: 'MEMORY_REQUIRED', value: '1' }] } }), [], 'only the prefixes');
-  const mcp = mcpServer('s', { runtime: 'custom', container: { image: 'i', env: [{ name: 'AGENT_AUTH_TOKEN', value: 't' }] } });
-  t.same(unsupportedFeatureErrors('MCPServer', mcp.spec), [], 'an MCPServer has no such posture to promise');
+t.test('the security posture env is the user\'s own env now that the operator renders it: no longer refused', async (t) => {
+  t.same(errorsOf({ modelAPI: 'm', config: { env: [{ name: 'MODEL_NAME', value: 'x' }, { name: 'AGENT_AUTH_ISSUER', value: 'https://idp' }] } }), []);
+  t.same(errorsOf({ modelAPI: 'm', model: 'smollm2:135m', container: { env: [{ name: 'MEMORY_REQUIRE_PRINCIPAL', value: 'true' }] } }), []);
+  t.same(unsupportedFeatureErrors('MemoryStore', { container: { env: [{ name: 'MEMORY_REQUIRE_AGENT_IDENTITY', value: 'true' }] } }), []);
 });
 
 t.test('toolCallMode defaults to auto inside the config of a newer-shape Agent only, recorded', async (t) => {

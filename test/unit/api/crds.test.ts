@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import t from 'tap';
 import { crdFiles, buildCrds, type JsonSchemaProps } from '../../../src/api/schema/crds.ts';
 import { createAjv } from '../../../src/api/validation/schema-validation.ts';
-import { INITIAL_STATUS } from '../../../src/api/schema/index.ts';
+import { INITIAL_GRANT_STATUS, INITIAL_STATUS } from '../../../src/api/schema/index.ts';
 import { isRecord } from '../../../src/api/json.ts';
 
 const crdDir = new URL('../../../crds/', import.meta.url);
@@ -89,7 +89,8 @@ t.test('every EnvVar list is a map list keyed by name, podSpec and opaque types 
         t.same(node['x-kubernetes-list-map-keys'], ['name'], path);
       }
       // An EnvVar's valueFrom is opaque; apiKey.valueFrom is modelled (secretKeyRef or configMapKeyRef).
-      if (/\.(podSpec|valueFrom|resources)$/.test(path) && !path.endsWith('.apiKey.valueFrom')) {
+      // An AccessGrant's spec.resources is its list of grant targets, not ResourceRequirements.
+      if (/\.(podSpec|valueFrom|resources)$/.test(path) && !path.endsWith('.apiKey.valueFrom') && path !== 'AccessGrant.spec.resources') {
         t.equal(node['x-kubernetes-preserve-unknown-fields'], true, path);
       }
     }
@@ -102,7 +103,8 @@ t.test('the status default is valid against the status schema, as kube-apiserver
   for (const crd of buildCrds()) {
     const root = crd.spec.versions[0]?.schema.openAPIV3Schema ?? {};
     const status = isRecord(root.properties) && isRecord(root.properties.status) ? root.properties.status : {};
-    t.same(status.default, INITIAL_STATUS);
+    // A workload's Ready, an AccessGrant's Enforced: Unknown until the controller first writes it.
+    t.same(status.default, crd.spec.names.kind === 'AccessGrant' ? INITIAL_GRANT_STATUS : INITIAL_STATUS);
     const validate = ajv.compile(status);
     t.ok(validate(status.default), `${crd.spec.names.kind}: ${JSON.stringify(validate.errors)}`);
     t.notOk(validate({ conditions: [{ ...INITIAL_STATUS.conditions[0], lastTransitionTime: 'yesterday' }] }), 'the date-time format is checked');

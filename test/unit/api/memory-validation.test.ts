@@ -49,13 +49,25 @@ t.test("KAOS's rules in its words: external mode needs its block, local mode one
   t.same(checkStore(memoryStore('s', localStoreSpec({ mediumTerm: { compactionTarget: 2048 } }))).errors, [], 'below the service default budget of 4096');
 });
 
-t.test('the user read scope is refused with its reason, on a store and on an Agent', async (t) => {
-  t.same(checkStore(memoryStore('s', localStoreSpec({ maxReadScope: 'user' }))).errors, [
-    'spec.maxReadScope: Forbidden: "user" needs a user identity provider, which kaos-operator does not have',
-  ]);
-  t.same(checkAgent(remote({ memoryStore: 'shared', maxReadScope: 'user' })).errors, [
-    'spec.config.memory.maxReadScope: Forbidden: "user" needs a user identity provider, which kaos-operator does not have',
+t.test('the user read scope: refused on an Agent without a user identity (KAOS\'s message), a warning on a store', async (t) => {
+  const USER = 'config.memory.maxReadScope references user scope, but cluster security posture has no user identity';
+  const none = { userIdentity: false, serviceAccountIdentity: false };
+  const enforced = { userIdentity: true, serviceAccountIdentity: false };
+  t.same(checkStore(memoryStore('s', localStoreSpec({ maxReadScope: 'user' })), { posture: none }), {
+    errors: [],
+    warnings: ['spec.maxReadScope: no Agent reads at "user" scope without a user identity (security and the user plane on)'],
+  }, 'a store\'s user ceiling is accepted, with a warning');
+  t.same(checkStore(memoryStore('s', localStoreSpec({ maxReadScope: 'user' })), { posture: enforced }), { errors: [], warnings: [] }, 'no warning with a user identity');
+  t.same(checkAgent(remote({ memoryStore: 'shared', maxReadScope: 'user' }), { posture: none }).errors, [
+    `spec.config.memory.maxReadScope: Forbidden: ${USER}`,
   ], 'refused once, not also as above the ceiling');
+  t.same(checkAgent(remote({ maxReadScope: 'user' })).errors, [`spec.config.memory.maxReadScope: Forbidden: ${USER}`], 'no posture given: none; unbound too');
+  t.same(checkAgent(remote({ memoryStore: 'shared', maxReadScope: 'user' }), { posture: enforced }).errors, [
+    'spec.config.memory.maxReadScope: Invalid value: config.memory.maxReadScope "user" exceeds MemoryStore "shared" maxReadScope "agent"',
+  ], 'with a user identity: judged against the store\'s ceiling like any scope');
+  const userStore = memoryStore('people', localStoreSpec({ maxReadScope: 'user' }));
+  t.same(checkAgent(remote({ memoryStore: 'people', maxReadScope: 'user' }), { posture: enforced, existing: [...EXISTING, userStore] }).errors, [], 'within a user ceiling');
+  t.same(checkAgent(remote({ memoryStore: 'people' }), { posture: none, existing: [...EXISTING, userStore] }).errors, [], 'a scope inherited from the store is not judged');
 });
 
 t.test('a PersistentVolumeClaim grows, never shrinks; a size is more than zero', async (t) => {

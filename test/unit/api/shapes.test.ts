@@ -3,7 +3,7 @@
 // stranded Agents, telemetry warnings, and defaulting per shape.
 import t from 'tap';
 import { defaultObject } from '../../../src/api/defaulting/default-object.ts';
-import { DEFAULTED_ANNOTATION, type KaosKind } from '../../../src/api/kinds.ts';
+import { DEFAULTED_ANNOTATION, type KaosKind, type WorkloadKind } from '../../../src/api/kinds.ts';
 import type { KubeObject } from '../../../src/api/lookup.ts';
 import {
   isModelServed,
@@ -18,7 +18,7 @@ import { validateObject, type ValidationContext } from '../../../src/api/validat
 import { agent, CONFIG, deepFreeze, hosted, modelAPI, referencesIn } from './objects.ts';
 
 const proxy = (name: string, proxyConfig: unknown): KubeObject => modelAPI(name, { mode: 'Proxy', proxyConfig });
-const errorsOf = (kind: KaosKind, spec: unknown): string[] => mixedShapeErrors(kind, spec).map((e) => e.errorString());
+const errorsOf = (kind: WorkloadKind, spec: unknown): string[] => mixedShapeErrors(kind, spec).map((e) => e.errorString());
 
 function check(object: KubeObject, existing: KubeObject[], extra: Partial<ValidationContext> = {}) {
   const kind = object.kind as KaosKind;

@@ -1,11 +1,13 @@
 // `kaos-operator lint` and MCPServers by runtime: the registry from --runtimes (runtimes.yaml or
-// the ConfigMap), from the set itself (the chart's ConfigMap in a Helm stream), or none (warned).
+// the ConfigMap), from the set itself (the chart's ConfigMap in a Helm stream), or none (warned);
+// Agents' harness runtimes likewise, from the chart's kaos-harness-runtimes in the set, or none.
 // (--cluster reads the cluster's: test/e2e/mcp-runtimes.test.ts.)
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { stringify } from 'yaml';
+import { harnessRuntimesConfigMap } from '../../../src/api/harness-runtime-defaults.ts';
 import { runtimesConfigMap, runtimesYaml } from '../../../src/api/mcp-runtime-defaults.ts';
 import { lintInProcess } from './support.ts';
 
@@ -68,4 +70,24 @@ t.test('a --runtimes file without a usable registry: the tool cannot run (exit 2
   const missing = await lintInProcess(['lint', '--runtimes', join(dir, 'nope.yaml'), manifests]);
   t.equal(missing.code, 2);
   t.match(missing.stderr, /--runtimes .*nope\.yaml: ENOENT/);
+});
+
+t.test('harness runtimes: the chart\'s kaos-harness-runtimes in the set is their registry; without one they are warned about', async (t) => {
+  const coder = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'kaos.tools/v1alpha1', kind: 'Agent', metadata: { name, namespace: 'code' }, spec: { modelAPI: 'llm', model: 'smollm2:135m', ...spec } });
+  const llm = { apiVersion: 'kaos.tools/v1alpha1', kind: 'ModelAPI', metadata: { name: 'llm', namespace: 'code' }, spec: { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' } } };
+  const agents = [llm, coder('pi', { harness: { runtime: 'pi' } }), coder('codex', { harness: { runtime: 'codex' } }), coder('claude', { harness: { runtime: 'claude' } })];
+  const withRegistry = await lintInProcess(['lint', '-o', 'json', '-'], stream([harnessRuntimesConfigMap('kaos-system'), ...agents]));
+  t.equal(withRegistry.code, 1);
+  const found = (JSON.parse(withRegistry.stdout) as { findings: { severity: string; message: string }[] }).findings;
+  t.same(found.map((f) => [f.severity, f.message]), [
+    ['error', 'spec.harness.runtime: Unsupported value: "codex": supported values: "claude", "pi"'],
+    ['error', 'spec.container.image: Required value: harness runtime "claude" has no image'],
+  ]);
+  const without = await lintInProcess(['lint', '-o', 'json', '-'], stream(agents));
+  t.equal(without.code, 0, 'nothing refused');
+  t.same((JSON.parse(without.stdout) as { findings: { message: string }[] }).findings.map((f) => f.message), [
+    'spec.harness.runtime "pi" not checked: the harness runtime registry is not known here',
+    'spec.harness.runtime "codex" not checked: the harness runtime registry is not known here',
+    'spec.harness.runtime "claude" not checked: the harness runtime registry is not known here',
+  ]);
 });

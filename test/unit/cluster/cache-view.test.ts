@@ -10,11 +10,15 @@ import { CacheView, type CacheBatch } from '../../../src/cluster/cache-view.ts';
 import { KAOS_TYPES } from '../../../src/cluster/kaos-resources.ts';
 import { KubeClient } from '../../../src/kube/client.ts';
 import { NAMESPACE } from '../../../src/kube/paths.ts';
+import { harnessRuntimesConfigMap } from '../../../src/api/harness-runtime-defaults.ts';
+import { harnessRegistryFromConfigMap } from '../../../src/api/harness-runtimes.ts';
+import { runtimesConfigMap } from '../../../src/api/mcp-runtime-defaults.ts';
+import { registryFromConfigMap } from '../../../src/api/mcp-runtimes.ts';
 import { silentLogger } from '../../../src/leaves/logger.ts';
 import { FakeApiServer, status } from '../../support/fake-apiserver.ts';
 import { eventually } from '../../support/poll.ts';
 
-const { Agent: AGENT, ModelAPI: MODEL_API, MCPServer: MCP_SERVER, MemoryStore: MEMORY_STORE } = KAOS_TYPES;
+const { Agent: AGENT, ModelAPI: MODEL_API, MCPServer: MCP_SERVER, MemoryStore: MEMORY_STORE, AccessGrant: ACCESS_GRANT } = KAOS_TYPES;
 
 function obj(kind: string, name: string, namespace: string, spec: unknown = {}): KubeObject {
   return { apiVersion: 'kaos.tools/v1alpha1', kind, metadata: { name, namespace }, spec };
@@ -26,11 +30,12 @@ interface Fixture {
   view: CacheView;
   lookup: CacheLookup;
   batches: CacheBatch[];
+  feed: ReturnType<typeof feedCache>;
 }
 
 async function setup(t: { teardown(fn: () => unknown): void }, prepare: (fake: FakeApiServer) => void = () => {}): Promise<Fixture> {
   const fake = await new FakeApiServer().listen();
-  for (const type of [AGENT, MODEL_API, MCP_SERVER, MEMORY_STORE, NAMESPACE]) fake.serve(type);
+  for (const type of [AGENT, MODEL_API, MCP_SERVER, MEMORY_STORE, ACCESS_GRANT, NAMESPACE]) fake.serve(type);
   prepare(fake);
   const client = new KubeClient({ server: fake.url });
   const cache = new KaosCache({ client, reflector: { backoff: { initialMs: 10, maxMs: 50 } } });
@@ -43,7 +48,7 @@ async function setup(t: { teardown(fn: () => unknown): void }, prepare: (fake: F
   });
   const lookup = new CacheLookup(view, { client, logger: silentLogger });
   t.teardown(async () => { feed.stop(); await cache.stop(); client.close(); await fake.close(); });
-  return { fake, cache, view, lookup, batches };
+  return { fake, cache, view, lookup, batches, feed };
 }
 
 const world = (fake: FakeApiServer): void => {
@@ -88,7 +93,7 @@ t.test('changes follow: create, update, delete, and the index with them', async 
   t.same(lookup.referencedBy('ModelAPI', 'ns', 'other').map((r) => r.name), ['a', 'c']);
   t.same(lookup.referencedBy('ModelAPI', 'ns', 'gpt').map((r) => r.kind), ['MemoryStore', 'MemoryStore'], 'only the store is left on gpt');
   t.same(lookup.referencedBy('Agent', 'ns', 'a'), [], "b's reference went with it");
-  t.same(view.sizes(), { Agent: 2, ModelAPI: 1, MCPServer: 1, MemoryStore: 1, Namespace: 1 });
+  t.same(view.sizes(), { Agent: 2, ModelAPI: 1, MCPServer: 1, MemoryStore: 1, AccessGrant: 0, Namespace: 1 });
 });
 
 t.test('a relist reaches the view as one batch, applied whole', async (t) => {
@@ -149,7 +154,7 @@ t.test('referencedBy parses no object: what each dependent asks was indexed when
   t.equal(referrers[599]?.name, 'a599', 'sorted by name');
 });
 
-t.test('a batch is applied whole, and sync flags and the registry travel with batches', async (t) => {
+t.test('a batch is applied whole, and sync flags and the registries travel with batches', async (t) => {
   const view = new CacheView();
   t.notOk(view.kaos('Agent').isSynced());
   view.apply({
@@ -159,17 +164,45 @@ t.test('a batch is applied whole, and sync flags and the registry travel with ba
       { kind: 'Agent', op: 'put', text: JSON.stringify(obj('Agent', 'x', 'ns', { modelAPI: 'n' })) },
     ],
     synced: ['Agent'],
-    runtimes: { problem: 'absent' },
+    registries: { mcp: { problem: 'absent' } },
   });
   t.ok(view.kaos('Agent').isSynced());
   t.notOk(view.kaos('ModelAPI').isSynced(), 'only the stores named');
   t.same(view.referencedBy('ModelAPI', 'ns', 'm'), [], 'the later change of x wins');
   t.same(view.referencedBy('ModelAPI', 'ns', 'n').map((r) => r.name), ['x']);
-  t.same(view.runtimeRegistry(), { problem: 'absent' });
+  t.same(view.registry('mcp'), { problem: 'absent' });
+  t.equal(view.registry('harness'), undefined, 'a registry no batch brought is not known');
   t.equal((view.kaos('Agent').getByName('ns', 'x')?.spec as { modelAPI?: string }).modelAPI, 'n');
   t.equal(view.kaos('Agent').getByName('ns', 'x'), view.kaos('Agent').getByName('ns', 'x'), 'one parse, shared by its readers');
   view.apply({ changes: [{ kind: 'Agent', op: 'delete', namespace: 'ns', name: 'x' }] });
   t.equal(view.kaos('Agent').getByName('ns', 'x'), undefined, 'gone, the parsed copy too');
   t.same(view.referencedBy('ModelAPI', 'ns', 'n'), []);
-  t.same(view.runtimeRegistry(), { problem: 'absent' }, 'kept until a batch brings another');
+  t.same(view.registry('mcp'), { problem: 'absent' }, 'kept until a batch brings another');
+  view.apply({ changes: [], registries: { harness: { problem: 'runtimes.yaml key not found in ConfigMap' } } });
+  t.same(view.registry('harness'), { problem: 'runtimes.yaml key not found in ConfigMap' }, 'each registry travels on its own');
+  t.same(view.registry('mcp'), { problem: 'absent' }, 'and leaves the others as they were');
+});
+
+t.test('both runtime registries reach the view as the cache reads them, and an edit of one travels alone', async (t) => {
+  // The registries as controller/runtime-registry.ts attaches them (their reflectors against a real
+  // API server: the e2e tests), and main.ts's flush on each change.
+  const { cache, lookup, batches, feed } = await setup(t, world);
+  let harness = harnessRegistryFromConfigMap(harnessRuntimesConfigMap('kaos'));
+  const mcp = registryFromConfigMap(runtimesConfigMap('ops'), 'ops/kaos-mcp-runtimes');
+  cache.attachRegistry('harness', () => harness);
+  cache.attachRegistry('mcp', () => mcp);
+  cache.start();
+  await cache.waitForSync();
+  feed.flush();
+  t.same(lookup.harnessRuntimes(), harness, 'the harness registry, as the cache parsed it');
+  t.same(lookup.mcpRuntimes(), mcp, 'the MCP registry');
+
+  const sent = batches.length;
+  harness = harnessRegistryFromConfigMap({ data: {} });
+  feed.flush();
+  t.same(lookup.harnessRuntimes(), { problem: 'runtimes.yaml key not found in ConfigMap' });
+  t.same(batches.slice(sent).map((b) => Object.keys(b.registries ?? {})), [['harness']], 'one batch, with the harness registry alone');
+  t.same(lookup.mcpRuntimes(), mcp, 'the MCP registry as it was');
+  feed.flush();
+  t.equal(batches.length, sent + 1, 'nothing new: no batch');
 });

@@ -22,15 +22,15 @@ import { Reflector } from '../../../src/kube/reflector.ts';
 import { ReflectorGroup } from '../../../src/kube/reflector-group.ts';
 import type { RegisterOptions } from '../../../src/cluster/cache.ts';
 
-const NETPOL: ResourceType = { group: 'networking.k8s.io', version: 'v1', kind: 'NetworkPolicy', plural: 'networkpolicies', namespaced: true };
+const HPA: ResourceType = { group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers', namespaced: true };
 
-/** KIND_TABLE plus one child kind (Agents own a NetworkPolicy) and one dependency (a ConfigMap an MCPServer names). */
-const extended: KindTable<ChildKind | 'NetworkPolicy', DependencyTypeKind | 'ConfigMap'> = {
-  owned: { ...KIND_TABLE.owned, NetworkPolicy: { type: NETPOL } },
+/** KIND_TABLE plus one child kind (Agents own a HorizontalPodAutoscaler) and one dependency (a ConfigMap an MCPServer names). */
+const extended: KindTable<ChildKind | 'HorizontalPodAutoscaler', DependencyTypeKind | 'ConfigMap'> = {
+  owned: { ...KIND_TABLE.owned, HorizontalPodAutoscaler: { type: HPA } },
   dependencyTypes: { ...KIND_TABLE.dependencyTypes, ConfigMap: { type: CONFIG_MAP } },
   kinds: {
     ...KIND_TABLE.kinds,
-    Agent: { ...KIND_TABLE.kinds.Agent, children: [...KIND_TABLE.kinds.Agent.children, { kind: 'NetworkPolicy', name: (agent) => `agent-${agent}` }] },
+    Agent: { ...KIND_TABLE.kinds.Agent, children: [...KIND_TABLE.kinds.Agent.children, { kind: 'HorizontalPodAutoscaler', name: (agent) => `agent-${agent}` }] },
     MCPServer: {
       ...KIND_TABLE.kinds.MCPServer,
       dependsOn: {
@@ -58,25 +58,42 @@ const grants = (rules: readonly PolicyRule[], group: string, resource: string, v
   rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
 
 t.test('the table as shipped: the children and dependencies the reconcilers had', async (t) => {
+  // The route's NetworkPolicy and SecurityPolicy are named as the route (docs/api.md, "Per-route SecurityPolicy and NetworkPolicy").
   t.same(possibleChildren('ModelAPI', 'm', KIND_TABLE), [
     { kind: 'ConfigMap', name: 'litellm-config-m' },
+    { kind: 'NetworkPolicy', name: 'modelapi-m' },
     { kind: 'Deployment', name: 'modelapi-m' },
     { kind: 'Service', name: 'modelapi-m' },
+    { kind: 'SecurityPolicy', name: 'modelapi-m' },
     { kind: 'HTTPRoute', name: 'modelapi-m' },
   ]);
   t.same(possibleChildren('MCPServer', 'x', KIND_TABLE), [
+    { kind: 'NetworkPolicy', name: 'mcp-x' },
     { kind: 'Deployment', name: 'mcpserver-x' },
     { kind: 'Service', name: 'mcpserver-x' },
+    { kind: 'SecurityPolicy', name: 'mcp-x' },
     { kind: 'HTTPRoute', name: 'mcp-x' },
   ]);
   t.same(possibleChildren('MemoryStore', 's', KIND_TABLE), [
     { kind: 'PersistentVolumeClaim', name: 'memorystore-s-data' },
+    { kind: 'NetworkPolicy', name: 'memorystore-s' },
     { kind: 'Deployment', name: 'memorystore-s' },
     { kind: 'Service', name: 'memorystore-s' },
+    { kind: 'SecurityPolicy', name: 'memorystore-s' },
     { kind: 'HTTPRoute', name: 'memorystore-s' },
     { kind: 'PodDisruptionBudget', name: 'memorystore-s' },
   ]);
-  t.same(Object.keys(childTypes(KIND_TABLE)), ['Deployment', 'Service', 'ConfigMap', 'HTTPRoute', 'PersistentVolumeClaim', 'PodDisruptionBudget']);
+  t.same(possibleChildren('AccessGrant', 'g', KIND_TABLE), [], 'an AccessGrant owns nothing');
+  t.same(possibleChildren('Agent', 'a', KIND_TABLE), [
+    { kind: 'ServiceAccount', name: 'kaos-agent-a' },
+    { kind: 'NetworkPolicy', name: 'agent-a' },
+    { kind: 'Deployment', name: 'agent-a' },
+    { kind: 'Service', name: 'agent-a' },
+    { kind: 'SecurityPolicy', name: 'agent-a' },
+    { kind: 'HTTPRoute', name: 'agent-a' },
+  ], 'an Agent\'s ServiceAccount first: its pods name it');
+  t.same(Object.keys(childTypes(KIND_TABLE)), ['Deployment', 'Service', 'ConfigMap', 'HTTPRoute', 'PersistentVolumeClaim', 'PodDisruptionBudget', 'ServiceAccount', 'NetworkPolicy', 'SecurityPolicy']);
+  t.ok(['create', 'patch', 'delete', 'list', 'watch'].every((verb) => grants(operatorRules(KIND_TABLE), '', 'serviceaccounts', verb)), 'the ClusterRole follows: ServiceAccounts applied, pruned, watched');
   const agent: KubeObject = {
     metadata: { name: 'a', namespace: 'ns' },
     spec: { modelAPI: 'm', mcpServers: ['x'], agentNetwork: { access: ['b'] }, config: { memory: { memoryStore: 'shared' } } },
@@ -135,21 +152,22 @@ t.test('the shipped table watches every ConfigMap twice: owned ones by label, an
 t.test('a child kind added to the table: reflector, apply type, prune list and RBAC follow', async (t) => {
   const cache = recordingCache();
   const watches = registerControllerWatches(cache, { httpRoutes: false }, extended);
-  const netpol = cache.registered.find((r) => r.type === NETPOL);
-  t.ok(netpol, 'a reflector of NetworkPolicies');
-  t.equal(netpol?.options.labelSelector, 'app.kubernetes.io/managed-by=kaos-operator', 'selected by the managed-by label, as every owned type');
-  t.type(netpol?.options.transform, 'function', 'stored slim (kube/slim.ts), as every owned type');
-  t.ok(watches.children.NetworkPolicy, 'among the controller\'s children');
+  const hpa = cache.registered.find((r) => r.type === HPA);
+  t.ok(hpa, 'a reflector of HorizontalPodAutoscalers');
+  t.equal(hpa?.options.labelSelector, 'app.kubernetes.io/managed-by=kaos-operator', 'selected by the managed-by label, as every owned type');
+  t.type(hpa?.options.transform, 'function', 'stored slim (kube/slim.ts), as every owned type');
+  t.notOk(cache.registered.some((r) => r.type.kind === 'SecurityPolicy'), "no reflector of a type whose CRD is watched until the CRD is there");
+  t.ok(watches.children.HorizontalPodAutoscaler, 'among the controller\'s children');
   t.notOk(watches.children.HTTPRoute, 'a type that needs the Gateway API stays unwatched without it');
 
-  t.equal(childTypes(extended).NetworkPolicy, NETPOL, 'server-side apply addresses it');
-  t.same(possibleChildren('Agent', 'a', extended).at(-1), { kind: 'NetworkPolicy', name: 'agent-a' }, 'prune looks at its name');
-  t.notOk(possibleChildren('ModelAPI', 'm', extended).some((c) => c.kind === 'NetworkPolicy'), 'only under the kind that owns it');
+  t.equal(childTypes(extended).HorizontalPodAutoscaler, HPA, 'server-side apply addresses it');
+  t.same(possibleChildren('Agent', 'a', extended).at(-1), { kind: 'HorizontalPodAutoscaler', name: 'agent-a' }, 'prune looks at its name');
+  t.notOk(possibleChildren('ModelAPI', 'm', extended).some((c) => c.kind === 'HorizontalPodAutoscaler'), 'only under the kind that owns it');
 
   const rules = operatorRules(extended);
-  for (const verb of ['get', 'create', 'list', 'watch', 'patch', 'delete']) t.ok(grants(rules, 'networking.k8s.io', 'networkpolicies', verb), `RBAC: ${verb}`);
-  t.notOk(grants(rules, 'networking.k8s.io', 'networkpolicies', 'update'), 'RBAC: never update (apply is a patch)');
-  t.notOk(grants(operatorRules(), 'networking.k8s.io', 'networkpolicies', 'list'), 'not in the shipped table');
+  for (const verb of ['get', 'create', 'list', 'watch', 'patch', 'delete']) t.ok(grants(rules, 'autoscaling', 'horizontalpodautoscalers', verb), `RBAC: ${verb}`);
+  t.notOk(grants(rules, 'autoscaling', 'horizontalpodautoscalers', 'update'), 'RBAC: never update (apply is a patch)');
+  t.notOk(grants(operatorRules(), 'autoscaling', 'horizontalpodautoscalers', 'list'), 'not in the shipped table');
 });
 
 t.test('a dependency added to the table: a metadata-only reflector, list+watch, and its changes wake the dependents', async (t) => {

@@ -25,3 +25,11 @@ t.test('a child can be read one by one: get, for the fresh read before an apply 
     t.ok(allowed(type.group, type.plural, 'list'), `${kind}: list`);
   }
 });
+
+t.test('ServiceAccount issuer discovery: get on its two non-resource URLs, in the ClusterRole', async (t) => {
+  const rule = OPERATOR_RULES.find((r) => r.nonResourceURLs !== undefined);
+  t.same(rule?.nonResourceURLs, ['/.well-known/openid-configuration', '/openid/v1/jwks']);
+  t.same(rule?.verbs, ['get'], 'read only');
+  t.equal(rule?.scope, 'cluster', 'non-resource URLs exist only in a ClusterRole');
+  t.same([rule?.apiGroups, rule?.resources], [[], []], 'no resources in the same rule (the API server refuses both together)');
+});

@@ -197,6 +197,14 @@ t.test('controller settings from the environment', async (t) => {
   t.equal(loadConfig({ POD_NAMESPACE: 'kaos', LEADER_ELECTION_NAMESPACE: 'leases' }).controller.leaderElectionNamespace, 'leases', 'the explicit variable wins');
 });
 
+t.test('SYSTEM_NAMESPACE: KAOS\'s system namespace, default kaos; a bad one stops the operator naming it', async (t) => {
+  t.equal(loadConfig({}).systemNamespace, 'kaos', 'KAOS\'s default');
+  t.equal(loadConfig({ SYSTEM_NAMESPACE: 'kaos-system' }).systemNamespace, 'kaos-system');
+  t.equal(loadConfig({ POD_NAMESPACE: 'ops' }).systemNamespace, 'kaos', 'not the operator\'s namespace: the chart sets both');
+  const err = t.throws(() => loadConfig({ SYSTEM_NAMESPACE: 'Kaos_System' })) as ConfigError;
+  t.strictSame(err.problems, ['SYSTEM_NAMESPACE: must be a namespace name (a DNS-1123 label), got "Kaos_System"']);
+});
+
 t.test('bad controller settings: every problem at once', async (t) => {
   const err = t.throws(() =>
     loadConfig({ MAX_CONCURRENT_RECONCILES: '0', WATCH_NAMESPACES: 'ok,Team.A', LEADER_ELECT: 'yes', POD_NAMESPACE: 'Kaos', CONTROLLER_ENABLED: 'no' }),

@@ -5,7 +5,7 @@
 // it names exists and a peer's endpoint follows from its spec (docs/api.md, "Agent reconcile").
 import fc from 'fast-check';
 import t from 'tap';
-import type { KaosKind } from '../../../src/api/kinds.ts';
+import type { WorkloadKind } from '../../../src/api/kinds.ts';
 import { workloadName } from '../../../src/render/index.ts';
 import { MemoryReconcileContext } from '../../support/memory-reconcile-context.ts';
 import { deploymentStatus, podSpecOf, reconcile, statusOf, type StoredObject } from './reconcile-helpers.ts';
@@ -42,7 +42,7 @@ function scenario(): StoredObject[] {
   return objects;
 }
 
-const kindName = (o: StoredObject): [KaosKind, string] => [o.kind as KaosKind, o.metadata.name];
+const kindName = (o: StoredObject): [WorkloadKind, string] => [o.kind as WorkloadKind, o.metadata.name];
 
 /** Reconciles every created object, in `order`, until a whole pass writes nothing. */
 async function settle(ctx: MemoryReconcileContext, created: readonly StoredObject[], order: readonly number[]): Promise<void> {
@@ -81,7 +81,7 @@ t.test('a bulk create in any order with forward peers: one Deployment apply per 
           await settle(ctx, created, reconcileOrder);
         }
         // The dependencies' Deployments become ready; then the Agents'.
-        for (const o of objects.filter((x) => x.kind !== 'Agent')) ctx.setDeploymentStatus(NS, workloadName(o.kind as KaosKind, o.metadata.name), deploymentStatus(1));
+        for (const o of objects.filter((x) => x.kind !== 'Agent')) ctx.setDeploymentStatus(NS, workloadName(o.kind as WorkloadKind, o.metadata.name), deploymentStatus(1));
         await settle(ctx, created, reconcileOrder);
         for (let i = 0; i < AGENTS; i++) ctx.setDeploymentStatus(NS, workloadName('Agent', `agent-${i}`), deploymentStatus(1));
         await settle(ctx, created, reconcileOrder);
@@ -108,7 +108,7 @@ t.test('every write carries news: an Agent created after its dependencies are Re
   const dependencies = objects.filter((o) => o.kind !== 'Agent');
   for (const o of dependencies) ctx.putKaos(o);
   await settle(ctx, dependencies, dependencies.map((_, i) => i));
-  for (const o of dependencies) ctx.setDeploymentStatus(NS, workloadName(o.kind as KaosKind, o.metadata.name), deploymentStatus(1));
+  for (const o of dependencies) ctx.setDeploymentStatus(NS, workloadName(o.kind as WorkloadKind, o.metadata.name), deploymentStatus(1));
   await settle(ctx, dependencies, dependencies.map((_, i) => i));
   ctx.clearRecords();
 

@@ -1,3 +1,4 @@
+import { NO_GRANT_PROJECTION } from '../../../src/controller/reconcile/context.ts';
 import type { KaosKind } from '../../../src/api/kinds.ts';
 import type { KaosObjects } from '../../../src/api/schema/index.ts';
 import t from 'tap';
@@ -54,6 +55,7 @@ function context(client: WriteClient, events: unknown[] = []) {
     secrets: { getByName: (ns, name) => (ns === 'ns' && name === 's' ? secret : undefined) },
     configMaps: { getByName: (ns, name) => (ns === 'ns' && name === 'c' ? { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns', resourceVersion: '98' } } : undefined) },
     httpRoutesServed: false,
+    grantProjection: () => NO_GRANT_PROJECTION,
     client,
     events: { record: (e) => { events.push(e); } },
     config: loadConfig({}),

@@ -10,7 +10,7 @@ import type { KindReconciler } from '../../../src/controller/reconcile/context.t
 import { registerControllerWatches } from '../../../src/controller/watches.ts';
 import { KaosCache } from '../../../src/cluster/cache.ts';
 import { KubeClient, METADATA_LIST_ACCEPT, METADATA_WATCH_ACCEPT } from '../../../src/kube/client.ts';
-import { CONFIG_MAP, DEPLOYMENT, NAMESPACE, SECRET } from '../../../src/kube/paths.ts';
+import { CONFIG_MAP, CUSTOM_RESOURCE_DEFINITION, DEPLOYMENT, NAMESPACE, SECRET } from '../../../src/kube/paths.ts';
 import { KAOS_TYPES } from '../../../src/cluster/kaos-resources.ts';
 import { CHILD_TYPES } from '../../../src/cluster/child-apply.ts';
 import { createRegistry } from '../../../src/leaves/prometheus.ts';
@@ -22,7 +22,7 @@ const kaos = (kind: string, name: string, spec: unknown): KubeObject => ({ apiVe
 
 t.test('cache events wake the right keys; the first list enqueues everything; stop ends reconciling', async (t) => {
   const fake = await new FakeApiServer().listen();
-  for (const type of [...Object.values(KAOS_TYPES), NAMESPACE, ...Object.values(CHILD_TYPES), SECRET]) fake.serve(type);
+  for (const type of [...Object.values(KAOS_TYPES), NAMESPACE, ...Object.values(CHILD_TYPES), SECRET, CUSTOM_RESOURCE_DEFINITION]) fake.serve(type);
   fake.put(KAOS_TYPES.ModelAPI, kaos('ModelAPI', 'm', { mode: 'Proxy', proxyConfig: { configYaml: { fromSecretKeyRef: { name: 's', key: 'k' } }, apiKey: { valueFrom: { configMapKeyRef: { name: 'cm', key: 'k' } } } } }));
   // Not owned (no managed-by label): only the metadata-only dependency reflector sees it.
   fake.put(CONFIG_MAP, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'ns', annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"data":{"k":"key"}}' } }, data: { k: 'key' } });
@@ -41,7 +41,7 @@ t.test('cache events wake the right keys; the first list enqueues everything; st
   const watches = registerControllerWatches(cache, { httpRoutes: false });
   const reconciled: string[] = [];
   const record: KindReconciler = async (_ctx, key) => { reconciled.push(`${key.kind}/${key.name}`); };
-  const reconcilers: Record<KaosKind, KindReconciler> = { Agent: record, ModelAPI: record, MCPServer: record, MemoryStore: record };
+  const reconcilers: Record<KaosKind, KindReconciler> = { Agent: record, ModelAPI: record, MCPServer: record, MemoryStore: record, AccessGrant: record };
   const registry = createRegistry({ defaultMetrics: false });
   const controller = new Controller({ cache, watches, client, config: loadConfig({ LEADER_ELECT: 'false' }), registry, logger: silentLogger, reconcilers });
   t.teardown(async () => { await controller.stop(); await cache.stop(); client.close(); await fake.close(); });
@@ -127,7 +127,7 @@ t.test('the periodic resync: every cached object is reconciled again each RESYNC
   t.equal(loadConfig({}).controller.resyncPeriodSeconds, 36_000, 'default 10 h');
 
   const fake = await new FakeApiServer().listen();
-  for (const type of [...Object.values(KAOS_TYPES), NAMESPACE, ...Object.values(CHILD_TYPES), SECRET]) fake.serve(type);
+  for (const type of [...Object.values(KAOS_TYPES), NAMESPACE, ...Object.values(CHILD_TYPES), SECRET, CUSTOM_RESOURCE_DEFINITION]) fake.serve(type);
   fake.put(KAOS_TYPES.ModelAPI, kaos('ModelAPI', 'm', { mode: 'Hosted', hostedConfig: { model: 'x' } }));
   fake.put(KAOS_TYPES.Agent, kaos('Agent', 'a', { modelAPI: 'm' }));
   const client = new KubeClient({ server: fake.url });
@@ -135,7 +135,7 @@ t.test('the periodic resync: every cached object is reconciled again each RESYNC
   const watches = registerControllerWatches(cache, { httpRoutes: false });
   const runs = new Map<string, number>();
   const record: KindReconciler = async (_ctx, key) => { runs.set(`${key.kind}/${key.name}`, (runs.get(`${key.kind}/${key.name}`) ?? 0) + 1); };
-  const reconcilers: Record<KaosKind, KindReconciler> = { Agent: record, ModelAPI: record, MCPServer: record, MemoryStore: record };
+  const reconcilers: Record<KaosKind, KindReconciler> = { Agent: record, ModelAPI: record, MCPServer: record, MemoryStore: record, AccessGrant: record };
   const config = loadConfig({ LEADER_ELECT: 'false', RESYNC_PERIOD_SECONDS: '1' });
   const controller = new Controller({ cache, watches, client, config, registry: createRegistry({ defaultMetrics: false }), logger: silentLogger, reconcilers });
   t.teardown(async () => { await controller.stop(); await cache.stop(); client.close(); await fake.close(); });

@@ -1,5 +1,6 @@
 import t from 'tap';
-import type { KaosKind } from '../../../src/api/kinds.ts';
+import type { WorkloadKind } from '../../../src/api/kinds.ts';
+import { loadConfig } from '../../../src/config/config.ts';
 import { workloadName } from '../../../src/render/index.ts';
 import { MemoryReconcileContext } from '../../support/memory-reconcile-context.ts';
 import { deploymentStatus, owner, podSpecOf, reconcile, sampleObject, sampleObjects, statusOf } from './reconcile-helpers.ts';
@@ -9,7 +10,7 @@ const NS = 'kaos-simple';
 const AGENT = 'simple-agent';
 
 /** Creates and reconciles a dependency until its status is Ready (or just reconciled). */
-async function dependency(ctx: MemoryReconcileContext, file: string, kind: KaosKind, name: string, ready = true): Promise<void> {
+async function dependency(ctx: MemoryReconcileContext, file: string, kind: WorkloadKind, name: string, ready = true): Promise<void> {
   const object = sampleObject(file, kind, name);
   ctx.putKaos(object);
   await reconcile(ctx, kind, object.metadata.namespace, name);
@@ -307,4 +308,43 @@ t.test('a v0.1.3 Agent renders MODEL_NAME from spec.model', async (t) => {
   await reconcile(ctx, 'Agent', NS, AGENT);
   const env = agentEnv(ctx, NS, AGENT);
   t.same(env.find((e) => e.name === 'MODEL_NAME'), { name: 'MODEL_NAME', value: 'smollm2:135m' });
+});
+
+t.test('ServiceAccount identity: the ServiceAccount applied before the Deployment; another provider deletes it; idle writes nothing', async (t) => {
+  const ctx = new MemoryReconcileContext({ config: loadConfig({ SECURITY_AGENT_AUTH_IDENTITY_PROVIDER: 'serviceaccount' }) });
+  await dependency(ctx, SIMPLE, 'ModelAPI', 'simple-modelapi');
+  await dependency(ctx, SIMPLE, 'MCPServer', 'simple-echo-mcp');
+  ctx.putKaos(sampleObject(SIMPLE, 'Agent', AGENT));
+  ctx.clearRecords();
+  await reconcile(ctx, 'Agent', NS, AGENT);
+  t.same(ctx.requests.map((r) => `${r.verb} ${r.target}`), [
+    `apply ServiceAccount/${NS}/kaos-agent-${AGENT}`,
+    `apply Deployment/${NS}/agent-${AGENT}`,
+    `apply Service/${NS}/agent-${AGENT}`,
+    `status Agent/${NS}/${AGENT}`,
+  ], 'the ServiceAccount first: a pod naming a missing one is refused');
+  const sa = ctx.child('ServiceAccount', NS, `kaos-agent-${AGENT}`);
+  t.match(sa, { metadata: { labels: { 'kaos.tools/agent': AGENT } }, automountServiceAccountToken: false });
+  t.match(sa?.metadata?.ownerReferences, [{ kind: 'Agent', name: AGENT, controller: true, blockOwnerDeletion: true }], 'owned by the Agent');
+  t.equal(podSpecOf(ctx.child('Deployment', NS, `agent-${AGENT}`)).serviceAccountName, `kaos-agent-${AGENT}`);
+  t.same(ctx.recorded.filter((e) => e.reason === 'Created').map((e) => e.note), [`Created ServiceAccount kaos-agent-${AGENT}, Deployment agent-${AGENT}, Service agent-${AGENT}`], 'one Event naming every child');
+  ctx.clearRecords();
+  await reconcile(ctx, 'Agent', NS, AGENT);
+  t.same(ctx.requests, [], 'converged: no write');
+
+  ctx.config = loadConfig({});
+  ctx.clearRecords();
+  await reconcile(ctx, 'Agent', NS, AGENT);
+  t.same(ctx.requests.map((r) => `${r.verb} ${r.target}`), [`apply Deployment/${NS}/agent-${AGENT}`, `delete ServiceAccount/${NS}/kaos-agent-${AGENT}`], 'the pod first, then its ServiceAccount goes');
+  t.equal(ctx.child('ServiceAccount', NS, `kaos-agent-${AGENT}`), undefined);
+  t.equal(podSpecOf(ctx.child('Deployment', NS, `agent-${AGENT}`)).serviceAccountName, undefined);
+});
+
+t.test('KAOS\'s finalizers of an Agent being deleted, the oidc client\'s too, in one patch', async (t) => {
+  const ctx = new MemoryReconcileContext();
+  const agent = sampleObject(SIMPLE, 'Agent', AGENT);
+  ctx.putKaos({ ...agent, metadata: { ...agent.metadata, finalizers: ['kaos.tools/oidc-client-finalizer', 'kaos.tools/agent-finalizer'], deletionTimestamp: '2026-01-02T00:00:00Z' } });
+  await reconcile(ctx, 'Agent', NS, AGENT);
+  t.same(ctx.requests, [{ verb: 'finalizers', target: `Agent/${NS}/${AGENT}`, body: ['kaos.tools/agent-finalizer', 'kaos.tools/oidc-client-finalizer'] }]);
+  t.equal(ctx.kaos('Agent', NS, AGENT), undefined, 'nothing holds it');
 });

@@ -44,7 +44,7 @@ export interface ContainerView {
   ports?: { name?: string; containerPort: number; protocol?: string }[];
 }
 
-export function podSpecOf(deployment: ObjectLike | undefined): { containers: ContainerView[]; initContainers?: ContainerView[]; volumes?: { name: string }[] } {
+export function podSpecOf(deployment: ObjectLike | undefined): { containers: ContainerView[]; initContainers?: ContainerView[]; volumes?: { name: string }[]; serviceAccountName?: string } {
   const spec = deployment?.spec as { template?: { spec?: { containers: ContainerView[] } } } | undefined;
   const pod = spec?.template?.spec;
   if (pod === undefined) throw new Error('no pod spec');

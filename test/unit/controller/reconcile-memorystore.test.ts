@@ -6,6 +6,7 @@
 import t from 'tap';
 import type { KubeObject } from '../../../src/api/meta.ts';
 import type { ObjectLike } from '../../../src/kube/apply.ts';
+import { loadConfig } from '../../../src/config/config.ts';
 import { MemoryReconcileContext } from '../../support/memory-reconcile-context.ts';
 import { deploymentStatus, podSpecOf, reconcile, statusOf, type StoredObject } from './reconcile-helpers.ts';
 
@@ -291,4 +292,30 @@ t.test('Agents without remote memory get no MemoryDegraded condition; one that d
   await reconcile(ctx, 'Agent', NS, 'switch');
   t.equal(memoryDegraded(ctx, 'switch'), undefined, 'an owned condition goes when nothing states it');
   t.same(statusOf(ctx, 'Agent', NS, 'switch').linkedResources, { modelapi: 'chat' });
+});
+
+t.test('an Agent\'s own user read scope without a user identity: Failed with KAOS\'s message, Stalled; with one it runs', async (t) => {
+  const USER = 'config.memory.maxReadScope references user scope, but cluster security posture has no user identity';
+  for (const settings of [{}, { SECURITY_PDP_ENABLED: 'true' }, { SECURITY_USER_AUTH_ISSUER: 'https://idp.example' }]) {
+    const ctx = new MemoryReconcileContext({ config: loadConfig(settings) });
+    await readyModelAPI(ctx, chat);
+    await readyStore(ctx, 'people', { maxReadScope: 'user' });
+    ctx.putKaos(boundAgent('reader', { memoryStore: 'people', maxReadScope: 'user' }));
+    t.equal(await reconcile(ctx, 'Agent', NS, 'reader'), undefined, `${JSON.stringify(settings)}: terminal`);
+    t.match(statusOf(ctx, 'Agent', NS, 'reader'), { phase: 'Failed', ready: false, message: USER });
+    t.same(conditions(statusOf(ctx, 'Agent', NS, 'reader')).slice(0, 3), ['Ready=False/InvalidMemoryReadScope', 'Reconciling=False/InvalidMemoryReadScope', 'Stalled=True/InvalidMemoryReadScope']);
+    t.equal(ctx.child('Deployment', NS, 'agent-reader'), undefined, 'nothing applied');
+  }
+  const enforced = new MemoryReconcileContext({ config: loadConfig({ SECURITY_PDP_ENABLED: 'true', SECURITY_USER_AUTH_ISSUER: 'https://idp.example' }) });
+  await readyModelAPI(enforced, chat);
+  await readyStore(enforced, 'people', { maxReadScope: 'user' });
+  enforced.putKaos(boundAgent('reader', { memoryStore: 'people', maxReadScope: 'user' }));
+  await reconcile(enforced, 'Agent', NS, 'reader');
+  t.ok(enforced.child('Deployment', NS, 'agent-reader'), 'security and the user plane: the Deployment is applied');
+  const inherited = new MemoryReconcileContext();
+  await readyModelAPI(inherited, chat);
+  await readyStore(inherited, 'people', { maxReadScope: 'user' });
+  inherited.putKaos(boundAgent('reader', { memoryStore: 'people' }));
+  await reconcile(inherited, 'Agent', NS, 'reader');
+  t.ok(inherited.child('Deployment', NS, 'agent-reader'), 'a scope inherited from the store is not judged');
 });

@@ -6,7 +6,7 @@
 import t from 'tap';
 import { ApiError } from '../../../src/kube/errors.ts';
 import { shapeOf } from '../../../src/api/shapes.ts';
-import { KINDS, type KaosKind } from '../../../src/api/kinds.ts';
+import { WORKLOAD_KINDS, type WorkloadKind } from '../../../src/api/kinds.ts';
 import type { KubeObject } from '../../../src/api/lookup.ts';
 import { parseRuntimes, type RegistryState } from '../../../src/api/mcp-runtimes.ts';
 import { runtimesYaml } from '../../../src/api/mcp-runtime-defaults.ts';
@@ -33,13 +33,13 @@ class World extends MemoryLookup {
 function world(): World {
   const lookup = new World().setNamespace(NS);
   const ready = { ready: true, phase: 'Ready' };
-  const specs: Record<KaosKind, Json> = {
+  const specs: Record<WorkloadKind, Json> = {
     Agent: { modelAPI: poolName('ModelAPI', 0) },
     ModelAPI: { mode: 'Proxy', proxyConfig: { apiBase: 'http://backend.example:4000' } },
     MCPServer: { type: 'python-runtime', config: { tools: { fromPackage: 'echo' } } },
     MemoryStore: { storage: { type: 'external' }, maxReadScope: 'agent', models: {} },
   };
-  for (const kind of KINDS) {
+  for (const kind of WORKLOAD_KINDS) {
     for (let i = 0; i < poolSize(kind); i++) {
       lookup.add({ apiVersion: 'kaos.tools/v1alpha1', kind, metadata: { name: poolName(kind, i), namespace: NS }, spec: specs[kind], status: ready });
     }
@@ -52,7 +52,7 @@ const context = (rng: Random, self: string): SpecContext => ({ rng, self, name: 
 interface Judged { admitted: boolean; object: KubeObject; problem?: string }
 
 /** Through the mutating and validating handlers, as the API server sends a create or an update. */
-async function judge(handlers: ReturnType<typeof createHandlers>, kind: KaosKind, object: KubeObject, oldObject?: KubeObject): Promise<Judged> {
+async function judge(handlers: ReturnType<typeof createHandlers>, kind: WorkloadKind, object: KubeObject, oldObject?: KubeObject): Promise<Judged> {
   const request = (o: KubeObject) => ({ ...createRequest(kind, o), dryRun: false, ...(oldObject === undefined ? {} : { operation: 'UPDATE' as const, oldObject }) });
   const mutation = await handlers.mutate[kind](request(object));
   const defaulted = applyPatch(object, mutation.patch);
@@ -64,11 +64,11 @@ async function judge(handlers: ReturnType<typeof createHandlers>, kind: KaosKind
 }
 
 t.test('every kind and every type the kinds depend on has a generator', async (t) => {
-  for (const kind of KINDS) t.ok(SPEC_GENERATORS[kind].pool > 0, `${kind}: a pool`);
+  for (const kind of WORKLOAD_KINDS) t.ok(SPEC_GENERATORS[kind].pool > 0, `${kind}: a pool`);
   for (const kind of Object.keys(KIND_TABLE.dependencyTypes) as PoolKind[]) t.ok(poolSize(kind) > 0, `${kind}: a pool`);
 });
 
-for (const kind of KINDS) {
+for (const kind of WORKLOAD_KINDS) {
   t.test(`${kind}: created and edited specs are admitted, or denied by a documented rule`, async (t) => {
     const handlers = createHandlers(world(), CONFIG, async () => []);
     const rng = new Random(`specs-${kind}`);
@@ -107,7 +107,7 @@ for (const kind of KINDS) {
 }
 
 t.test('the same seed writes the same specs', async (t) => {
-  for (const kind of KINDS) {
+  for (const kind of WORKLOAD_KINDS) {
     const a = new Random('same');
     const b = new Random('same');
     t.same(SPEC_GENERATORS[kind].create(context(a, 'x')), SPEC_GENERATORS[kind].create(context(b, 'x')), kind);
