@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# Builds etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (one Kubernetes
-# release, from this folder's go.mod), kwok (kwok/: the fake kubelet for the local nodes), helm, and cert-manager's controller and cainjector (from the module in
-# cert-manager/, with its CRDs copied beside bin/) and lua-health (lua-health/: Argo CD's Lua runtime
-# for the documented health check) into a cache outside the repo, keyed by version.
-# Skips every binary that already reports its version. Prints the cache's bin directory last.
+# Builds every binary of the local control plane and the e2e tests from this folder's one Go
+# module (go.mod, written by gen-gomod.sh): etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubectl (one Kubernetes release), kwok (the fake kubelet; its Stage rules are in
+# kwok/stages/), helm, cert-manager's controller and cainjector (cert-manager/cmd/, with
+# cert-manager's CRDs copied beside bin/) and lua-health (lua-health/: Argo CD's Lua runtime for
+# the documented health check) — with one `go build`, so that every package is compiled once and
+# the links overlap the compiles. Into a cache outside the repo, a directory per build.
+#
+# Skips the build when bin/.stamp names this exact build (a hash of go.mod, go.sum, our mains and
+# the flags) and every binary is there; otherwise the Go build cache makes a rebuild pay only for
+# what changed. Prints the cache's bin directory last.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-k8s_version=$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$here/go.mod")
-etcd_version=$(awk '$1 == "go.etcd.io/etcd/server/v3" { print $2; exit }' "$here/go.mod")
-helm_version=$(cat "$here/helm.version")
+version_of() { awk -v m="$1" '$1 == m { print $2; exit }' "$here/go.mod"; }
+k8s_version=$(version_of k8s.io/kubernetes)
 cache_root=${KAOS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kaos-operator}
-bin="$cache_root/k8s-$k8s_version/bin"
-mkdir -p "$bin"
+mkdir -p "$cache_root"
 # One build at a time per cache (parallel test files may all ask at once); the others wait here,
 # then find the binaries in place and skip.
 exec 9>"$cache_root/.build.lock"
@@ -21,106 +25,104 @@ flock 9
 log() { printf '[cluster-build] %s\n' "$*" >&2; }
 fail() { log "FAILED: $*"; exit 1; }
 
-need_go() {
-  command -v go >/dev/null 2>&1 || fail "no Go toolchain on PATH: install Go ≥ $(awk '$1 == "go" { print $2 }' "$here/go.mod") to build the control plane"
-}
-
-# run CMD...: runs a build command, printing a package count every few seconds so a
-# minutes-long build visibly progresses, and the failing command in full if it fails.
-run() {
-  local out; out=$(mktemp)
-  local start=$SECONDS
-  ( "$@" ) >"$out" 2>&1 &
-  local pid=$!
-  while kill -0 "$pid" 2>/dev/null; do
-    sleep 10
-    kill -0 "$pid" 2>/dev/null && log "  … $((SECONDS - start))s, $(grep -c '^[a-z]' "$out" || true) packages compiled"
-  done
-  if ! wait "$pid"; then
-    tail -n 40 "$out" >&2
-    rm -f "$out"
-    fail "command: $*"
-  fi
-  rm -f "$out"
-  log "  done in $((SECONDS - start))s"
-}
+# name → package, in the order the launcher needs them.
+BINARIES=(
+  "kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver"
+  "kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager"
+  "kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler"
+  "kubectl=k8s.io/kubernetes/cmd/kubectl"
+  "etcd=./etcd"
+  "kwok=sigs.k8s.io/kwok/cmd/kwok"
+  "helm=helm.sh/helm/v3/cmd/helm"
+  "cert-manager-controller=./cert-manager/cmd/cert-manager-controller"
+  "cert-manager-cainjector=./cert-manager/cmd/cert-manager-cainjector"
+  "lua-health=./lua-health"
+)
 
 minor=$(echo "$k8s_version" | cut -d. -f2)
-build_date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-ldflags="-s -w"
+# Every binary's version, stamped by the linker: the Kubernetes commands' as the release's own
+# build does (or they report v0.0.0-master, and helm's kubeVersion and kubectl's skew checks
+# misbehave), helm's and kwok's their releases', and ours (cert-manager's mains, lua-health) the
+# stamp. One -X per variable for all binaries: a variable a binary does not link is ignored.
+stamp_inputs() {
+  cat "$here/go.mod" "$here/go.sum" "${BASH_SOURCE[0]}"
+  find "$here/etcd" "$here/cert-manager" "$here/lua-health" -name '*.go' | sort | xargs cat
+}
+stamp="$k8s_version+$(stamp_inputs | sha256sum | cut -c1-12)"
+# A directory per build, so that checkouts of two versions of this folder (two branches, two
+# worktrees) sharing the cache each keep theirs instead of rebuilding over each other's.
+bin="$cache_root/cluster-${stamp/+/-}/bin"
+mkdir -p "$bin"
+ldflags="-s -w -X main.version=$stamp"
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags+=" -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
-  ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$build_date"
+  ldflags+=" -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+  ldflags+=" -X $pkg.buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 done
+ldflags+=" -X helm.sh/helm/v3/internal/version.version=$(version_of helm.sh/helm/v3)"
+ldflags+=" -X sigs.k8s.io/kwok/pkg/consts.Version=$(version_of sigs.k8s.io/kwok)"
 
-reports() { # reports BIN EXPECTED ARGS... : does BIN print EXPECTED when asked its version?
-  local b=$1 want=$2 out; shift 2
-  [ -x "$bin/$b" ] || return 1
-  # Capture first: with pipefail, grep -q closing the pipe early would fail the check.
-  out=$("$bin/$b" "$@" 2>/dev/null) || return 1
-  grep -qF -- "$want" <<<"$out"
+complete() {
+  [ "$(cat "$bin/.stamp" 2>/dev/null)" = "$stamp" ] || return 1
+  local entry
+  for entry in "${BINARIES[@]}"; do [ -x "$bin/${entry%%=*}" ] || return 1; done
 }
 
-export CGO_ENABLED=0 GOFLAGS=-mod=mod
-cd "$here"
-build() { # build NAME PACKAGE
-  need_go
-  log "building $1 ($2) — the first build takes minutes"
-  run go build -v -trimpath -ldflags "$ldflags" -o "$bin/$1.tmp" "$2"
-  mv "$bin/$1.tmp" "$bin/$1"
-}
-
-reports kube-apiserver "Kubernetes $k8s_version" --version || build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
-reports kube-controller-manager "Kubernetes $k8s_version" --version || build kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
-reports kube-scheduler "Kubernetes $k8s_version" --version || build kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
-reports kubectl "$k8s_version" version --client || build kubectl k8s.io/kubernetes/cmd/kubectl
-reports etcd "etcd Version: ${etcd_version#v}" --version || build etcd ./etcd
-if ! reports helm "$helm_version" version --short; then
-  need_go
-  log "building helm $helm_version"
-  run env GOBIN="$bin" go install -v -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$helm_version" "helm.sh/helm/v3/cmd/helm@$helm_version"
-fi
-
-# cert-manager: its own module (it pins its own k8s.io/* versions). The stamp is the release plus
-# a hash of our mains and go.sum, so editing either invalidates the cached binaries.
-cm_dir="$here/cert-manager"
-cm_version=$(awk '$1 == "github.com/cert-manager/cert-manager" { print $2; exit }' "$cm_dir/go.mod")
-cm_stamp="$cm_version+$(cat "$cm_dir"/go.sum "$cm_dir"/cmd/*/main.go | sha256sum | cut -c1-12)"
-for cm in cert-manager-controller cert-manager-cainjector; do
-  if ! reports "$cm" "$cm_stamp" --version; then
-    need_go
-    log "building $cm $cm_stamp — the first build takes minutes"
-    (cd "$cm_dir" && run go build -v -trimpath -ldflags "-s -w -X main.version=$cm_stamp" -o "$bin/$cm.tmp" "./cmd/$cm")
-    mv "$bin/$cm.tmp" "$bin/$cm"
+if complete; then
+  log "control plane $stamp: every binary in place"
+else
+  command -v go >/dev/null 2>&1 || fail "no Go toolchain on PATH: install Go ≥ $(awk '$1 == "go" { print $2 }' "$here/go.mod") to build the control plane"
+  log "building ${#BINARIES[@]} binaries ($stamp) — from an empty Go build cache this takes minutes"
+  out=$(mktemp) tmp=$(mktemp -d "$bin/../build.XXXXXX")
+  packages=()
+  for entry in "${BINARIES[@]}"; do packages+=("${entry#*=}"); done
+  start=$SECONDS
+  # -v names each package as it is compiled: the progress below, and what a failure was doing.
+  (cd "$here" && CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off go build -v -trimpath -ldflags "$ldflags" -o "$tmp/" "${packages[@]}") >"$out" 2>&1 &
+  pid=$!
+  # ready: each binary as its link lands in $tmp, so a slow one shows (npm test's phase table).
+  declare -A ready=()
+  report_ready() {
+    local entry name
+    for entry in "${BINARIES[@]}"; do
+      name=$(basename "${entry#*=}")
+      if [ -z "${ready[$name]:-}" ] && [ -e "$tmp/$name" ]; then ready[$name]=1; log "  ready: ${entry%%=*} at $((SECONDS - start))s"; fi
+    done
+  }
+  ticks=0
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 2
+    report_ready
+    ticks=$((ticks + 1))
+    [ $((ticks % 5)) = 0 ] && kill -0 "$pid" 2>/dev/null && log "  … $((SECONDS - start))s, $(grep -c '^[a-z]' "$out" || true) packages compiled"
+  done
+  report_ready
+  if ! wait "$pid"; then
+    tail -n 40 "$out" >&2
+    rm -rf "$out" "$tmp"
+    fail "go build of ${packages[*]}"
   fi
-done
+  for entry in "${BINARIES[@]}"; do
+    name=${entry%%=*} built=$(basename "${entry#*=}")
+    mv "$tmp/$built" "$bin/$name"
+  done
+  rm -rf "$out" "$tmp"
+  echo "$stamp" >"$bin/.stamp"
+  log "  done in $((SECONDS - start))s"
+fi
+# Builds of other versions of this folder are left for the checkouts that use them; those unused
+# for a week go (each holds about 600 MB of binaries).
+touch "$(dirname "$bin")"
+find "$cache_root" -mindepth 1 -maxdepth 1 \( -name 'cluster-*' -o -name 'k8s-v*' \) ! -path "$(dirname "$bin")" \
+  ! -newermt '7 days ago' -exec rm -rf {} + 2>/dev/null || true
+
+# cert-manager's CRDs, from its module (the chart's e2e tests install them before its binaries run).
+cm_version=$(version_of github.com/cert-manager/cert-manager)
 cm_crds="$bin/../cert-manager-crds"
 if [ "$(cat "$cm_crds/.version" 2>/dev/null)" != "$cm_version" ]; then
-  cm_src=$(cd "$cm_dir" && go mod download -json "github.com/cert-manager/cert-manager@$cm_version" | awk -F'"' '$2 == "Dir" { print $4 }')
+  cm_src=$(cd "$here" && GOFLAGS=-mod=mod go mod download -json "github.com/cert-manager/cert-manager@$cm_version" | awk -F'"' '$2 == "Dir" { print $4 }')
   rm -rf "$cm_crds" && mkdir -p "$cm_crds"
   cp "$cm_src"/deploy/crds/*.yaml "$cm_crds/"
   echo "$cm_version" >"$cm_crds/.version"
-fi
-# kwok: its own module (it pins its own k8s.io/* versions), stamped like cert-manager's. Its Stage
-# rules (what a fake node and pod go through) are read by the launcher from kwok/stages/.
-kwok_dir="$here/kwok"
-kwok_version=$(awk '$1 == "sigs.k8s.io/kwok" { print $2; exit }' "$kwok_dir/go.mod")
-kwok_stamp="$kwok_version+$(cat "$kwok_dir"/go.sum | sha256sum | cut -c1-12)"
-if ! reports kwok "$kwok_stamp" --version; then
-  need_go
-  log "building kwok $kwok_stamp — the first build takes minutes"
-  (cd "$kwok_dir" && run go build -v -trimpath -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$kwok_stamp" -o "$bin/kwok.tmp" sigs.k8s.io/kwok/cmd/kwok)
-  mv "$bin/kwok.tmp" "$bin/kwok"
-fi
-# lua-health: Argo CD's Lua runtime (gopher-lua) for testing docs/argocd/health.lua. Seconds to
-# build; stamped like cert-manager's so an edit of its main or go.sum rebuilds it.
-lh_dir="$here/lua-health"
-lh_stamp="lua-health+$(cat "$lh_dir"/go.sum "$lh_dir"/main.go | sha256sum | cut -c1-12)"
-if ! reports lua-health "$lh_stamp" --version; then
-  need_go
-  log "building lua-health $lh_stamp"
-  (cd "$lh_dir" && run go build -v -trimpath -ldflags "-s -w -X main.version=$lh_stamp" -o "$bin/lua-health.tmp" .)
-  mv "$bin/lua-health.tmp" "$bin/lua-health"
 fi
 log "control plane $k8s_version ready in $bin"
 echo "$bin"

@@ -116,7 +116,7 @@ async function assertAdmission(t: Test, run: RunCommand, kubectl: (args: string[
 }
 
 const binDir = await buildBinaries(log);
-// build.sh puts them in <cache>/k8s-<version>/bin: <cache> is what KAOS_CACHE_DIR names.
+// build.sh puts them in <cache>/cluster-<build>/bin: <cache> is what KAOS_CACHE_DIR names.
 const cacheRoot = resolve(binDir, '..', '..');
 ensureDist();
 
