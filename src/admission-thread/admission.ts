@@ -3,12 +3,13 @@
 // never (WEBHOOK_THREAD=false).
 //
 // Why not always the thread: it is a second V8 isolate and Node environment, with the admission
-// code compiled again: about 25 MiB at the peak of a bulk apply, a quarter of what the whole
-// operator needs for 1,000 Agents. What it buys — admission that never waits behind the
-// controller's work or its garbage collections — grows with the cluster: a relist, a major GC and a
-// reconcile burst all grow with the objects the main thread holds (docs/benchmarks.md, "Memory"
-// and "Admission while the controller works"). Below the threshold the main thread answers within
-// the same tail as a bare webhook; above it, the thread.
+// code compiled again: 30 MiB at the peak of a bulk apply of 1,000 Agents, a fifth of what the
+// whole operator needed (docs/benchmarks.md, "Admission while the controller works"). What it buys —
+// admission that never waits behind the controller's work or its garbage collections — grows with
+// the cluster: a relist, a major GC and a reconcile burst all grow with the objects the main
+// thread holds. Below the threshold admission's tail under load follows the controller's work
+// (the same section: 1.54× a bare webhook's p99 while 1,000 Agents converge); above it, the thread
+// keeps it at the bare webhook's.
 //
 // The move, once: the thread is started on the main webhook server's port (both listen with
 // SO_REUSEPORT), fed the cache, and listens once it has applied what the cache holds; then the
