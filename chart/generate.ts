@@ -53,6 +53,7 @@ export const CONFIG_ENV: readonly { value: string; env: string; type: 'string' |
   { value: 'webhookMaxConnections', env: 'WEBHOOK_MAX_CONNECTIONS', type: 'string' },
   { value: 'webhookBodyTimeoutSeconds', env: 'WEBHOOK_BODY_TIMEOUT_SECONDS', type: 'string' },
   { value: 'webhookThread', env: 'WEBHOOK_THREAD', type: 'string' },
+  { value: 'webhookThreadObjects', env: 'WEBHOOK_THREAD_OBJECTS', type: 'string' },
   { value: 'metricsHost', env: 'METRICS_HOST', type: 'string' },
   { value: 'logLevel', env: 'LOG_LEVEL', type: 'string' },
   { value: 'shutdownDelaySeconds', env: 'SHUTDOWN_DELAY_SECONDS', type: 'string' },

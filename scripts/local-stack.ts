@@ -137,6 +137,11 @@ export interface StartOperatorOptions {
   main?: string;
   /** More arguments of node before the entry point (e.g. `--trace-gc`). */
   nodeArgs?: readonly string[];
+  /**
+   * How the process is started, when not as this tree starts it (operator-command.ts): another
+   * build's own flags and environment, so that a bench compares builds as each ships.
+   */
+  command?: { args: (main: string) => string[]; env: Readonly<Record<string, string>> };
 }
 
 /**
@@ -149,11 +154,12 @@ export async function startOperator(options: StartOperatorOptions): Promise<Oper
   // Without echo the operator writes its log file itself: no line passes through this process.
   const out = echo ? createWriteStream(options.logFile, { flags: 'a' }) : undefined;
   const fd = echo ? undefined : openSync(options.logFile, 'a');
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...operatorArgs(options.main ?? join(ROOT, 'dist', 'main.js'))], {
+  const main = options.main ?? join(ROOT, 'dist', 'main.js');
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...(options.command?.args ?? operatorArgs)(main)], {
     cwd: ROOT,
     stdio: fd === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', fd, fd],
     env: {
-      ...operatorProcessEnv(),
+      ...(options.command === undefined ? operatorProcessEnv() : { ...options.command.env, ...process.env }),
       KUBECONFIG: options.kubeconfig,
       // As the chart sets it (the release namespace): where the stack installs the harness registry.
       SYSTEM_NAMESPACE: OPERATOR_IDENTITY.namespace,

@@ -1,7 +1,7 @@
 // The operator process — wiring only: config → API client → cache (with the controller's watches)
-// → the admission thread (admission-worker.ts: the webhook server on an event loop and a heap of
-// its own, fed the cache) → health and metrics → controller → signals. Every decision lives in the
-// modules it wires together.
+// → admission (on this thread, then on its own once the cluster is large: admission-worker.ts, fed
+// the cache) → health and metrics → controller → signals. Every decision lives in the modules it
+// wires together.
 import { ConfigError, loadConfig, type Config } from './config/config.ts';
 import { gatewayRoutingEnabled, networkPoliciesEnabled, securityEnabled, securityWarnings, serviceAccountIdentity } from './config/security.ts';
 import { AuthzProjection, projectionSettings, registerProjectionWatches } from './controller/authz-projection.ts';
@@ -12,10 +12,8 @@ import { watchHarnessRegistry, watchRuntimeRegistry } from './controller/runtime
 import { httpRoutesWanted, registerControllerWatches, watchGatewayAddress } from './controller/watches.ts';
 import { KaosCache } from './cluster/cache.ts';
 import { ServiceAccountIssuerDiscovery } from './cluster/service-account-issuer.ts';
-import { feedCache } from './cluster/cache-feed.ts';
-import type { CacheBatch } from './cluster/cache-view.ts';
 import { KubeClient } from './kube/client.ts';
-import { startAdmissionThread } from './admission-thread/thread.ts';
+import { startAdmission } from './admission-thread/admission.ts';
 import { allReady, startHealthServer } from './server/health-server.ts';
 import { createLogger, type Logger } from './server/pino-logger.ts';
 import { createRegistry } from './leaves/prometheus.ts';
@@ -47,25 +45,25 @@ async function main(config: Config, logger: Logger): Promise<void> {
   let stopping = false;
   const registry = createRegistry();
   // WEBHOOKS_ENABLED=false: controller only — no webhook server, so no certificate is read.
-  // WEBHOOK_THREAD=false: the webhook server on this thread, over the cache itself (less memory,
-  // and admission waits behind the controller's work again).
-  const admission = config.webhook.enabled && config.webhook.thread
-    ? await startAdmissionThread<CacheBatch>({
-        entry: ADMISSION_ENTRY,
+  // Admission starts on this thread and moves to its own once the cache holds WEBHOOK_THREAD_OBJECTS
+  // KAOS objects (admission-thread/admission.ts says why); WEBHOOK_THREAD=false keeps it here.
+  const admission = config.webhook.enabled
+    ? await startAdmission({
+        config,
         logger,
+        client,
+        cache,
+        onRuntimesChange: (listener) => {
+          const offs = [runtimes.onChange(listener), harnessRuntimes.onChange(listener)];
+          return () => { for (const off of offs) off(); };
+        },
+        entry: ADMISSION_ENTRY,
         onFailure: (err) => {
           logger.fatal({ err: err.message }, 'the admission thread failed; exiting');
           process.exit(1);
         },
       })
     : undefined;
-  const webhook = config.webhook.enabled && !config.webhook.thread
-    ? await (await import('./admission-thread/admission-server.ts')).startAdmissionServer({ config, logger, client, lookup: cache, registry })
-    : undefined;
-  // What the cache holds now, then every change, reaches the admission thread's view of it.
-  const feed = admission === undefined ? undefined : feedCache(cache, (batch) => admission.feed(batch));
-  runtimes.onChange(() => feed?.flush());
-  harnessRuntimes.onChange(() => feed?.flush());
   const health = await startHealthServer({
     host: config.metricsHost,
     port: config.metricsPort,
@@ -130,8 +128,9 @@ async function main(config: Config, logger: Logger): Promise<void> {
   controller?.start();
   logger.info(
     {
-      webhookPort: admission?.port ?? webhook?.port ?? 'disabled',
-      webhookThread: admission !== undefined,
+      webhookPort: admission?.port ?? 'disabled',
+      webhookThread: admission?.onThread() ?? false,
+      webhookThreadFromObjects: config.webhook.thread ? config.webhook.threadFromObjects : 'never',
       metricsPort: health.port,
       server: client.server.origin,
       controller: config.controller.enabled,
@@ -159,11 +158,8 @@ async function main(config: Config, logger: Logger): Promise<void> {
     deadline.unref();
     issuer?.stop();
     void Promise.all([controller?.stop(), new Promise((resolve) => setTimeout(resolve, delayMs))])
-      .then(() => Promise.all([admission?.close(), webhook?.close()]))
-      .then(() => {
-        feed?.stop();
-        return Promise.all([health.close(), cache.stop()]);
-      })
+      .then(() => admission?.close())
+      .then(() => Promise.all([health.close(), cache.stop()]))
       .then(
         () => process.exit(0),
         (err: unknown) => {

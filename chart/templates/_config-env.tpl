@@ -102,6 +102,10 @@
 - name: WEBHOOK_THREAD
   value: {{ $c.webhookThread | toString | quote }}
 {{- end }}
+{{- if and (hasKey $c "webhookThreadObjects") (ne (toString $c.webhookThreadObjects) "") }}
+- name: WEBHOOK_THREAD_OBJECTS
+  value: {{ $c.webhookThreadObjects | toString | quote }}
+{{- end }}
 {{- if and (hasKey $c "metricsHost") (ne (toString $c.metricsHost) "") }}
 - name: METRICS_HOST
   value: {{ $c.metricsHost | toString | quote }}

@@ -23,6 +23,8 @@ export interface AdmissionServerOptions {
   lookup: ObjectLookup & { mcpRuntimes(): ReturnType<NonNullable<ObjectLookup['mcpRuntimes']>> };
   /** Where the webhook metrics and the certificate's expiry go. */
   registry: Registry;
+  /** Listen so that another thread's server can listen on the same port (https-server.ts). */
+  reusePort?: boolean;
 }
 
 export async function startAdmissionServer(options: AdmissionServerOptions): Promise<RunningWebhookServer> {
@@ -32,7 +34,7 @@ export async function startAdmissionServer(options: AdmissionServerOptions): Pro
     type === 'mutate'
       ? createMutatingHandler(kind, { lookup, config })
       : createValidatingHandler(kind, { lookup, config, podSpecCheck });
-  const webhook = await startWebhookServer({ config: config.webhook, handlers, logger, metrics: createWebhookMetrics(registry) });
+  const webhook = await startWebhookServer({ config: config.webhook, handlers, logger, metrics: createWebhookMetrics(registry), reusePort: options.reusePort === true });
   registerCertificateExpiryMetric(registry, () => webhook.certificate());
   return webhook;
 }

@@ -6,6 +6,18 @@ import type { RegistryState } from './mcp-runtimes.ts';
 
 export type { KubeObject };
 
+/**
+ * The kinds admission reads whole (`get`): the dependencies it checks. Of an Agent it only ever
+ * asks whether it exists (a peer in `agentNetwork.access`) and who names it (`referencedBy`), so
+ * the admission thread's view of the cache keeps no Agent but its name (cluster/cache-view.ts).
+ */
+export const READ_KINDS = ['ModelAPI', 'MCPServer', 'MemoryStore'] as const satisfies readonly KaosKind[];
+export type ReadKind = (typeof READ_KINDS)[number];
+
+export function isReadKind(kind: KaosKind): kind is ReadKind {
+  return (READ_KINDS as readonly KaosKind[]).includes(kind);
+}
+
 /** An object that names another in one of its roles (a kind table dependency), with what it asks of it there. */
 export interface Referrer {
   readonly kind: KaosKind;
@@ -26,7 +38,8 @@ export interface ObjectLookup {
    * The object, or undefined when it does not exist. With a `budget` (one per admission request),
    * a cache miss reads live only if the budget allows, and rejects with LookupNotMade otherwise.
    */
-  get(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<KubeObject | undefined>;
+  get(kind: ReadKind, namespace: string, name: string, budget?: LookupBudget): Promise<KubeObject | undefined>;
+  /** Whether the object exists: answered like `get`, for every kind. */
   exists(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<boolean>;
   /**
    * The objects in `namespace` that name the given object, as the kind table's dependencies state

@@ -4,7 +4,7 @@
 // store; a miss may be an object created a moment ago that the watch has not delivered yet, so it
 // costs one live read (within the request's LookupBudget when it has one).
 import type { KaosKind } from '../api/kinds.ts';
-import type { KubeObject, ObjectLookup, Referrer } from '../api/lookup.ts';
+import type { KubeObject, ObjectLookup, ReadKind, Referrer } from '../api/lookup.ts';
 import { HARNESS_REGISTRY_NOT_READ, type HarnessRegistryState } from '../api/harness-runtimes.ts';
 import type { RegistryState } from '../api/mcp-runtimes.ts';
 import { LookupNotMade, type LookupBudget } from '../api/lookup-budget.ts';
@@ -13,6 +13,12 @@ import { ApiError, isNotFound } from '../kube/errors.ts';
 import { NAMESPACE, resourcePath } from '../kube/paths.ts';
 import type { Logger } from '../leaves/logger.ts';
 import { kaosPath } from './kaos-resources.ts';
+
+/** Which objects of one type exist, as a lookup asks it. */
+export interface NameStore {
+  isSynced(): boolean;
+  has(namespace: string, name: string): boolean;
+}
 
 /** One type's store as a lookup reads it: a reflector, a reflector group, or a replica. */
 export interface LookupStore {
@@ -34,7 +40,10 @@ export const REGISTRY_NAMES: readonly RegistryName[] = ['mcp', 'harness'];
 
 /** What a cache answers lookups from. */
 export interface LookupStores {
-  kaos(kind: KaosKind): LookupStore;
+  /** The objects of the kinds admission reads whole. */
+  kaos(kind: ReadKind): LookupStore;
+  /** Which objects of a kind exist (of an Agent, all the admission thread's view keeps). */
+  names(kind: KaosKind): NameStore;
   readonly namespaceStore: LookupStore;
   referencedBy(kind: KaosKind, namespace: string, name: string): Referrer[];
   /** Undefined while that registry is not watched. */
@@ -70,22 +79,30 @@ export class CacheLookup implements ObjectLookup {
     return this.#liveReads;
   }
 
-  async get(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<KubeObject | undefined> {
+  async get(kind: ReadKind, namespace: string, name: string, budget?: LookupBudget): Promise<KubeObject | undefined> {
     const store = this.#stores.kaos(kind);
     if (store.isSynced()) {
       const cached = store.getByName(namespace, name);
       if (cached !== undefined) return cached;
     }
-    if (namespace === '' || name === '') return undefined;
-    // A miss may be an object created a moment ago that the watch has not delivered yet: one
-    // live read settles it. Errors other than 404 propagate: "could not check" is not "absent".
-    // With a budget, only as many as the request may make (lookup-budget.ts).
-    const timeoutMs = budget?.claim();
-    return this.#liveGet<KubeObject>(kaosPath(kind, { namespace, name }), { kind, namespace, name }, budget, timeoutMs);
+    return this.#readMiss(kind, namespace, name, budget);
   }
 
   async exists(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<boolean> {
-    return (await this.get(kind, namespace, name, budget)) !== undefined;
+    const store = this.#stores.names(kind);
+    if (store.isSynced() && store.has(namespace, name)) return true;
+    return (await this.#readMiss(kind, namespace, name, budget)) !== undefined;
+  }
+
+  /**
+   * A miss may be an object created a moment ago that the watch has not delivered yet: one live
+   * read settles it. Errors other than 404 propagate: "could not check" is not "absent". With a
+   * budget, only as many as the request may make (lookup-budget.ts).
+   */
+  #readMiss(kind: KaosKind, namespace: string, name: string, budget: LookupBudget | undefined): Promise<KubeObject | undefined> {
+    if (namespace === '' || name === '') return Promise.resolve(undefined);
+    const timeoutMs = budget?.claim();
+    return this.#liveGet<KubeObject>(kaosPath(kind, { namespace, name }), { kind, namespace, name }, budget, timeoutMs);
   }
 
   /** The MCP runtime registry (docs/api.md, "MCPServer runtimes") from its reflector; a problem until one is attached and synced. */

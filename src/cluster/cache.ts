@@ -4,7 +4,7 @@
 // every namespaced type gets one reflector per namespace; Namespaces are always watched whole
 // (admission reads any namespace's labels).
 import { KINDS, type KaosKind } from '../api/kinds.ts';
-import type { KubeObject, ObjectLookup, Referrer } from '../api/lookup.ts';
+import type { KubeObject, ObjectLookup, ReadKind, Referrer } from '../api/lookup.ts';
 import type { AccessGrant, Agent, KaosObjects, MCPServer, MemoryStore, ModelAPI } from '../api/schema/index.ts';
 import type { HarnessRegistryState } from '../api/harness-runtimes.ts';
 import type { RegistryState } from '../api/mcp-runtimes.ts';
@@ -12,7 +12,7 @@ import type { LookupBudget } from '../api/lookup-budget.ts';
 import type { KubeClient } from '../kube/client.ts';
 import { silentLogger, type Logger } from '../leaves/logger.ts';
 import { NAMESPACE, type ResourceType } from '../kube/paths.ts';
-import { CacheLookup, type LookupStores, type RegistryName, type RegistryStates } from './cache-lookup.ts';
+import { CacheLookup, type LookupStores, type NameStore, type RegistryName, type RegistryStates } from './cache-lookup.ts';
 import { KAOS_TYPES } from './kaos-resources.ts';
 import { DependencyIndex } from './dependency-index.ts';
 import { Reflector, type ReflectorOptions } from '../kube/reflector.ts';
@@ -157,8 +157,14 @@ export class KaosCache implements ObjectLookup {
 
   /** The stores lookups read: the reflectors of the kinds and of Namespaces, the index, the registries. */
   lookupStores(): LookupStores {
+    const names = (kind: KaosKind): NameStore => {
+      const reflector = this.reflector(kind);
+      return { isSynced: () => reflector.isSynced(), has: (namespace, name) => reflector.getByName(namespace, name) !== undefined };
+    };
+    const nameStores = Object.fromEntries(KINDS.map((kind) => [kind, names(kind)])) as Record<KaosKind, NameStore>;
     return {
       kaos: (kind) => this.reflector(kind),
+      names: (kind) => nameStores[kind],
       namespaceStore: this.namespaces,
       referencedBy: (kind, namespace, name) => this.dependencies.referencedBy(kind, namespace, name),
       registry: (name) => this.#registries[name]?.(),
@@ -189,7 +195,7 @@ export class KaosCache implements ObjectLookup {
     return this.#lookup.liveReads;
   }
 
-  get(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<KubeObject | undefined> {
+  get(kind: ReadKind, namespace: string, name: string, budget?: LookupBudget): Promise<KubeObject | undefined> {
     return this.#lookup.get(kind, namespace, name, budget);
   }
 

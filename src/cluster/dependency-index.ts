@@ -66,6 +66,21 @@ class BindingPool {
   }
 }
 
+/** What one object asks of each object it names: each target's refKey with the bindings, in table order, each target once. */
+export type DependencyRecords = readonly (readonly [target: string, bindings: Bindings])[];
+
+/** Pure: the records an index keeps of `object` (of `kind`), worked out whole from the object alone. */
+export function dependencyRecords(kind: KaosKind, object: KubeObject, table: KindTable = KIND_TABLE): DependencyRecords {
+  const namespace = object.metadata?.namespace ?? '';
+  const asked = new Map<string, Bindings>();
+  for (const d of dependenciesOf(kind, object, table)) {
+    const targetNamespace = d.namespace ?? namespace;
+    const target = refKey(d.kind, targetNamespace, d.name);
+    if (!asked.has(target)) asked.set(target, isKaosKind(d.kind) ? bindingsTo(kind, object, { kind: d.kind, namespace: targetNamespace, name: d.name }, table) : NONE);
+  }
+  return [...asked];
+}
+
 export class DependencyIndex {
   readonly #table: KindTable;
   /**
@@ -84,18 +99,18 @@ export class DependencyIndex {
   /** Records (or re-records, after a change) what an object of `kind` depends on, and what it asks of each. */
   upsert(kind: KaosKind, object: KubeObject): void {
     const ref = refOf(kind, object);
-    if (ref === undefined) return;
-    const key = refKey(kind, ref.namespace, ref.name);
-    // Everything is worked out before anything changes: the index is never left half-updated.
-    const asked = new Map<string, Bindings>();
-    for (const d of dependenciesOf(kind, object, this.#table)) {
-      const namespace = d.namespace ?? ref.namespace;
-      const target = refKey(d.kind, namespace, d.name);
-      if (!asked.has(target)) asked.set(target, isKaosKind(d.kind) ? bindingsTo(kind, object, { kind: d.kind, namespace, name: d.name }, this.#table) : NONE);
-    }
+    if (ref !== undefined) this.upsertRecords(kind, ref.namespace, ref.name, dependencyRecords(kind, object, this.#table));
+  }
+
+  /**
+   * upsert() with the records already worked out (dependencyRecords, by this index's table): the
+   * admission thread's view is sent them with each object's change, and parses no object for them.
+   */
+  upsertRecords(kind: KaosKind, namespace: string, name: string, records: DependencyRecords): void {
+    const key = refKey(kind, namespace, name);
     // What is asked again is acquired before the old is released, so a relist keeps the shared records.
     const targets = new Map<string, Shared>();
-    for (const [target, bindings] of asked) targets.set(target, this.#pool.acquire(bindings));
+    for (const [target, bindings] of records) targets.set(target, this.#pool.acquire(bindings));
     this.#forget(key, targets);
     if (targets.size === 0) return;
     this.#byDependent.set(key, [...targets.keys()]);

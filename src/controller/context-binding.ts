@@ -151,7 +151,7 @@ export function bindWrites(options: Pick<ContextBindingOptions, 'client' | 'logg
         throw new ApiError(409, 'Conflict', `${kind} ${object.metadata?.name ?? ''}: the cache has not seen our last status write yet`);
       }
       try {
-        await client.replace(path, statusBody(object, status), { signal, fieldManager: FIELD_MANAGER });
+        await client.replace(path, statusBody(object, status), { signal, fieldManager: FIELD_MANAGER, discardAnswer: true });
         superseded.replaced(path, resourceVersion);
       } catch (err) {
         // Deleted since the cache saw it: there is no status left to write.
@@ -163,7 +163,7 @@ export function bindWrites(options: Pick<ContextBindingOptions, 'client' | 'logg
       const patch = removeFinalizersPatch(object, finalizers);
       if (patch === undefined) return;
       try {
-        await client.patch(kaosPath(kind, identity(kind, object)), patch, 'json', { signal, fieldManager: FIELD_MANAGER });
+        await client.patch(kaosPath(kind, identity(kind, object)), patch, 'json', { signal, fieldManager: FIELD_MANAGER, discardAnswer: true });
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }

@@ -91,6 +91,15 @@ export interface WriteOptions extends CallOptions {
   metadataOnly?: boolean;
 }
 
+/**
+ * A write whose answer the caller does not read (a status write, an Event): the answer of a
+ * success is drained, not parsed. The API server answers a write with the whole object, its
+ * managedFields too; parsing one to drop it was most of such a write's work and garbage.
+ */
+export interface DiscardAnswer {
+  discardAnswer: true;
+}
+
 export interface ApplyOptions extends CallOptions {
   fieldManager: string;
   /** Take ownership of fields other managers own (controllers apply with force: true). */
@@ -242,16 +251,22 @@ export class KubeClient {
     return list;
   }
 
-  async create<T>(path: string, body: unknown, options: WriteOptions = {}): Promise<T> {
+  create(path: string, body: unknown, options: WriteOptions & DiscardAnswer): Promise<void>;
+  create<T>(path: string, body: unknown, options?: WriteOptions): Promise<T>;
+  async create<T>(path: string, body: unknown, options: WriteOptions & Partial<DiscardAnswer> = {}): Promise<T | void> {
     return this.#json<T>('POST', path, writeQuery(options), jsonBody(body), options, options.metadataOnly === true ? METADATA_ACCEPT : undefined);
   }
 
   /** PUT: a full update, guarded by the body's metadata.resourceVersion when set. */
-  async replace<T>(path: string, body: unknown, options: WriteOptions = {}): Promise<T> {
+  replace(path: string, body: unknown, options: WriteOptions & DiscardAnswer): Promise<void>;
+  replace<T>(path: string, body: unknown, options?: WriteOptions): Promise<T>;
+  async replace<T>(path: string, body: unknown, options: WriteOptions & Partial<DiscardAnswer> = {}): Promise<T | void> {
     return this.#json<T>('PUT', path, writeQuery(options), jsonBody(body), options);
   }
 
-  async patch<T>(path: string, patch: unknown, type: PatchType, options: WriteOptions = {}): Promise<T> {
+  patch(path: string, patch: unknown, type: PatchType, options: WriteOptions & DiscardAnswer): Promise<void>;
+  patch<T>(path: string, patch: unknown, type: PatchType, options?: WriteOptions): Promise<T>;
+  async patch<T>(path: string, patch: unknown, type: PatchType, options: WriteOptions & Partial<DiscardAnswer> = {}): Promise<T | void> {
     const body = { data: JSON.stringify(patch), contentType: PATCH_CONTENT_TYPES[type] };
     return this.#json<T>('PATCH', path, writeQuery(options), body, options);
   }
@@ -384,9 +399,10 @@ export class KubeClient {
     this.#watchAgent.destroy();
   }
 
-  async #json<T>(method: string, path: string, query: Query, body: RequestBody | undefined, options: CallOptions, accept?: string): Promise<T> {
+  async #json<T>(method: string, path: string, query: Query, body: RequestBody | undefined, options: CallOptions & Partial<DiscardAnswer>, accept?: string): Promise<T> {
     const res = await this.#request(method, path, query, body, options, accept);
     if (res.status < 200 || res.status >= 300) throw ApiError.fromResponse(res.status, res.body);
+    if (options.discardAnswer === true) return undefined as T;
     try {
       return JSON.parse(res.body) as T;
     } catch (err) {
@@ -394,7 +410,7 @@ export class KubeClient {
     }
   }
 
-  async #request(method: string, path: string, query: Query, body: RequestBody | undefined, options: CallOptions, accept?: string): Promise<RawResponse> {
+  async #request(method: string, path: string, query: Query, body: RequestBody | undefined, options: CallOptions & Partial<DiscardAnswer>, accept?: string): Promise<RawResponse> {
     options.signal?.throwIfAborted();
     const headers = await this.#headers(accept);
     if (body !== undefined) {
@@ -429,6 +445,15 @@ export class KubeClient {
       req.on('error', (err) => finish(new Error(`${method} ${path}: ${err.message}`, { cause: err })));
       req.on('response', (res) => {
         this.#warnings(res, method, path);
+        const status = res.statusCode ?? 0;
+        if (options.discardAnswer === true && status >= 200 && status < 300) {
+          // Drained, not kept: the socket goes back to the pool once the answer has been read.
+          res.on('end', () => finish(undefined, { status, body: '' }));
+          res.on('error', (err) => finish(err));
+          res.on('aborted', () => finish(new Error('response aborted')));
+          res.resume();
+          return;
+        }
         readBody(res).then(
           (text) => finish(undefined, { status: res.statusCode ?? 0, body: text }),
           (err: unknown) => finish(err),

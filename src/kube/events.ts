@@ -244,7 +244,7 @@ export class EventRecorder {
   async #create(event: KubeEvent): Promise<boolean> {
     try {
       return await this.#slot(async () => {
-        await this.#client.create(EVENTS_PATH(event.metadata.namespace), event);
+        await this.#client.create(EVENTS_PATH(event.metadata.namespace), event, { discardAnswer: true });
       });
     } catch (err) {
       this.#log.warn({ event: event.metadata.name, namespace: event.metadata.namespace, reason: event.reason, ...errorFields(err) }, 'could not record an event');
@@ -263,7 +263,7 @@ export class EventRecorder {
     const path = `${EVENTS_PATH(entry.namespace)}/${encodeURIComponent(entry.name)}`;
     try {
       await this.#slot(async () => {
-        await this.#client.patch(path, { series }, 'merge');
+        await this.#client.patch(path, { series }, 'merge', { discardAnswer: true });
       });
     } catch (err) {
       if (isNotFound(err)) {

@@ -42,6 +42,9 @@ const THREAD_FAMILIES = [
   'nodejs_gc_duration_seconds',
   'nodejs_heap_size_total_bytes',
   'nodejs_heap_size_used_bytes',
+  'nodejs_heap_space_size_total_bytes',
+  'nodejs_heap_space_size_used_bytes',
+  'nodejs_heap_space_size_available_bytes',
 ];
 
 /**

@@ -3,6 +3,7 @@
 // and finish what they are doing. Knows nothing about admission; webhook-server.ts puts the
 // webhook application (webhook-router.ts, express) on it.
 import { createServer, type Server } from 'node:https';
+import { Server as TlsServer } from 'node:tls';
 import type { RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../leaves/logger.ts';
@@ -47,6 +48,12 @@ export interface HttpsServerOptions {
    * Default: unlimited.
    */
   maxConnections?: number;
+  /**
+   * Listen with SO_REUSEPORT, so that another server of this process (another thread's) can listen
+   * on the same port while this one closes: the kernel spreads new connections over both, and
+   * none is refused while admission moves from one thread to the other.
+   */
+  reusePort?: boolean;
 }
 
 export interface RunningHttpsServer {
@@ -59,7 +66,19 @@ export interface RunningHttpsServer {
   checkCertificates(): Promise<CertificateCheck>;
   /** Stops accepting, drains (bounded by shutdownGraceMs) and resolves when closed. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Stops accepting for another server on the same port (reusePort) and lets each open connection
+   * end without a race: the next answer on it says `Connection: close`, and one that stays idle
+   * is closed by the client (or by keepAliveTimeout, as any idle one). Unlike close(), no idle
+   * connection is cut: a request the client has just written on one would be lost with it (the
+   * API server resends a webhook call only when nothing of it was written). Resolves when the last
+   * connection has gone; close() still ends it all within its grace period.
+   */
+  handOver(): Promise<void>;
 }
+
+/** Stops listening and calls back once every connection has ended, cutting none (https.Server's close() cuts the idle ones). */
+const tlsServerClose: (this: Server, callback: () => void) => void = TlsServer.prototype.close;
 
 /** Seconds between two log lines about failed TLS handshakes; scanners must not flood the log. */
 const TLS_ERROR_LOG_INTERVAL_MS = 60_000;
@@ -101,7 +120,7 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(options.port, options.host, () => {
+      server.listen({ port: options.port, host: options.host, reusePort: options.reusePort === true }, () => {
         server.off('error', reject);
         resolve();
       });
@@ -114,6 +133,8 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
   logger.info({ host: options.host, port, certDir, ...pair.info }, 'HTTPS server listening');
 
   let closing: Promise<void> | undefined;
+  let handingOver: Promise<void> | undefined;
+  const graceMs = options.shutdownGraceMs ?? 10_000;
   return {
     server,
     host: options.host,
@@ -124,14 +145,32 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
       closing ??= (async () => {
         watcher.stop();
         draining.drain();
-        await closeGracefully(server, {
-          graceMs: options.shutdownGraceMs ?? 10_000,
-          onForced: (connections) =>
-            logger.warn({ connections }, 'shutdown grace period over; closing connections still open'),
-        });
+        if (handingOver === undefined) {
+          await closeGracefully(server, {
+            graceMs,
+            onForced: (connections) =>
+              logger.warn({ connections }, 'shutdown grace period over; closing connections still open'),
+          });
+        } else {
+          // No longer listening: end the connections left as closeGracefully would.
+          server.closeIdleConnections();
+          const force = setTimeout(() => server.closeAllConnections(), graceMs);
+          await handingOver;
+          clearTimeout(force);
+        }
         logger.info({ port }, 'HTTPS server closed');
       })();
       return closing;
+    },
+    handOver() {
+      handingOver ??= new Promise<void>((resolve) => {
+        watcher.stop();
+        draining.drain();
+        // net.Server's close, not the HTTP server's, which would also cut every idle connection.
+        tlsServerClose.call(server, () => resolve());
+        logger.info({ port }, 'HTTPS server handing over: no new connection, the open ones end one by one');
+      });
+      return handingOver;
     },
   };
 }

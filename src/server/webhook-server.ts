@@ -12,7 +12,7 @@ export interface WebhookServerOptions {
    * `config.webhook`: host, port, certDir, certCheckIntervalSeconds; maxConnections and
    * bodyTimeoutSeconds default to WEBHOOK_DEFAULTS (config.ts), the environment's defaults.
    */
-  config: Omit<Config['webhook'], 'enabled' | 'thread' | 'maxConnections' | 'bodyTimeoutSeconds'> &
+  config: Omit<Config['webhook'], 'enabled' | 'thread' | 'threadFromObjects' | 'maxConnections' | 'bodyTimeoutSeconds'> &
     Partial<Pick<Config['webhook'], 'maxConnections' | 'bodyTimeoutSeconds'>>;
   handlers: HandlerFactory;
   logger: Logger;
@@ -22,6 +22,8 @@ export interface WebhookServerOptions {
   shutdownGraceMs?: number;
   /** Default 100 ms; tests shorten it. */
   certDebounceMs?: number;
+  /** HttpsServerOptions.reusePort: another thread's server may listen on the same port (a handover). */
+  reusePort?: boolean;
 }
 
 export type RunningWebhookServer = RunningHttpsServer;
@@ -44,5 +46,6 @@ export function startWebhookServer(options: WebhookServerOptions): Promise<Runni
     maxConnections: config.maxConnections ?? WEBHOOK_DEFAULTS.maxConnections,
     ...(options.shutdownGraceMs === undefined ? {} : { shutdownGraceMs: options.shutdownGraceMs }),
     ...(options.certDebounceMs === undefined ? {} : { certDebounceMs: options.certDebounceMs }),
+    ...(options.reusePort === true ? { reusePort: true } : {}),
   });
 }

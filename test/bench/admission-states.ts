@@ -53,6 +53,7 @@ import {
   waitForAdmission,
   writeTokenKubeconfig,
   type OperatorProcess,
+  type StartOperatorOptions,
 } from '../../scripts/local-stack.ts';
 import { makeDevCerts } from '../../certs/make-dev-certs.ts';
 import { renderWebhookConfigurations } from '../../src/admission/webhook-configs.ts';
@@ -74,7 +75,7 @@ import {
   samples,
   type HistogramData,
 } from './metrics-text.ts';
-import { int, kaosPath, log, printTable, sleep } from './reconcile.ts';
+import { int, kaosPath, log, operatorCommandOf, printTable, sleep } from './reconcile.ts';
 
 const ROUNDS = Math.max(1, int('ROUNDS', 2));
 const RELIST_AGENTS = int('RELIST_AGENTS', 3000);
@@ -97,7 +98,8 @@ type State = 'idle' | 'converging' | 'relist';
 const STATES: readonly State[] = ['idle', 'converging', 'relist'];
 type Webhook = 'operator' | 'bare';
 
-interface Build { name: string; main: string }
+/** A build's entry point, and for another checkout how it starts its operator (its own flags). */
+interface Build { name: string; main: string; command?: StartOperatorOptions['command'] }
 
 /** One GC pause from --trace-gc. */
 interface GcPause { isolate: string; kind: string; ms: number }
@@ -210,6 +212,7 @@ async function launch(stack: Stack, build: Build, tag: string): Promise<Operator
     certDir: stack.certDir,
     logFile: join(stack.plane.dir, `operator-${tag}.log`),
     main: build.main,
+    ...(build.command === undefined ? {} : { command: build.command }),
     nodeArgs: ['--trace-gc'],
     env: OPERATOR_ENV,
     readyTimeoutMs: 120_000,
@@ -331,8 +334,8 @@ function listIntervals(logFile: string, from: number): Array<{ start: number; en
 
 export async function runStates(): Promise<void> {
   const head = process.env.BENCH_HEAD;
-  const builds: Build[] = [head === undefined || head === '' ? { name: 'this tree', main: join(ROOT, 'dist', 'main.js') } : { name: 'head', main: join(head, 'dist', 'main.js') }];
-  if (BASE !== undefined && BASE !== '') builds.push({ name: 'base', main: join(BASE, 'dist', 'main.js') });
+  const builds: Build[] = [head === undefined || head === '' ? { name: 'this tree', main: join(ROOT, 'dist', 'main.js') } : { name: 'head', main: join(head, 'dist', 'main.js'), command: await operatorCommandOf(head) }];
+  if (BASE !== undefined && BASE !== '') builds.push({ name: 'base', main: join(BASE, 'dist', 'main.js'), command: await operatorCommandOf(BASE) });
   const loadStart = loadavg()[0] ?? 0;
   log(`starting the control plane; builds: ${builds.map((b) => `${b.name} (${b.main})`).join(', ')}`);
   const stack = await startStack();

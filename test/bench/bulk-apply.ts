@@ -53,7 +53,7 @@
 // BENCH_LOG_LEVEL (info), BENCH_OPERATOR_NODE_OPTIONS, BENCH_OPERATOR_ROOT, PODS (1; 0: the stand-in
 // above); FLOOR=0 skips the floor; CREATE_ONLY=1 ends both runs once everything is created (the
 // creation time alone, e.g. for the scale curve's creation ratio).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import type { KubeObject } from '../../src/api/meta.ts';
 import { loadConfig } from '../../src/config/config.ts';
@@ -110,6 +110,7 @@ import {
 import { tail, type OperatorProcess } from '../../scripts/local-stack.ts';
 import { bulkScenario, createBulk, type BulkObjects, type Named } from './bulk-scenario.ts';
 import { accessGrants, createGrants, GRANTS_ENV, POLICY_CONFIG_MAP, projectionMetrics, timePass, withShards } from './bulk-grants.ts';
+import { describeParts, memoryParts, type MemoryParts } from './memory-parts.ts';
 
 const AGENTS = Math.max(1, int('AGENTS', 1000));
 const MODELAPIS = Math.max(1, int('MODELAPIS', 10));
@@ -143,6 +144,11 @@ export interface BulkFigures {
   generations: { operator: number; deployments: number; rolledTwice: number };
   cpu: { operator: number; floorScript: number; apiserver: number; floorApiserver: number };
   peakRssMiB: number;
+  /**
+   * When VmHWM last rose (seconds after the first create), what the operator's memory was made of
+   * at its highest sampled RSS, and at convergence (memory-parts.ts).
+   */
+  memory: { peakAtSeconds: number; atPeak?: MemoryParts; atConvergence?: MemoryParts };
   load: { mean: number; max: number };
 }
 
@@ -158,20 +164,6 @@ const createAll = (client: KubeClient, objects: BulkObjects, created?: (object: 
   createBulk(client, objects, CREATE_IN_FLIGHT, created);
 
 // ---- measuring ----------------------------------------------------------------------------
-
-/**
- * VmRSS split into anonymous memory and file-backed pages (mostly the node binary's code: shared,
- * clean, dropped by the kernel under pressure, but counted in VmRSS and VmHWM).
- */
-function rssParts(pid: number): string {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const mib = (field: string): string => (Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) / 1024).toFixed(0);
-    return `VmRSS ${mib('VmRSS')} MiB = RssAnon ${mib('RssAnon')} + RssFile ${mib('RssFile')} + RssShmem ${mib('RssShmem')} MiB (VmHWM ${mib('VmHWM')} MiB)`;
-  } catch {
-    return 'unknown';
-  }
-}
 
 interface Generations { deployments: number; generations: number; rolledTwice: number }
 
@@ -196,7 +188,7 @@ interface Run {
 
 // ---- the run -------------------------------------------------------------------------------
 
-async function operatorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pids']>, operator: OperatorProcess): Promise<Run & { t0: number; convergedAt: number; idleStart: number; idleEnd: number }> {
+async function operatorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pids']>, operator: OperatorProcess): Promise<Run & { t0: number; convergedAt: number; idleStart: number; idleEnd: number; atConvergence?: MemoryParts }> {
   const watch = new ConvergenceWatch(admin, NS, AGENTS);
   await watch.start();
   const cpuAt = (): RunFigures['cpu'] => ({ operator: cpuSeconds(operator.pid), apiserver: cpuSeconds(pids.apiserver), etcd: cpuSeconds(pids.etcd), script: process.cpuUsage().user / 1e6 + process.cpuUsage().system / 1e6 });
@@ -215,7 +207,8 @@ async function operatorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pid
   const convergedAt = await watch.converged();
   clearInterval(progress);
   const cpu1 = cpuAt();
-  log(`operator memory at convergence: ${rssParts(operator.pid)}`);
+  const atConvergence = await memoryParts(operator.pid, operator.metricsPort);
+  log(`operator memory at convergence: ${atConvergence === undefined ? 'unknown' : describeParts(atConvergence)}`);
   log(`operator: every Agent Ready after ${((convergedAt - t0) / 1000).toFixed(2)} s; settle ${SETTLE_SECONDS} s, idle ${IDLE_SECONDS} s`);
   await sleep(SETTLE_SECONDS * 1000);
   const idleStart = Date.now();
@@ -226,6 +219,7 @@ async function operatorRun(admin: KubeClient, pids: ReturnType<ControlPlane['pid
     createSeconds,
     generations: generations(watch.deployments()),
     t0, convergedAt, idleStart, idleEnd,
+    ...(atConvergence === undefined ? {} : { atConvergence }),
   };
   await watch.stop();
   return result;
@@ -341,6 +335,9 @@ interface MeasuredRun {
   run: Report['run'];
   audit: Report['audit'];
   peakRss: number;
+  /** What the RSS was made of at its highest sample (memory-parts.ts), and when VmHWM last rose (s after the first create). */
+  parts: MemoryParts | undefined;
+  peakAtSeconds: number;
   /** The 1-minute load average when the run began, and its samples while it ran. */
   loadRunStart: number;
   loads: number[];
@@ -382,11 +379,13 @@ async function measuredOperatorRun(tag: string, env: Readonly<Record<string, str
     sampler.sample();
     const peakRss = Math.max(sampler.peakHwm, memory(operator.pid).hwm || 0);
     const audit = auditEvents(plane.logs.audit ?? '');
-    const heap = sampler.heapAtPeakRss;
-    log(`operator: peak RSS ${peakRss.toFixed(0)} MiB; at the highest sampled RSS (${sampler.peakRss.toFixed(0)} MiB) heap used ${heap?.heapUsed.toFixed(0) ?? '?'} of ${heap?.heapTotal.toFixed(0) ?? '?'} MiB, external ${heap?.external.toFixed(0) ?? '?'} MiB`);
+    const parts = sampler.partsAtPeakRss;
+    log(`operator: peak RSS (VmHWM) ${peakRss.toFixed(1)} MiB; at the highest sampled RSS: ${parts === undefined ? 'unknown' : describeParts(parts)}`);
+    const peakAtSeconds = ((sampler.hwmRises.at(-1)?.at ?? run.t0) - run.t0) / 1000;
+    log(`operator: VmHWM rose (seconds after the first create: MiB) ${sampler.hwmRises.map((r) => `${((r.at - run.t0) / 1000).toFixed(1)}: ${r.hwm.toFixed(0)}`).join(', ')}; the objects were created by ${run.createSeconds.toFixed(1)} s, every Agent Ready at ${run.figures.seconds.toFixed(1)} s`);
     reportOperator(run, audit);
     if (projectionBefore !== undefined && projectionAfter !== undefined) reportProjection(run, audit, projectionBefore, projectionAfter, grants);
-    return { run, audit, peakRss, loadRunStart, loads: [...sampler.loads] };
+    return { run, audit, peakRss, parts, peakAtSeconds, loadRunStart, loads: [...sampler.loads] };
   } catch (err) {
     if (operator !== undefined) log(`the operator's log ends with:\n${tail(operator.log(), 25)}`);
     throw err;
@@ -460,8 +459,12 @@ async function main(): Promise<void> {
   if (IDENTITY_COMPARE) return compareIdentity();
   const loadStart = loadavg()[0] ?? 0;
   log(`bulk apply: AGENTS=${AGENTS} MODELAPIS=${MODELAPIS} MCPSERVERS=${MCPSERVERS} MAX_CONCURRENT_RECONCILES=${CONCURRENCY}; starting the control plane`);
-  const { run, audit, peakRss, loadRunStart, loads } = await measuredOperatorRun('bulk', ACCESS_GRANTS > 0 ? GRANTS_ENV : {});
-  if (!FLOOR) return;
+  const { run, audit, peakRss, parts, peakAtSeconds, loadRunStart, loads } = await measuredOperatorRun('bulk', ACCESS_GRANTS > 0 ? GRANTS_ENV : {});
+  const load = (): Report['load'] => loadFigures(loadStart, loadRunStart, loads);
+  if (!FLOOR) {
+    writeResult(run, undefined, audit, peakRss, parts, peakAtSeconds, load());
+    return;
+  }
   // Both runs start from an empty cluster: the floor gets a fresh control plane too.
   log('floor: operator stopped; a fresh control plane, no webhooks');
   const stack = await startStack(AGENTS + 2 * MODELAPIS + MCPSERVERS);
@@ -469,7 +472,8 @@ async function main(): Promise<void> {
     // The floor's writes go out as the operator's ServiceAccount: the same priority level of the
     // API server's flow control (workload-low), where the admin is exempt.
     const floor = await floorRun(stack.admin, await KubeClient.fromKubeConfig(stack.operatorKubeconfig), stack.plane.pids());
-    report({ run, floor, audit, peakRss, load: loadFigures(loadStart, loadRunStart, loads) });
+    report({ run, floor, audit, peakRss, load: load() });
+    writeResult(run, floor, audit, peakRss, parts, peakAtSeconds, load());
   } finally {
     await stack.stop();
   }
@@ -504,6 +508,33 @@ function reportProjection(run: Report['run'], audit: Report['audit'], before: Aw
     ['one pass in-process, user grants included (median / slowest of 21)', `${inProcess.medianMs.toFixed(1)} / ${inProcess.maxMs.toFixed(1)} ms`, `data.json ${(inProcess.bytes / 1024).toFixed(0)} KiB`],
   ], out);
   out();
+}
+
+/** The operator's writes from the first create to every Agent Ready, and in the idle window (Lease renewals apart). */
+function operatorWrites(run: Report['run'], audit: Report['audit']): { converging: number; idle: number } {
+  const counted = (from: number, to: number): number =>
+    audit.filter((e) => e.at >= from && e.at < to && e.resource !== 'leases' && WRITE_VERBS.has(e.verb)).length;
+  return { converging: counted(run.t0 - 1, run.convergedAt + 1), idle: counted(run.idleStart, run.idleEnd) };
+}
+
+/** BULK_RESULT_FILE: the run's figures as JSON (the floor's NaN with FLOOR=0), for scale.ts and memory.ts. */
+function writeResult(run: Report['run'], floor: Report['floor'] | undefined, audit: Report['audit'], peakRss: number, atPeak: MemoryParts | undefined, peakAtSeconds: number, load: Report['load']): void {
+  if (RESULT_FILE === undefined) return;
+  const writes = operatorWrites(run, audit);
+  const figures: BulkFigures = {
+    agents: AGENTS,
+    pods: POD_CHAIN,
+    seconds: { operator: run.figures.seconds, floor: floor?.figures.seconds ?? Number.NaN },
+    createSeconds: { operator: run.createSeconds, floor: floor?.createSeconds ?? Number.NaN },
+    writes: { operator: writes.converging, floor: floor?.requests ?? Number.NaN },
+    idleWrites: writes.idle,
+    generations: { operator: run.generations.generations, deployments: run.generations.deployments, rolledTwice: run.generations.rolledTwice },
+    cpu: { operator: run.figures.cpu.operator, floorScript: floor?.figures.cpu.script ?? Number.NaN, apiserver: run.figures.cpu.apiserver, floorApiserver: floor?.figures.cpu.apiserver ?? Number.NaN },
+    peakRssMiB: peakRss,
+    memory: { peakAtSeconds, ...(atPeak === undefined ? {} : { atPeak }), ...(run.atConvergence === undefined ? {} : { atConvergence: run.atConvergence }) },
+    load: { mean: load.mean, max: load.max },
+  };
+  writeFileSync(RESULT_FILE, `${JSON.stringify(figures)}\n`);
 }
 
 /** The operator run's requests, told at once (stderr), before the floor runs. */
@@ -555,21 +586,6 @@ function report(r: Report): void {
   out();
   const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT met');
   const perDeployment = run.generations.generations / Math.max(1, run.generations.deployments);
-  if (RESULT_FILE !== undefined) {
-    const figures: BulkFigures = {
-      agents: AGENTS,
-      pods: POD_CHAIN,
-      seconds: { operator: run.figures.seconds, floor: floor.figures.seconds },
-      createSeconds: { operator: run.createSeconds, floor: floor.createSeconds },
-      writes: { operator: writes.length, floor: floor.requests },
-      idleWrites: idleWrites.length,
-      generations: { operator: run.generations.generations, deployments: run.generations.deployments, rolledTwice: run.generations.rolledTwice },
-      cpu: { operator: run.figures.cpu.operator, floorScript: floor.figures.cpu.script, apiserver: run.figures.cpu.apiserver, floorApiserver: floor.figures.cpu.apiserver },
-      peakRssMiB: r.peakRss,
-      load: { mean: r.load.mean, max: r.load.max },
-    };
-    writeFileSync(RESULT_FILE, `${JSON.stringify(figures)}\n`);
-  }
   out(`targets${AGENTS === 1000 ? '' : ` (set for 1,000 Agents; this run has ${AGENTS})`}: ` +
     `writes ${writes.length} ≤ ${TARGETS.writes}: ${verdict(writes.length <= TARGETS.writes)}; ` +
     `idle writes ${idleWrites.length} = 0: ${verdict(idleWrites.length === TARGETS.idleWrites)}; ` +

@@ -57,16 +57,23 @@ async function modules(root: string) {
     views: (await loadFrom(root, 'src/cluster/cache-view.ts')) as unknown as typeof import('../../src/cluster/cache-view.ts'),
     cacheLookup: (await loadFrom(root, 'src/cluster/cache-lookup.ts')) as unknown as typeof import('../../src/cluster/cache-lookup.ts'),
     index: (await loadFrom(root, 'src/cluster/dependency-index.ts')) as unknown as typeof import('../../src/cluster/dependency-index.ts'),
+    feed: (await loadFrom(root, 'src/cluster/cache-feed.ts')) as unknown as Partial<typeof import('../../src/cluster/cache-feed.ts')>,
   };
 }
 type Modules = Awaited<ReturnType<typeof modules>>;
 
-/** The world as the main thread's feed sends it: one batch of every object's text, every store synced (cache-feed.ts). */
-function batchOf(objects: readonly KubeObject[]): import('../../src/cluster/cache-view.ts').CacheBatch {
-  return {
-    changes: [{ metadata: { name: NS } } as KubeObject, ...objects].map((o) => ({ kind: (o.kind ?? 'Namespace') as 'Namespace', op: 'put' as const, text: JSON.stringify(o) })),
-    synced: [...KINDS, 'Namespace'],
-  };
+/**
+ * The world as the tree's main thread feeds it: one batch of what its view keeps of every object
+ * (its cache-feed.ts viewChange), every store synced; a tree from before viewChange sent every
+ * object's text.
+ */
+function batchOf(m: Modules, objects: readonly KubeObject[]): import('../../src/cluster/cache-view.ts').CacheBatch {
+  const all = [{ metadata: { name: NS } } as KubeObject, ...objects];
+  const { viewChange } = m.feed;
+  const changes = viewChange === undefined
+    ? all.map((o) => ({ kind: o.kind ?? 'Namespace', op: 'put', text: JSON.stringify(o) }) as unknown as import('../../src/cluster/cache-view.ts').CacheChange)
+    : all.map((o) => viewChange((o.kind ?? 'Namespace') as 'Namespace', o));
+  return { changes, synced: [...KINDS, 'Namespace'] };
 }
 
 /** Every object is in the view: a live read would be a miss the bench did not mean, so it fails loudly. */
@@ -80,7 +87,7 @@ function requests(m: Modules, objects: readonly KubeObject[], over: Lookup): Rec
   if (over === 'cache') lookup = new m.lookups.CacheLikeLookup().add(...objects);
   else {
     const view = new m.views.CacheView();
-    view.apply(batchOf(objects));
+    view.apply(batchOf(m, objects));
     lookup = new m.cacheLookup.CacheLookup(view, { client: NO_LIVE_READS, logger: silentLogger });
   }
   const handler = m.validate.createValidatingHandler('ModelAPI', { lookup, config: m.config.loadConfig({}) });
@@ -184,8 +191,8 @@ async function main(): Promise<void> {
     console.log(`\nthe dependency index's upkeep: CPU to index N Agents and N/10 MemoryStores (median of ${ROUNDS} rounds)`);
     for (const size of SIZES) {
       const objects = world(size);
-      const batch = batchOf(objects);
-      const sides = { base: upkeep(m.base, objects, batch), head: upkeep(m.head, objects, batch) };
+      const batches = { base: batchOf(m.base, objects), head: batchOf(m.head, objects) };
+      const sides = { base: upkeep(m.base, objects, batches.base), head: upkeep(m.head, objects, batches.head) };
       for (const name of ['list', 'relist', 'view'] as const) {
         const times = { base: [] as number[], head: [] as number[] };
         const repeat = repeatFor(objects.length);
@@ -202,7 +209,7 @@ async function main(): Promise<void> {
         console.log(`${row(`N=${size} ${label}`, b, h)}   (${((b * 1000) / objects.length).toFixed(2)} → ${((h * 1000) / objects.length).toFixed(2)} µs an object)`);
       }
       // The heap of a small world is within a GC's noise.
-      const held = size === Math.max(...SIZES) ? { base: heldBytes(m.base, objects, batch), head: heldBytes(m.head, objects, batch) } : {};
+      const held = size === Math.max(...SIZES) ? { base: heldBytes(m.base, objects, batches.base), head: heldBytes(m.head, objects, batches.head) } : {};
       if (held.base !== undefined && held.head !== undefined) {
         const perObject = (bytes: number): number => bytes / objects.length;
         console.log(`${row(`N=${size} heap: the index`, held.base.index / 1024, held.head.index / 1024, 'KiB')}   (${perObject(held.base.index).toFixed(0)} → ${perObject(held.head.index).toFixed(0)} bytes a dependent)`);

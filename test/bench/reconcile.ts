@@ -42,6 +42,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import {
   applySetupObjects,
   installCrds,
@@ -50,6 +51,7 @@ import {
   waitForAdmission,
   writeTokenKubeconfig,
   type OperatorProcess,
+  type StartOperatorOptions,
 } from '../../scripts/local-stack.ts';
 import { makeDevCerts } from '../../certs/make-dev-certs.ts';
 import { CONFIGURATION_NAMES, renderWebhookConfigurations } from '../../src/admission/webhook-configs.ts';
@@ -69,6 +71,7 @@ import { Reflector } from '../../src/kube/reflector.ts';
 import { renderAgent, workloadName, type AgentInput } from '../../src/render/index.ts';
 import { NODES, startControlPlane, type ControlPlane } from '../cluster/control-plane.ts';
 import { RolloutStandIn } from './rollout-stand-in.ts';
+import { memoryParts, type MemoryParts } from './memory-parts.ts';
 
 export const int = (name: string, fallback: number): number => {
   const raw = process.env[name];
@@ -170,30 +173,43 @@ export async function heapFigures(metricsPort: number): Promise<HeapFigures | un
 }
 
 /**
- * Samples, once a second, the operator's memory and the 1-minute load average; keeps the heap
- * figures of the sample with the highest RSS (is a peak live objects, or garbage not yet
- * collected?).
+ * Samples the operator's memory five times a second and the 1-minute load average once a second;
+ * keeps the heap figures and the parts (memory-parts.ts) of the sample with the highest RSS (is a
+ * peak live objects, garbage not yet collected, or memory outside the heap?), and when VmHWM rose
+ * (a peak shorter than a sample shows there, not in the parts).
  */
 export class Sampler {
   readonly loads: number[] = [];
   peakHwm = 0;
   peakRss = 0;
   heapAtPeakRss: HeapFigures | undefined;
+  /** What the memory was made of at the sample with the highest RSS (memory-parts.ts). */
+  partsAtPeakRss: MemoryParts | undefined;
+  /** Each rise of VmHWM by at least 1 MiB: when (ms since the epoch) and to what (MiB). */
+  readonly hwmRises: { at: number; hwm: number }[] = [];
   #pid = 0;
   #metricsPort = 0;
   #timer: NodeJS.Timeout | undefined;
+  #ticks = 0;
+  /** When the parts were last read, at what RSS: at most once a second, a scrape costs the operator some CPU. */
+  #partsAt = 0;
+  #partsRss = 0;
   watch(pid: number, metricsPort: number): void {
     this.#pid = pid;
     this.#metricsPort = metricsPort;
-    this.#timer ??= setInterval(() => this.sample(), 1000);
+    this.#timer ??= setInterval(() => this.sample(), 200);
   }
   sample(): void {
-    this.loads.push(loadavg()[0] ?? 0);
+    if (this.#ticks++ % 5 === 0) this.loads.push(loadavg()[0] ?? 0);
     const { hwm, rss } = memory(this.#pid);
+    if (hwm >= (this.hwmRises.at(-1)?.hwm ?? 0) + 1) this.hwmRises.push({ at: Date.now(), hwm });
     if (hwm > this.peakHwm) this.peakHwm = hwm;
-    if (rss > this.peakRss) {
-      this.peakRss = rss;
-      void heapFigures(this.#metricsPort).then((h) => { if (h !== undefined && rss >= this.peakRss) this.heapAtPeakRss = h; });
+    if (rss > this.peakRss) this.peakRss = rss;
+    if (rss > this.#partsRss && Date.now() - this.#partsAt >= 1000) {
+      this.#partsAt = Date.now();
+      this.#partsRss = rss;
+      void heapFigures(this.#metricsPort).then((h) => { if (h !== undefined && rss >= this.#partsRss) this.heapAtPeakRss = h; });
+      void memoryParts(this.#pid, this.#metricsPort).then((p) => { if (p !== undefined && rss >= this.#partsRss) this.partsAtPeakRss = p; });
     }
   }
   stop(): void {
@@ -395,11 +411,17 @@ export async function launchOperator(stack: Stack, tag: string, env: Readonly<Re
     certDir: stack.certDir,
     logFile: join(stack.plane.dir, `operator-${tag}.log`),
     env: { ...operatorEnv, ...env, ...(nodeOptions === '' ? {} : { NODE_OPTIONS: nodeOptions }) },
-    ...(OPERATOR_ROOT === undefined || OPERATOR_ROOT === '' ? {} : { main: join(OPERATOR_ROOT, 'dist', 'main.js') }),
+    ...(OPERATOR_ROOT === undefined || OPERATOR_ROOT === '' ? {} : { main: join(OPERATOR_ROOT, 'dist', 'main.js'), command: await operatorCommandOf(OPERATOR_ROOT) }),
   });
   await applySetupObjects(stack.admin, renderWebhookConfigurations({ url: `https://127.0.0.1:${operator.webhookPort}`, caBundle: stack.caPem }));
   await waitForAdmission(stack.admin);
   return operator;
+}
+
+/** How the checkout at `root` starts its operator (its scripts/operator-command.ts): its flags and environment, not this tree's. */
+export async function operatorCommandOf(root: string): Promise<NonNullable<StartOperatorOptions['command']>> {
+  const command = (await import(pathToFileURL(join(root, 'scripts', 'operator-command.ts')).href)) as typeof import('../../scripts/operator-command.ts');
+  return { args: command.operatorArgs, env: command.OPERATOR_PROCESS_ENV };
 }
 
 interface LeaseObject extends KubeObject {

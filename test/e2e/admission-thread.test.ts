@@ -1,11 +1,13 @@
 // The webhooks on a thread of their own (src/admission-thread/thread.ts), through the real entry
 // point and a real kube-apiserver: /metrics reports both threads' event-loop delay and GC pauses
 // under prom-client's names, the admission thread's view of the cache follows it (a new object is
-// known, a deleted one is not), and with WEBHOOK_THREAD=false a replica answers the same requests
-// with the very same AdmissionReview answers — patches, warnings and denials — from the main thread.
+// known, a deleted one is not), with WEBHOOK_THREAD=false a replica answers the same requests
+// with the very same AdmissionReview answers — patches, warnings and denials — from the main
+// thread, and a replica that starts on the main thread moves admission to its thread once the
+// cluster holds WEBHOOK_THREAD_OBJECTS objects, refusing no call on the way.
 //
 // Run `npm run build` first: the operator process is dist/main.js (and dist/admission-worker.js).
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { applySetupObjects, startOperator, waitForAdmission, type OperatorProcess } from '../../scripts/local-stack.ts';
@@ -17,7 +19,31 @@ import { OPERATOR_ENV, useStack } from './support/stack.ts';
 
 type Json = Record<string, unknown>;
 
-const live = useStack(t);
+// The stack's operator serves admission from its thread from the start.
+const live = useStack(t, { ...OPERATOR_ENV, WEBHOOK_THREAD_OBJECTS: '0' });
+
+/**
+ * A second replica of the operator (controller off) with `env` over the stack's, the webhooks
+ * registered at it until the test ends, then back at the stack's operator.
+ */
+async function replica(t: Test, tag: string, env: Record<string, string>): Promise<OperatorProcess> {
+  const { plane, client, operatorKubeconfig, certDir, operator } = live();
+  const started = await startOperator({
+    kubeconfig: operatorKubeconfig,
+    certDir,
+    logFile: join(plane.dir, `operator-${tag}.log`),
+    env: { ...OPERATOR_ENV, CONTROLLER_ENABLED: 'false', ...env },
+  });
+  const register = (port: number): Promise<void> =>
+    applySetupObjects(client, renderWebhookConfigurations({ url: `https://127.0.0.1:${port}`, caBundle: readFileSync(join(certDir, 'ca.crt'), 'utf8') }));
+  t.teardown(async () => {
+    await register(operator.webhookPort);
+    await started.stop();
+  });
+  await register(started.webhookPort);
+  await waitForAdmission(client);
+  return started;
+}
 
 const kaos = (kind: string, name: string, namespace: string, spec: Json, metadata: Json = {}): Json =>
   ({ apiVersion: 'kaos.tools/v1alpha1', kind, metadata: { name, namespace, ...metadata }, spec });
@@ -71,7 +97,7 @@ t.test('the admission thread\'s view follows the cache: a new ModelAPI is known,
 });
 
 t.test('WEBHOOK_THREAD=false: the same answers, served from the main thread', async (t) => {
-  const { plane, client, operatorKubeconfig, certDir, operator } = live();
+  const { plane, client } = live();
   // An admin client of its own, to see the warnings the API server passes on from the webhooks.
   let warned: string[] = [];
   const warnedClient = await KubeClient.fromKubeConfig(plane.kubeconfigPath, { onWarning: (warning) => warned.push(warning) });
@@ -107,23 +133,51 @@ t.test('WEBHOOK_THREAD=false: the same answers, served from the main thread', as
   };
   const threaded = await answers();
 
-  const onMain = await startOperator({
-    kubeconfig: operatorKubeconfig,
-    certDir,
-    logFile: join(plane.dir, 'operator-main-thread.log'),
-    env: { ...OPERATOR_ENV, WEBHOOK_THREAD: 'false', CONTROLLER_ENABLED: 'false' },
-  });
-  const register = (port: number): Promise<void> =>
-    applySetupObjects(client, renderWebhookConfigurations({ url: `https://127.0.0.1:${port}`, caBundle: readFileSync(join(certDir, 'ca.crt'), 'utf8') }));
-  t.teardown(async () => {
-    await register(operator.webhookPort);
-    await onMain.stop();
-  });
-  await register(onMain.webhookPort);
-  await waitForAdmission(client);
+  const onMain = await replica(t, 'main-thread', { WEBHOOK_THREAD: 'false' });
   const served = async (): Promise<number> => Number(/^controller_runtime_webhook_requests_total\{webhook="\/validate-kaos-tools-v1alpha1-agent",code="200"\} (\d+)$/m.exec(await scrape(onMain))?.[1] ?? 0);
   const before = await served();
   t.same(await answers(), threaded, 'every answer the same');
   t.ok((await served()) > before, 'and the main-thread replica is the one that answered');
   t.notMatch(await scrape(onMain), /thread="admission"/, 'no admission thread to report');
+});
+
+t.test('WEBHOOK_THREAD_OBJECTS: admission starts on the main thread and moves to its thread at the threshold, every call answered', async (t) => {
+  const { client } = live();
+  await namespace('grow');
+  await client.create(path('modelapis', 'grow'), kaos('ModelAPI', 'base', 'grow', { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' } }));
+  // Every KAOS object the cluster holds now; the replica below moves once three more exist.
+  let objects = 0;
+  for (const plural of ['agents', 'modelapis', 'mcpservers', 'memorystores']) {
+    objects += (await client.list(`/apis/kaos.tools/v1alpha1/${plural}`)).items.length;
+  }
+  const grown = await replica(t, 'grow', { WEBHOOK_THREAD_OBJECTS: String(objects + 3) });
+  t.notMatch(await scrape(grown), /thread="admission"/, 'below the threshold: the main thread serves');
+  t.match(await scrape(grown), /^controller_runtime_webhook_requests_total\{webhook="\/mutate-kaos-tools-v1alpha1-modelapi",code="200"\} [1-9]\d*$/m, 'and counts what it serves');
+
+  // Calls all through the move: a dry-run create of an Agent, one after another.
+  let calling = true;
+  const answers: string[] = [];
+  const caller = (async () => {
+    while (calling) {
+      try {
+        const made = await client.create<Json>(path('agents', 'grow'), kaos('Agent', 'probe', 'grow', { modelAPI: 'base' }), { dryRun: true });
+        answers.push((made.spec as Json | undefined)?.waitForDependencies === undefined ? 'not defaulted' : 'ok');
+      } catch (err) {
+        answers.push(err instanceof ApiError ? `${err.code} ${err.message}` : String(err));
+      }
+    }
+  })();
+  for (let i = 0; i < 3; i++) {
+    await client.create(path('modelapis', 'grow'), kaos('ModelAPI', `m${i}`, 'grow', { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' } }));
+  }
+  await eventually('admission moved to its thread', () => /"admission moved to its own thread"/.test(grown.log()), { timeoutMs: 30_000, intervalMs: 100 });
+  const served = answers.length;
+  await eventually('calls answered from the thread', () => answers.length >= served + 20, { timeoutMs: 30_000, intervalMs: 100 });
+  calling = false;
+  await caller;
+  t.same([...new Set(answers)], ['ok'], `every one of ${answers.length} calls answered and defaulted, before, during and after the move`);
+  const text = await scrape(grown);
+  t.match(text, /^nodejs_heap_size_used_bytes\{thread="admission"\} \S+$/m, 'the thread reports its metrics');
+  t.match(text, /^controller_runtime_webhook_requests_total\{webhook="\/validate-kaos-tools-v1alpha1-agent",code="200"\} [1-9]\d*$/m, 'and counts what it serves');
+  t.equal(text.match(/^# TYPE controller_runtime_webhook_requests_total /gm)?.length, 1, 'one family of webhook metrics, the thread\'s');
 });

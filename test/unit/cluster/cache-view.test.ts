@@ -5,8 +5,9 @@ import t from 'tap';
 import type { KubeObject } from '../../../src/api/lookup.ts';
 import { KaosCache } from '../../../src/cluster/cache.ts';
 import { CacheLookup } from '../../../src/cluster/cache-lookup.ts';
-import { feedCache } from '../../../src/cluster/cache-feed.ts';
-import { CacheView, type CacheBatch } from '../../../src/cluster/cache-view.ts';
+import { feedCache, viewChange } from '../../../src/cluster/cache-feed.ts';
+import { CacheView, type CacheBatch, type CacheChange } from '../../../src/cluster/cache-view.ts';
+import { LookupBudget, LookupNotMade } from '../../../src/api/lookup-budget.ts';
 import { KAOS_TYPES } from '../../../src/cluster/kaos-resources.ts';
 import { KubeClient } from '../../../src/kube/client.ts';
 import { NAMESPACE } from '../../../src/kube/paths.ts';
@@ -64,12 +65,13 @@ t.test('the view answers every lookup as the cache does, hits from memory and mi
   const { fake, cache, view, lookup } = await setup(t, world);
   cache.start();
   await cache.waitForSync();
-  await eventually('the view synced', () => view.kaos('Agent').isSynced() && view.namespaceStore.isSynced());
+  await eventually('the view synced', () => view.names('Agent').isSynced() && view.namespaceStore.isSynced());
   const before = fake.requests.length;
-  for (const [kind, name] of [['ModelAPI', 'gpt'], ['MCPServer', 'echo'], ['MemoryStore', 'mem'], ['Agent', 'a'], ['Agent', 'b']] as const) {
+  for (const [kind, name] of [['ModelAPI', 'gpt'], ['MCPServer', 'echo'], ['MemoryStore', 'mem']] as const) {
     t.same(await lookup.get(kind, 'ns', name), await cache.get(kind, 'ns', name), `${kind} ${name}`);
     t.equal(await lookup.exists(kind, 'ns', name), true);
   }
+  for (const name of ['a', 'b']) t.equal(await lookup.exists('Agent', 'ns', name), true, `Agent ${name}`);
   t.same(lookup.referencedBy('ModelAPI', 'ns', 'gpt'), cache.referencedBy('ModelAPI', 'ns', 'gpt'));
   t.same(lookup.referencedBy('ModelAPI', 'ns', 'gpt').map((r) => `${r.kind}/${r.name}`).sort(), ['Agent/a', 'Agent/b', 'MemoryStore/mem', 'MemoryStore/mem'], 'both Agents, and the store in each of its two roles');
   t.same(lookup.referencedBy('Agent', 'ns', 'a').map((r) => r.name), ['b']);
@@ -79,7 +81,27 @@ t.test('the view answers every lookup as the cache does, hits from memory and mi
 
   t.equal(await lookup.get('ModelAPI', 'ns', 'nope'), undefined, 'a miss: 404 → absent');
   t.equal(lookup.liveReads, 1, 'one live read, as the cache makes');
-  t.throws(() => { (view.kaos('Agent').getByName('ns', 'a') as { spec: Record<string, unknown> }).spec.modelAPI = 'x'; }, TypeError, 'objects are frozen');
+  t.throws(() => { (view.kaos('ModelAPI').getByName('ns', 'gpt') as { spec: Record<string, unknown> }).spec.mode = 'x'; }, TypeError, 'objects are frozen');
+  t.equal(await lookup.exists('Agent', 'ns', 'c', new LookupBudget({ maxLiveLookups: 0 })).catch((err: unknown) => err instanceof LookupNotMade), true, 'an Agent the view does not name is a miss');
+});
+
+t.test('of an Agent the view is sent its name and what it names, never its text; a status write sends nothing', async (t) => {
+  const { fake, cache, view, lookup, batches } = await setup(t, world);
+  cache.start();
+  await cache.waitForSync();
+  await eventually('the view synced', () => view.names('Agent').isSynced());
+  const agentChanges = (): CacheChange[] => batches.flatMap((b) => b.changes.filter((c) => c.kind === 'Agent'));
+  t.same(agentChanges().map((c) => Object.keys(c).sort()), [['kind', 'name', 'namespace', 'op', 'records'], ['kind', 'name', 'namespace', 'op', 'records']], 'no text');
+  const seen = agentChanges().length;
+  fake.put(AGENT, { ...obj('Agent', 'a', 'ns', { modelAPI: 'gpt', mcpServers: ['echo'] }), status: { phase: 'Ready' } });
+  fake.put(AGENT, { ...obj('Agent', 'a', 'ns', { modelAPI: 'gpt', mcpServers: ['echo'] }), metadata: { name: 'a', namespace: 'ns', labels: { team: 'x' } } });
+  fake.put(MODEL_API, obj('ModelAPI', 'gpt', 'ns', { mode: 'Proxy' }));
+  await eventually('the ModelAPI reached the view', () => (view.kaos('ModelAPI').getByName('ns', 'gpt')?.spec as { mode?: string } | undefined)?.mode === 'Proxy');
+  t.equal(agentChanges().length, seen, 'a status and a label: nothing the view keeps');
+  fake.put(AGENT, obj('Agent', 'a', 'ns', { modelAPI: 'gpt' }));
+  await eventually('the new record reached the view', () => lookup.referencedBy('MCPServer', 'ns', 'echo').length === 0);
+  t.equal(agentChanges().length, seen + 1, 'what it names changed: one change');
+  t.same(view.sizes(), { Agent: 2, ModelAPI: 1, MCPServer: 1, MemoryStore: 1, Namespace: 1 });
 });
 
 t.test('changes follow: create, update, delete, and the index with them', async (t) => {
@@ -89,7 +111,7 @@ t.test('changes follow: create, update, delete, and the index with them', async 
   fake.put(AGENT, obj('Agent', 'c', 'ns', { modelAPI: 'other' }));
   fake.put(AGENT, obj('Agent', 'a', 'ns', { modelAPI: 'other' }));
   fake.remove(AGENT, 'ns', 'b');
-  await eventually('the view caught up', () => view.kaos('Agent').getByName('ns', 'b') === undefined && view.kaos('Agent').getByName('ns', 'c') !== undefined);
+  await eventually('the view caught up', () => !view.names('Agent').has('ns', 'b') && view.names('Agent').has('ns', 'c'));
   t.same(lookup.referencedBy('ModelAPI', 'ns', 'other').map((r) => r.name), ['a', 'c']);
   t.same(lookup.referencedBy('ModelAPI', 'ns', 'gpt').map((r) => r.kind), ['MemoryStore', 'MemoryStore'], 'only the store is left on gpt');
   t.same(lookup.referencedBy('Agent', 'ns', 'a'), [], "b's reference went with it");
@@ -101,7 +123,7 @@ t.test('a relist reaches the view as one batch, applied whole', async (t) => {
   const first = fake.nextWatch();
   cache.start();
   await cache.waitForSync();
-  await eventually('the view synced', () => view.kaos('Agent').isSynced());
+  await eventually('the view synced', () => view.names('Agent').isSynced());
   // Only the Agents' watch is the one under test: the first watch opened may be another kind's.
   let watch = await first;
   while (!watch.collection.endsWith('/agents')) watch = await fake.nextWatch();
@@ -112,29 +134,30 @@ t.test('a relist reaches the view as one batch, applied whole', async (t) => {
   fake.manualWatches = false;
   const seen = batches.length;
   watch.send('ERROR', status(410, 'Expired', 'too old resource version'));
-  await eventually('relisted', () => view.kaos('Agent').getByName('ns', 'new-49') !== undefined);
+  await eventually('relisted', () => view.names('Agent').has('ns', 'new-49'));
   const relist = batches.slice(seen).filter((b) => b.changes.some((c) => c.kind === 'Agent'));
   t.equal(relist.length, 1, 'one batch');
   t.equal(relist[0]?.changes.length, 51, '50 adds and 1 delete');
-  t.equal(view.kaos('Agent').getByName('ns', 'a'), undefined);
+  t.equal(view.names('Agent').has('ns', 'a'), false);
 });
 
 t.test('an update replaces what readers get, though an older version was read and kept', async (t) => {
   const view = new CacheView();
-  const put = (model: string): void => view.apply({ changes: [{ kind: 'ModelAPI', op: 'put', text: JSON.stringify(obj('ModelAPI', 'm', 'ns', { mode: 'Proxy', proxyConfig: { model } })) }] });
+  const put = (model: string): void => view.apply({ changes: [viewChange('ModelAPI', obj('ModelAPI', 'm', 'ns', { mode: 'Proxy', proxyConfig: { model } }))] });
   put('a');
   t.same((view.kaos('ModelAPI').getByName('ns', 'm')?.spec as Record<string, unknown>).proxyConfig, { model: 'a' });
   put('b');
   t.same((view.kaos('ModelAPI').getByName('ns', 'm')?.spec as Record<string, unknown>).proxyConfig, { model: 'b' });
   // More objects read than the parsed ones it keeps: every one still answers right.
-  for (let i = 0; i < 600; i++) view.apply({ changes: [{ kind: 'Agent', op: 'put', text: JSON.stringify(obj('Agent', `a${i}`, 'ns', { modelAPI: 'm' })) }] });
-  for (let i = 0; i < 600; i++) t.equal(view.kaos('Agent').getByName('ns', `a${i}`)?.metadata?.name, `a${i}`);
+  for (let i = 0; i < 600; i++) view.apply({ changes: [viewChange('MCPServer', obj('MCPServer', `s${i}`, 'ns', { type: 'python-runtime' }))] });
+  for (let i = 0; i < 600; i++) t.equal(view.kaos('MCPServer').getByName('ns', `s${i}`)?.metadata?.name, `s${i}`);
+  for (let i = 0; i < 600; i++) view.apply({ changes: [viewChange('Agent', obj('Agent', `a${i}`, 'ns', { modelAPI: 'm' }))] });
   t.equal(view.referencedBy('ModelAPI', 'ns', 'm').length, 600);
 });
 
 t.test('referencedBy parses no object: what each dependent asks was indexed when its batch was applied', async (t) => {
   const view = new CacheView();
-  const changes = Array.from({ length: 600 }, (_, i) => ({ kind: 'Agent' as const, op: 'put' as const, text: JSON.stringify(obj('Agent', `a${String(i).padStart(3, '0')}`, 'ns', { modelAPI: 'm', model: 'gpt-4o' })) }));
+  const changes = Array.from({ length: 600 }, (_, i) => viewChange('Agent', obj('Agent', `a${String(i).padStart(3, '0')}`, 'ns', { modelAPI: 'm', model: 'gpt-4o' })));
   view.apply({ changes });
   const parse = JSON.parse;
   let parses = 0;
@@ -156,26 +179,26 @@ t.test('referencedBy parses no object: what each dependent asks was indexed when
 
 t.test('a batch is applied whole, and sync flags and the registries travel with batches', async (t) => {
   const view = new CacheView();
-  t.notOk(view.kaos('Agent').isSynced());
+  t.notOk(view.names('Agent').isSynced());
   view.apply({
     changes: [
-      { kind: 'ModelAPI', op: 'put', text: JSON.stringify(obj('ModelAPI', 'm', 'ns')) },
-      { kind: 'Agent', op: 'put', text: JSON.stringify(obj('Agent', 'x', 'ns', { modelAPI: 'm' })) },
-      { kind: 'Agent', op: 'put', text: JSON.stringify(obj('Agent', 'x', 'ns', { modelAPI: 'n' })) },
+      viewChange('ModelAPI', obj('ModelAPI', 'm', 'ns')),
+      viewChange('Agent', obj('Agent', 'x', 'ns', { modelAPI: 'm' })),
+      viewChange('Agent', obj('Agent', 'x', 'ns', { modelAPI: 'n' })),
     ],
     synced: ['Agent'],
     registries: { mcp: { problem: 'absent' } },
   });
-  t.ok(view.kaos('Agent').isSynced());
+  t.ok(view.names('Agent').isSynced());
   t.notOk(view.kaos('ModelAPI').isSynced(), 'only the stores named');
   t.same(view.referencedBy('ModelAPI', 'ns', 'm'), [], 'the later change of x wins');
   t.same(view.referencedBy('ModelAPI', 'ns', 'n').map((r) => r.name), ['x']);
   t.same(view.registry('mcp'), { problem: 'absent' });
   t.equal(view.registry('harness'), undefined, 'a registry no batch brought is not known');
-  t.equal((view.kaos('Agent').getByName('ns', 'x')?.spec as { modelAPI?: string }).modelAPI, 'n');
-  t.equal(view.kaos('Agent').getByName('ns', 'x'), view.kaos('Agent').getByName('ns', 'x'), 'one parse, shared by its readers');
-  view.apply({ changes: [{ kind: 'Agent', op: 'delete', namespace: 'ns', name: 'x' }] });
-  t.equal(view.kaos('Agent').getByName('ns', 'x'), undefined, 'gone, the parsed copy too');
+  t.equal(view.kaos('ModelAPI').getByName('ns', 'm'), view.kaos('ModelAPI').getByName('ns', 'm'), 'one parse, shared by its readers');
+  view.apply({ changes: [{ kind: 'Agent', op: 'delete', namespace: 'ns', name: 'x' }, { kind: 'ModelAPI', op: 'delete', namespace: 'ns', name: 'm' }] });
+  t.equal(view.names('Agent').has('ns', 'x'), false, 'gone');
+  t.equal(view.kaos('ModelAPI').getByName('ns', 'm'), undefined, 'gone, the parsed copy too');
   t.same(view.referencedBy('ModelAPI', 'ns', 'n'), []);
   t.same(view.registry('mcp'), { problem: 'absent' }, 'kept until a batch brings another');
   view.apply({ changes: [], registries: { harness: { problem: 'runtimes.yaml key not found in ConfigMap' } } });

@@ -67,16 +67,20 @@ t.test('a miss finds an object the watch has not delivered yet', async (t) => {
 t.test('before sync every lookup is one live read; errors other than 404 propagate', async (t) => {
   const { fake, cache } = await setup(t, (fake) => {
     fake.put(AGENT, obj('Agent', 'a', 'ns'));
+    fake.put(MODEL_API, obj('ModelAPI', 'm', 'ns'));
     fake.put(NAMESPACE, { metadata: { name: 'ns' } });
   });
   // Not started: nothing is synced.
   t.notOk(cache.isSynced());
-  t.equal((await cache.get('Agent', 'ns', 'a'))?.metadata?.name, 'a');
+  t.equal((await cache.get('ModelAPI', 'ns', 'm'))?.metadata?.name, 'm');
+  t.equal(await cache.exists('Agent', 'ns', 'a'), true);
+  t.equal(await cache.exists('Agent', 'ns', 'b'), false, '404: absent');
   t.same(await cache.namespaceLabels('ns'), {}, 'a namespace without labels');
-  t.equal(cache.liveReads, 2);
+  t.equal(cache.liveReads, 4);
   fake.failNext(() => true, 500, status(500, 'InternalError', 'etcd is sad'));
-  await t.rejects(cache.get('Agent', 'ns', 'a'), ApiError);
-  t.equal(await cache.get('Agent', '', 'a'), undefined, 'no namespace: nothing to read');
+  await t.rejects(cache.exists('Agent', 'ns', 'a'), ApiError);
+  t.equal(await cache.get('ModelAPI', '', 'm'), undefined, 'no namespace: nothing to read');
+  t.equal(await cache.exists('Agent', '', 'a'), false);
 });
 
 t.test('an admission lookup the API server does not answer is unknown, not an error; a refusal stays one', async (t) => {

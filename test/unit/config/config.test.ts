@@ -15,7 +15,7 @@ t.test('defaults: docs/configuration.md images and model, webhook and metrics po
   t.equal(c.defaultModelName, 'smollm2:135m');
   t.same(c.gateway, { enabled: false, name: '', namespace: '', defaultTimeouts: { agent: '120s', modelAPI: '120s', mcpServer: '30s', memoryStore: '60s' } });
   t.equal(c.referencePolicy, 'Enforce');
-  t.same(c.webhook, { enabled: true, thread: true, host: '0.0.0.0', port: 9443, certDir: '/tmp/k8s-webhook-server/serving-certs', certCheckIntervalSeconds: 10, maxConnections: 1000, bodyTimeoutSeconds: 10 });
+  t.same(c.webhook, { enabled: true, thread: true, threadFromObjects: 5000, host: '0.0.0.0', port: 9443, certDir: '/tmp/k8s-webhook-server/serving-certs', certCheckIntervalSeconds: 10, maxConnections: 1000, bodyTimeoutSeconds: 10 });
   t.equal(c.metricsPort, 8080);
   t.equal(c.logLevel, 'info');
   t.equal(c.kubeconfig, '', 'in-cluster');
@@ -56,10 +56,13 @@ t.test('WEBHOOKS_ENABLED: false runs the controller only; anything but true/fals
   t.throws(() => loadConfig({ WEBHOOKS_ENABLED: 'false', CONTROLLER_ENABLED: 'false' }), /both "false" leaves the operator nothing to do/, 'not both off');
 });
 
-t.test('WEBHOOK_THREAD: the webhooks on a thread of their own unless "false"', async (t) => {
+t.test('WEBHOOK_THREAD: the webhooks on a thread of their own unless "false", from WEBHOOK_THREAD_OBJECTS objects', async (t) => {
   t.equal(loadConfig({}).webhook.thread, true);
   t.equal(loadConfig({ WEBHOOK_THREAD: 'false' }).webhook.thread, false);
   t.throws(() => loadConfig({ WEBHOOK_THREAD: 'off' }), /WEBHOOK_THREAD/);
+  t.equal(loadConfig({ WEBHOOK_THREAD_OBJECTS: '0' }).webhook.threadFromObjects, 0, 'from the start');
+  t.equal(loadConfig({ WEBHOOK_THREAD_OBJECTS: '20000' }).webhook.threadFromObjects, 20_000);
+  for (const bad of ['-1', '1.5', 'many', '10000001']) t.throws(() => loadConfig({ WEBHOOK_THREAD_OBJECTS: bad }), /WEBHOOK_THREAD_OBJECTS: must be an integer from 0 to 10000000/, bad);
 });
 
 t.test('every problem at once', async (t) => {

@@ -205,6 +205,36 @@ t.test('Warning headers reach onWarning', async (t) => {
   t.same(warnings, ['mind the gap']);
 });
 
+t.test('discardAnswer: a success is drained unread, a refusal still says why, the socket is reused', async (t) => {
+  const http = await import('node:http');
+  const sockets = new Set<unknown>();
+  const srv = http.createServer((req, res) => {
+    sockets.add(req.socket);
+    // Not JSON: a write whose answer were parsed would fail on it.
+    if (req.url?.startsWith('/ok')) {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end('x'.repeat(100_000));
+      return;
+    }
+    res.writeHead(409, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ kind: 'Status', status: 'Failure', reason: 'Conflict', code: 409, message: 'the object has been modified' }));
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  const port = (srv.address() as { port: number }).port;
+  const c = new KubeClient({ server: `http://127.0.0.1:${port}` });
+  t.teardown(async () => {
+    c.close();
+    srv.closeAllConnections();
+    await new Promise<void>((r) => srv.close(() => r()));
+  });
+  t.equal(await c.replace('/ok/1', {}, { discardAnswer: true }), undefined);
+  t.equal(await c.create('/ok/2', {}, { discardAnswer: true }), undefined);
+  t.equal(await c.patch('/ok/3', {}, 'merge', { discardAnswer: true }), undefined);
+  await t.rejects(c.replace('/ok/4', {}), /response is not JSON/, 'without it the answer is parsed');
+  await t.rejects(c.replace('/conflict', {}, { discardAnswer: true }), { name: 'ApiError', code: 409, message: /the object has been modified/ });
+  t.equal(sockets.size, 1, 'one keep-alive connection for all of them: each answer was read to its end');
+});
+
 t.test('fromKubeConfig: server, CA and token from a kubeconfig file', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'kaos-kc-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));

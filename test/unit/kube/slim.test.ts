@@ -73,7 +73,7 @@ t.test('the cache stores KAOS objects and Namespaces slim as they arrive', async
   t.teardown(async () => { await cache.stop(); client.close(); await fake.close(); });
   cache.start();
   await cache.waitForSync();
-  const cached = await cache.get('Agent', 'ns', 'a');
+  const cached = cache.cached('Agent', 'ns', 'a');
   t.equal(cached?.metadata?.managedFields, undefined, 'no managedFields');
   t.same(cached?.metadata?.annotations, { 'kaos.tools/defaulted': 'spec.waitForDependencies' }, 'no last-applied-configuration');
   t.same(cached?.status, agent().status, 'status whole');
