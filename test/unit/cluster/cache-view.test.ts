@@ -101,7 +101,7 @@ t.test('of an Agent the view is sent its name and what it names, never its text;
   fake.put(AGENT, obj('Agent', 'a', 'ns', { modelAPI: 'gpt' }));
   await eventually('the new record reached the view', () => lookup.referencedBy('MCPServer', 'ns', 'echo').length === 0);
   t.equal(agentChanges().length, seen + 1, 'what it names changed: one change');
-  t.same(view.sizes(), { Agent: 2, ModelAPI: 1, MCPServer: 1, MemoryStore: 1, Namespace: 1 });
+  t.same(view.sizes(), { Agent: 2, ModelAPI: 1, MCPServer: 1, MemoryStore: 1, AccessGrant: 0, Namespace: 1 });
 });
 
 t.test('changes follow: create, update, delete, and the index with them', async (t) => {
