@@ -54,7 +54,6 @@ stamp="$k8s_version+$(stamp_inputs | sha256sum | cut -c1-12)"
 # A directory per build, so that checkouts of two versions of this folder (two branches, two
 # worktrees) sharing the cache each keep theirs instead of rebuilding over each other's.
 bin="$cache_root/cluster-${stamp/+/-}/bin"
-mkdir -p "$bin"
 ldflags="-s -w -X main.version=$stamp"
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
@@ -69,11 +68,10 @@ complete() {
   for entry in "${BINARIES[@]}"; do [ -x "$bin/${entry%%=*}" ] || return 1; done
 }
 
-if complete; then
-  log "control plane $stamp: every binary in place"
-else
+if ! complete; then
   command -v go >/dev/null 2>&1 || fail "no Go toolchain on PATH: install Go ≥ $(awk '$1 == "go" { print $2 }' "$here/go.mod") to build the control plane"
   log "building ${#BINARIES[@]} binaries ($stamp) — from an empty Go build cache this takes minutes"
+  mkdir -p "$bin"
   out=$(mktemp) tmp=$(mktemp -d "$bin/../build.XXXXXX")
   packages=()
   for entry in "${BINARIES[@]}"; do packages+=("${entry#*=}"); done

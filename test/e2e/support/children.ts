@@ -6,9 +6,14 @@ import type { LocalStack } from '../../../scripts/local-stack.ts';
 import type { KubectlResult } from '../../cluster/control-plane.ts';
 import { eventually } from '../../support/poll.ts';
 import type { KaosKind, WorkloadKind } from '../../../src/api/kinds.ts';
+import { isNotFound } from '../../../src/kube/errors.ts';
+import { objectPath } from './api-paths.ts';
 
-/** How the waits below poll: a deadline against hanging, retrying reads that fail meanwhile. */
-const WAIT = { timeoutMs: 30_000, intervalMs: 250, retryErrors: true } as const;
+/**
+ * How the waits below poll: a deadline against hanging, retrying reads that fail meanwhile. A read
+ * is one HTTP request on the stack's client (api-paths.ts), cheap enough to repeat often.
+ */
+const WAIT = { timeoutMs: 30_000, intervalMs: 100, retryErrors: true } as const;
 
 export type Json = Record<string, unknown>;
 
@@ -35,10 +40,17 @@ export const kaos = (kind: KaosKind, name: string, spec: Json): Json => ({
   spec,
 });
 
-/** The stored object (`kubectl get -o json`), or undefined when it does not exist. */
+/**
+ * The stored object, as `kubectl get <resource> <name> -n <ns> -o json` prints it (`resource` in
+ * kubectl's words), or undefined when it does not exist; read over the stack's admin client.
+ */
 export async function getObject(stack: LocalStack, resource: string, ns: string, name: string): Promise<Json | undefined> {
-  const out = await kubectlOk(stack, ['get', resource, name, '-n', ns, '-o', 'json', '--ignore-not-found']);
-  return out.trim() === '' ? undefined : (JSON.parse(out) as Json);
+  try {
+    return await stack.client.get<Json>(await objectPath(stack.client, resource, ns, name));
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
 }
 
 

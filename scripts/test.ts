@@ -1,0 +1,211 @@
+// `npm test`: every check and every test, arranged to keep both cores busy.
+//   - test/cluster/build.sh starts first, in the background: from an empty Go build cache it
+//     takes minutes, cached a second;
+//   - meanwhile the type check, the import-direction lint and the build of dist/ run side by side,
+//     then the unit tests;
+//   - the end-to-end tests (and the few unit tests that run a binary of that build) start as soon
+//     as it is built, beside the unit tests if those are still running.
+// At the end, a table of how long each phase took, when it ran (so overlaps show) and the CPU its
+// processes used, then tap's totals of both runs as one summary line in tap's own format, which
+// .ci/run reads.
+//
+// A failed check stops the run (as `tsc && depcruise && build && tap` did); a failed test does
+// not: both tap runs always run, and the exit code is non-zero if anything failed. A control
+// plane that cannot be built fails the run loudly: its end-to-end tests are counted as failed,
+// never skipped.
+import { spawn } from 'node:child_process';
+import { globSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Unit tests that run a binary of the control plane's build (lua-health): they wait for it. */
+const NEED_BUILT_BINARIES = ['test/unit/argocd-health.test.ts'];
+
+/**
+ * The end-to-end files that take longest (minutes: traffic, quiet windows, an image build), started
+ * first so that the run does not end waiting on one of them alone; the others follow by name. tap
+ * sorts the files it is given, so each end-to-end file is a tap run of its own, taken from this
+ * queue by the next free worker.
+ */
+const LONGEST_FIRST = [
+  'test/e2e/admission-defaulting.test.ts',
+  'test/e2e/admission-validation.test.ts',
+  'test/e2e/soak.test.ts',
+  'test/e2e/controller-idle-restart.test.ts',
+  'test/e2e/image.test.ts',
+  'test/e2e/chart-install.test.ts',
+  'test/e2e/memory-stores.test.ts',
+];
+const longestFirst = (all: readonly string[]): string[] => [...LONGEST_FIRST.filter((f) => all.includes(f)), ...all.filter((f) => !LONGEST_FIRST.includes(f))];
+
+/**
+ * How many files each tap run runs at once: KAOS_TEST_JOBS_UNIT, KAOS_TEST_JOBS_E2E, else the
+ * defaults below (docs/development.md says how they were chosen).
+ */
+function jobs(run: 'unit' | 'e2e'): number {
+  const set = Number(process.env[run === 'unit' ? 'KAOS_TEST_JOBS_UNIT' : 'KAOS_TEST_JOBS_E2E']);
+  return Number.isInteger(set) && set > 0 ? set : run === 'unit' ? 2 : 3;
+}
+
+/** Sums tap summaries; a run that printed none counts as one failure (it crashed or timed out). */
+function sum(runs: readonly Run[]): { total: number; pass: number; fail: number } {
+  return {
+    total: runs.reduce((n, r) => n + (r.totals?.total ?? 1), 0),
+    pass: runs.reduce((n, r) => n + (r.totals?.pass ?? 0), 0),
+    fail: runs.reduce((n, r) => n + (r.totals?.fail ?? (r.code === 0 ? 0 : 1)), 0),
+  };
+}
+
+interface Phase {
+  name: string;
+  startS: number;
+  endS?: number;
+  /** CPU seconds of the phase's whole process tree (its waited-for descendants), user and system. */
+  cpuS?: number;
+}
+
+const t0 = performance.now();
+const now = (): number => (performance.now() - t0) / 1000;
+/**
+ * CPU seconds of every descendant this process has waited for (cutime + cstime of /proc/self/stat;
+ * the kernel adds a child's, and its waited-for descendants', when the child is reaped). Read as
+ * each phase's process closes, the difference is that phase's CPU: a figure the other work on a
+ * shared machine does not move, unlike the wall time beside it. Undefined off Linux.
+ */
+function childrenCpuS(): number | undefined {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 16 and 17 of stat(5) (cutime, cstime), in clock ticks of 1/100 s.
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+let cpuSeen = childrenCpuS();
+const phases: Phase[] = [];
+const bin = (name: string): string => join(ROOT, 'node_modules', '.bin', name);
+
+interface Run {
+  code: number;
+  /** tap's closing summary, when the command was tap. */
+  totals?: { total: number; pass: number; fail: number };
+  /** The build's per-binary lines (build.sh: "ready: <name> at <s>s"). */
+  lines: string[];
+}
+
+/**
+ * Runs a command as one phase. Its output passes through a line at a time (two phases' lines never
+ * split each other), scanned for tap's summary and the build's lines; with `buffer`, it is held
+ * and printed as one block when the command ends, so that a tap run beside another stays readable.
+ */
+function run(name: string, command: string, args: readonly string[], options: { quiet?: boolean; buffer?: boolean } = {}): Promise<Run> {
+  const phase: Phase = { name, startS: now() };
+  phases.push(phase);
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const lines: string[] = [];
+    const held: string[] = [];
+    let totals: Run['totals'];
+    const pass = (stream: NodeJS.ReadableStream, to: NodeJS.WriteStream): void => {
+      let partial = '';
+      const emit = (text: string): void => {
+        for (const line of text.split('\n')) {
+          const summary = /^# \{ total: (\d+)(?:, pass: (\d+))?(?:, fail: (\d+))?/.exec(line);
+          if (summary !== null) totals = { total: Number(summary[1]), pass: Number(summary[2] ?? 0), fail: Number(summary[3] ?? 0) };
+          if (line.startsWith('[cluster-build]')) lines.push(line);
+        }
+        if (options.quiet === true && to === process.stdout) return;
+        if (options.buffer === true) held.push(text);
+        else to.write(text);
+      };
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => {
+        const text = partial + chunk;
+        const cut = text.lastIndexOf('\n') + 1;
+        partial = text.slice(cut);
+        if (cut > 0) emit(text.slice(0, cut));
+      });
+      stream.on('end', () => { if (partial !== '') emit(`${partial}\n`); });
+    };
+    pass(child.stdout, process.stdout);
+    pass(child.stderr, process.stderr);
+    child.on('close', (code, signal) => {
+      phase.endS = now();
+      const cpu = childrenCpuS();
+      if (cpu !== undefined && cpuSeen !== undefined) phase.cpuS = cpu - cpuSeen;
+      cpuSeen = cpu;
+      if (held.length > 0) process.stdout.write(`\n# ----- ${name}: output -----\n${held.join('')}# ----- ${name}: end -----\n`);
+      resolve({ code: code ?? (signal === null ? 1 : 128), lines, ...(totals === undefined ? {} : { totals }) });
+    });
+  });
+}
+
+function table(): string {
+  const rows: string[][] = [['phase', 'seconds', 'from', 'to', 'cpu s']];
+  const install = process.env.KAOS_CI_INSTALL_SECONDS;
+  if (install !== undefined) rows.push(['install (npm ci, in .ci/run)', install, '', '', '']);
+  for (const p of phases) {
+    const end = p.endS ?? now();
+    rows.push([p.name, (end - p.startS).toFixed(0), p.startS.toFixed(0), end.toFixed(0), p.cpuS === undefined ? '' : p.cpuS.toFixed(0)]);
+  }
+  const cpu = childrenCpuS();
+  rows.push(['npm test', now().toFixed(0), '0', now().toFixed(0), cpu === undefined ? '' : cpu.toFixed(0)]);
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
+}
+
+function finish(code: number, totals?: { total: number; pass: number; fail: number }): never {
+  process.stdout.write(`\n# phases (seconds since npm test started)\n${table().replace(/^/gm, '# ')}\n`);
+  if (totals !== undefined) process.stdout.write(`# { total: ${totals.total}, pass: ${totals.pass}, fail: ${totals.fail} }\n`);
+  process.exit(code);
+}
+
+// 1. The control plane's binaries, in the background.
+const cluster = run('control plane build (test/cluster/build.sh)', join(ROOT, 'test', 'cluster', 'build.sh'), [], { quiet: true });
+
+// 2. The checks, side by side (each is one process on one core); the first that fails ends the run.
+const checks = await Promise.all([
+  run('type check (tsc --noEmit)', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']),
+  run('dependency lint (depcruise)', bin('depcruise'), ['src', '--config', '.dependency-cruiser.cjs']),
+  run('build (dist/)', process.execPath, ['scripts/build.ts']),
+]);
+const failedCheck = checks.find((c) => c.code !== 0);
+if (failedCheck !== undefined) finish(failedCheck.code);
+
+// 3. The unit tests start at once, while the control plane may still be building; the end-to-end
+// tests (and the unit tests that run its binaries) start beside them as soon as it is built. The
+// two tap runs overlap: the end-to-end files spend much of their time waiting (on rollouts, quiet
+// windows, a webhook's timeout), which the unit files' CPU fills.
+const files = (pattern: string): string[] => globSync(pattern, { cwd: ROOT }).sort();
+const unitFiles = files('test/unit/**/*.test.ts').filter((f) => !NEED_BUILT_BINARIES.includes(f));
+const unitRun = run('unit tests', bin('tap'), [`--jobs=${jobs('unit')}`, ...unitFiles], { buffer: true });
+
+const built = await cluster;
+for (const line of built.lines) {
+  const ready = /ready: (\S+) at (\d+)s/.exec(line);
+  if (ready !== null) phases.push({ name: `  ${ready[1]!} linked`, startS: phases[0]!.startS, endS: phases[0]!.startS + Number(ready[2]) });
+}
+if (built.code !== 0) {
+  process.stderr.write('\nnpm test: the control plane did not build (its error is above): its end-to-end tests cannot run, and count as one failure\n');
+  const u = sum([await unitRun]);
+  finish(1, { total: u.total + 1, pass: u.pass, fail: u.fail + 1 });
+}
+const e2eFiles = longestFirst([...files('test/e2e/**/*.test.ts'), ...NEED_BUILT_BINARIES]);
+const e2ePhase: Phase = { name: `e2e tests (${e2eFiles.length} files, ${jobs('e2e')} at a time)`, startS: now() };
+phases.push(e2ePhase);
+const queue = [...e2eFiles];
+const e2eRuns: Run[] = [];
+const worker = async (): Promise<void> => {
+  for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+    e2eRuns.push(await run(`  ${file}`, bin('tap'), ['--jobs=1', file], { buffer: true }));
+  }
+};
+await Promise.all(Array.from({ length: jobs('e2e') }, worker));
+e2ePhase.endS = now();
+e2ePhase.cpuS = phases.filter((p) => e2eFiles.includes(p.name.trim())).reduce((n, p) => n + (p.cpuS ?? 0), 0);
+const unit = await unitRun;
+const totals = sum([unit, ...e2eRuns]);
+finish(totals.fail > 0 || unit.code !== 0 || e2eRuns.some((r) => r.code !== 0) ? 1 : 0, totals);
