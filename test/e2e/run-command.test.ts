@@ -265,12 +265,7 @@ t.test('no cluster: a local control plane; prints how to use it; kubectl goes th
   t.equal(stderrAtReady.slice(-banner.length), banner, 'it ends with the KUBECONFIG line, the kubectl to use (from the cache), the sample and what Ctrl-C does');
   const progress = stderrAtReady.slice(0, -banner.length).split('\n').slice(0, -1);
   t.equal(progress[0], '[kaos] no reachable cluster: starting a local control plane on 127.0.0.1 (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, and kwok running pods on fake nodes)', 'it says there is no cluster first');
-  // build.sh names the build (the release and its stamp, the directory's name) and then where its binaries are.
-  const build = basename(dirname(binDir)).replace(/^cluster-(v[^-]+)-/, '$1+');
-  t.same(progress.slice(1, 3), [
-    `[kaos] [cluster-build] control plane ${build}: every binary in place`,
-    `[kaos] [cluster-build] control plane v1.36.3 ready in ${binDir}`,
-  ], 'it found the binaries in KAOS_CACHE_DIR');
+  t.equal(progress[1], `[kaos] [cluster-build] control plane v1.36.3 ready in ${binDir}`, 'it found the binaries in KAOS_CACHE_DIR');
   t.equal(progress.at(-1), '[kaos] [stack] admission is live', 'and says admission is live last');
   t.same(progress.filter((l) => !l.startsWith('[kaos] ')), [], 'every progress line carries the [kaos] prefix');
   t.notMatch(stderrAtReady, /building/, 'nothing was built');

@@ -18,7 +18,7 @@ t.test('keys: make and parse', async (t) => {
   t.same(parseKey('MCPServer/team-a/echo'), { kind: 'MCPServer', namespace: 'team-a', name: 'echo' });
   t.same(parseKey(makeKey('ModelAPI', 'n', 'm.1')), { kind: 'ModelAPI', namespace: 'n', name: 'm.1' });
   for (const bad of ['', 'Agent/ns', 'Agent/ns/a/b', 'Pod/ns/a', 'Agent//a', 'Agent/ns/', 'agent/ns/a']) {
-    t.throws(() => parseKey(bad), { message: `invalid queue key ${JSON.stringify(bad)}: expected "<Agent|ModelAPI|MCPServer|MemoryStore>/<namespace>/<name>"` });
+    t.throws(() => parseKey(bad), { message: `invalid queue key ${JSON.stringify(bad)}: expected "<Agent|ModelAPI|MCPServer|MemoryStore|AccessGrant>/<namespace>/<name>"` });
   }
 });
 
