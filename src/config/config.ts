@@ -108,8 +108,10 @@ export interface Config {
     thread: boolean;
     /**
      * How many KAOS objects the cache holds when the webhooks move to their thread
-     * (WEBHOOK_THREAD_OBJECTS); 0: from the start. Below it the main thread serves them: a thread
-     * costs a second V8 isolate (30 MiB at the peak of a 1,000-Agent bulk apply), worth most in a large cluster.
+     * (WEBHOOK_THREAD_OBJECTS); 0 (the default): from the start. Below it the main thread serves
+     * them: a thread costs a second V8 isolate, worth most in a large cluster. The default keeps
+     * admission's measured isolation under load until a measurement says a threshold keeps it too
+     * (docs/benchmarks.md, "Memory").
      */
     threadFromObjects: number;
     host: string;
@@ -149,7 +151,7 @@ export class ConfigError extends Error {
 export const WEBHOOK_DEFAULTS = {
   maxConnections: 1000,
   bodyTimeoutSeconds: 10,
-  threadFromObjects: 5000,
+  threadFromObjects: 0,
 } as const;
 
 /**
