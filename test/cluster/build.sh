@@ -77,7 +77,9 @@ if ! complete; then
   for entry in "${BINARIES[@]}"; do packages+=("${entry#*=}"); done
   start=$SECONDS
   # -v names each package as it is compiled: the progress below, and what a failure was doing.
-  (cd "$here" && CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off go build -v -trimpath -ldflags "$ldflags" -o "$tmp/" "${packages[@]}") >"$out" 2>&1 &
+  # -dwarf=false: the compiler writes no debug info the linker's -w would drop anyway; 12% less
+  # CPU (docs/development.md). Stack traces keep their file and line (pclntab is not DWARF).
+  (cd "$here" && CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off go build -v -trimpath -gcflags=all=-dwarf=false -ldflags "$ldflags" -o "$tmp/" "${packages[@]}") >"$out" 2>&1 &
   pid=$!
   # ready: each binary as its link lands in $tmp, so a slow one shows (npm test's phase table).
   declare -A ready=()
