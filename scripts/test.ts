@@ -102,7 +102,7 @@ interface Run {
  * split each other), scanned for tap's summary and the build's lines; with `buffer`, it is held
  * and printed as one block when the command ends, so that a tap run beside another stays readable.
  */
-function run(name: string, command: string, args: readonly string[], options: { quiet?: boolean; buffer?: boolean } = {}): Promise<Run> {
+function run(name: string, command: string, args: readonly string[], options: { quiet?: boolean; buffer?: boolean; onOutput?: () => void } = {}): Promise<Run> {
   const phase: Phase = { name, startS: now() };
   phases.push(phase);
   return new Promise((resolve) => {
@@ -124,6 +124,7 @@ function run(name: string, command: string, args: readonly string[], options: { 
       };
       stream.setEncoding('utf8');
       stream.on('data', (chunk: string) => {
+        options.onOutput?.();
         const text = partial + chunk;
         const cut = text.lastIndexOf('\n') + 1;
         partial = text.slice(cut);
@@ -182,9 +183,17 @@ if (failedCheck !== undefined) finish(failedCheck.code);
 // windows, a webhook's timeout), which the unit files' CPU fills.
 const files = (pattern: string): string[] => globSync(pattern, { cwd: ROOT }).sort();
 const unitFiles = files('test/unit/**/*.test.ts').filter((f) => !NEED_BUILT_BINARIES.includes(f));
-const unitRun = run('unit tests', bin('tap'), [`--jobs=${jobs('unit')}`, ...unitFiles], { buffer: true });
+// tap builds its Test class for the configured plugins on its first run in a fresh install (into
+// node_modules/@tapjs/test/test-built); two runs starting at once would both rebuild it, over each
+// other. The unit run does it alone: the end-to-end runs wait for its first output, printed once
+// its files are running.
+let tapReady: () => void = () => undefined;
+const tapBuilt = new Promise<void>((resolve) => { tapReady = resolve; });
+const unitRun = run('unit tests', bin('tap'), [`--jobs=${jobs('unit')}`, ...unitFiles], { buffer: true, onOutput: () => tapReady() });
+void unitRun.then(() => tapReady());
 
 const built = await cluster;
+await tapBuilt;
 for (const line of built.lines) {
   const ready = /ready: (\S+) at (\d+)s/.exec(line);
   if (ready !== null) phases.push({ name: `  ${ready[1]!} linked`, startS: phases[0]!.startS, endS: phases[0]!.startS + Number(ready[2]) });
