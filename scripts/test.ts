@@ -159,9 +159,14 @@ function table(): string {
   return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
 }
 
-function finish(code: number, totals?: { total: number; pass: number; fail: number }): never {
+/**
+ * Prints the table and the summary, then exits once stdout has taken all of it: a pipe (CI's
+ * `tee`) may still hold megabytes of a tap run's output, which process.exit() would cut short.
+ */
+async function finish(code: number, totals?: { total: number; pass: number; fail: number }): Promise<never> {
   process.stdout.write(`\n# phases (seconds since npm test started)\n${table().replace(/^/gm, '# ')}\n`);
-  if (totals !== undefined) process.stdout.write(`# { total: ${totals.total}, pass: ${totals.pass}, fail: ${totals.fail} }\n`);
+  const summary = totals === undefined ? '' : `# { total: ${totals.total}, pass: ${totals.pass}, fail: ${totals.fail} }\n`;
+  await new Promise<void>((resolve) => process.stdout.write(summary, () => resolve()));
   process.exit(code);
 }
 
@@ -175,7 +180,7 @@ const checks = await Promise.all([
   run('build (dist/)', process.execPath, ['scripts/build.ts']),
 ]);
 const failedCheck = checks.find((c) => c.code !== 0);
-if (failedCheck !== undefined) finish(failedCheck.code);
+if (failedCheck !== undefined) await finish(failedCheck.code);
 
 // 3. The unit tests start at once, while the control plane may still be building; the end-to-end
 // tests (and the unit tests that run its binaries) start beside them as soon as it is built. The
@@ -201,7 +206,7 @@ for (const line of built.lines) {
 if (built.code !== 0) {
   process.stderr.write('\nnpm test: the control plane did not build (its error is above): its end-to-end tests cannot run, and count as one failure\n');
   const u = sum([await unitRun]);
-  finish(1, { total: u.total + 1, pass: u.pass, fail: u.fail + 1 });
+  await finish(1, { total: u.total + 1, pass: u.pass, fail: u.fail + 1 });
 }
 const e2eFiles = longestFirst([...files('test/e2e/**/*.test.ts'), ...NEED_BUILT_BINARIES]);
 const e2ePhase: Phase = { name: `e2e tests (${e2eFiles.length} files, ${jobs('e2e')} at a time)`, startS: now() };
@@ -218,4 +223,4 @@ e2ePhase.endS = now();
 e2ePhase.cpuS = phases.filter((p) => e2eFiles.includes(p.name.trim())).reduce((n, p) => n + (p.cpuS ?? 0), 0);
 const unit = await unitRun;
 const totals = sum([unit, ...e2eRuns]);
-finish(totals.fail > 0 || unit.code !== 0 || e2eRuns.some((r) => r.code !== 0) ? 1 : 0, totals);
+await finish(totals.fail > 0 || unit.code !== 0 || e2eRuns.some((r) => r.code !== 0) ? 1 : 0, totals);
