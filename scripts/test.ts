@@ -17,6 +17,7 @@ import { spawn } from 'node:child_process';
 import { globSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { formatFailures, type TapFailure, tapFailures } from './tap-failures.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -95,6 +96,8 @@ interface Run {
   totals?: { total: number; pass: number; fail: number };
   /** The build's per-binary lines (build.sh: "ready: <name> at <s>s"). */
   lines: string[];
+  /** The tests that failed, when the command was tap. */
+  failures: TapFailure[];
 }
 
 /**
@@ -108,6 +111,7 @@ function run(name: string, command: string, args: readonly string[], options: { 
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     const lines: string[] = [];
+    const stdoutLines: string[] = [];
     const held: string[] = [];
     let totals: Run['totals'];
     const pass = (stream: NodeJS.ReadableStream, to: NodeJS.WriteStream): void => {
@@ -117,6 +121,7 @@ function run(name: string, command: string, args: readonly string[], options: { 
           const summary = /^# \{ total: (\d+)(?:, pass: (\d+))?(?:, fail: (\d+))?/.exec(line);
           if (summary !== null) totals = { total: Number(summary[1]), pass: Number(summary[2] ?? 0), fail: Number(summary[3] ?? 0) };
           if (line.startsWith('[cluster-build]')) lines.push(line);
+          if (to === process.stdout) stdoutLines.push(line);
         }
         if (options.quiet === true && to === process.stdout) return;
         if (options.buffer === true) held.push(text);
@@ -140,7 +145,9 @@ function run(name: string, command: string, args: readonly string[], options: { 
       if (cpu !== undefined && cpuSeen !== undefined) phase.cpuS = cpu - cpuSeen;
       cpuSeen = cpu;
       if (held.length > 0) process.stdout.write(`\n# ----- ${name}: output -----\n${held.join('')}# ----- ${name}: end -----\n`);
-      resolve({ code: code ?? (signal === null ? 1 : 128), lines, ...(totals === undefined ? {} : { totals }) });
+      const failures = tapFailures(stdoutLines);
+      stdoutLines.length = 0;
+      resolve({ code: code ?? (signal === null ? 1 : 128), lines, failures, ...(totals === undefined ? {} : { totals }) });
     });
   });
 }
@@ -160,10 +167,12 @@ function table(): string {
 }
 
 /**
- * Prints the table and the summary, then exits once stdout has taken all of it: a pipe (CI's
- * `tee`) may still hold megabytes of a tap run's output, which process.exit() would cut short.
+ * Prints the failed tests (again: CI keeps a log's tail), the table and the summary, then exits
+ * once stdout has taken all of it: a pipe (CI's `tee`) may still hold megabytes of a tap run's
+ * output, which process.exit() would cut short.
  */
-async function finish(code: number, totals?: { total: number; pass: number; fail: number }): Promise<never> {
+async function finish(code: number, totals?: { total: number; pass: number; fail: number }, failures: readonly TapFailure[] = []): Promise<never> {
+  if (failures.length > 0) process.stdout.write(`\n# failed tests (their full output is above)\n${formatFailures(failures)}\n`);
   process.stdout.write(`\n# phases (seconds since npm test started)\n${table().replace(/^/gm, '# ')}\n`);
   const summary = totals === undefined ? '' : `# { total: ${totals.total}, pass: ${totals.pass}, fail: ${totals.fail} }\n`;
   await new Promise<void>((resolve) => process.stdout.write(summary, () => resolve()));
@@ -205,8 +214,9 @@ for (const line of built.lines) {
 }
 if (built.code !== 0) {
   process.stderr.write('\nnpm test: the control plane did not build (its error is above): its end-to-end tests cannot run, and count as one failure\n');
-  const u = sum([await unitRun]);
-  await finish(1, { total: u.total + 1, pass: u.pass, fail: u.fail + 1 });
+  const unit = await unitRun;
+  const u = sum([unit]);
+  await finish(1, { total: u.total + 1, pass: u.pass, fail: u.fail + 1 }, unit.failures);
 }
 const e2eFiles = longestFirst([...files('test/e2e/**/*.test.ts'), ...NEED_BUILT_BINARIES]);
 const e2ePhase: Phase = { name: `e2e tests (${e2eFiles.length} files, ${jobs('e2e')} at a time)`, startS: now() };
@@ -223,4 +233,4 @@ e2ePhase.endS = now();
 e2ePhase.cpuS = phases.filter((p) => e2eFiles.includes(p.name.trim())).reduce((n, p) => n + (p.cpuS ?? 0), 0);
 const unit = await unitRun;
 const totals = sum([unit, ...e2eRuns]);
-await finish(totals.fail > 0 || unit.code !== 0 || e2eRuns.some((r) => r.code !== 0) ? 1 : 0, totals);
+await finish(totals.fail > 0 || unit.code !== 0 || e2eRuns.some((r) => r.code !== 0) ? 1 : 0, totals, [unit, ...e2eRuns].flatMap((r) => r.failures));
