@@ -40,15 +40,35 @@ export type Doc = null | boolean | number | string | RawJson | DuplicateKeys | D
 type Container = Doc[] | { [key: string]: Doc };
 type Path = readonly (string | number)[];
 
-/** Renders a Doc as JSON text. Recurses only as deep as the plain part of the Doc. */
+/**
+ * Renders a Doc as JSON text. Recurses only as deep as the plain part of the Doc. Its pieces go
+ * into one list joined once: a join per level would copy a megabytes-long value once per level
+ * it is nested in, which made building the worst cases cost more than judging them.
+ */
 export function render(value: Doc): string {
-  if (value instanceof RawJson) return value.text;
-  if (value instanceof DuplicateKeys) return `{${value.entries.map(([k, v]) => `${JSON.stringify(k)}:${render(v)}`).join(',')}}`;
-  if (Array.isArray(value)) return `[${value.map(render).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}:${render(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
+  const out: string[] = [];
+  renderInto(value, out);
+  return out.join('');
+}
+
+function renderInto(value: Doc, out: string[]): void {
+  if (value instanceof RawJson) out.push(value.text);
+  else if (value instanceof DuplicateKeys || (value !== null && typeof value === 'object' && !Array.isArray(value))) {
+    out.push('{');
+    const entries = value instanceof DuplicateKeys ? value.entries : Object.entries(value);
+    for (const [i, [k, v]] of entries.entries()) {
+      out.push(i === 0 ? `${JSON.stringify(k)}:` : `,${JSON.stringify(k)}:`);
+      renderInto(v, out);
+    }
+    out.push('}');
+  } else if (Array.isArray(value)) {
+    out.push('[');
+    for (const [i, v] of value.entries()) {
+      if (i > 0) out.push(',');
+      renderInto(v, out);
+    }
+    out.push(']');
+  } else out.push(JSON.stringify(value));
 }
 
 const isContainer = (value: Doc | undefined): value is Container =>
