@@ -311,6 +311,16 @@ export function* worstCases(options: WorstCaseOptions): Generator<WorstCase> {
           yield* filling('huge-list', path, 'long-names', `${FILL_VALUES} names of 40 bytes`, () => longNames(), changedEnd, true);
         }
       }
+      // A list the schema bounds, as long as an object holds in the oldObject of an UPDATE: the
+      // old spec is read as the review carries it (which of the names are new).
+      for (const { path, maxItems } of shape.lists.filter((l) => l.maxItems !== undefined)) {
+        const items = fillItems('distinct-names');
+        const label = `oldObject ${showPath(path)} = ${items} × distinct-names`;
+        const body = (): string => reviewBody(kind, structuredClone(baseFor(path)) as unknown as Doc, withValue(path, hugeList(items, 'distinct-names')));
+        for (const type of ['mutate', 'validate'] as const) {
+          yield { class: 'huge-list', kind, type, path: webhookPath(type, kind), operation: 'UPDATE', field: showPath(path), variant: 'distinct-names in the oldObject', label, past: (maxItems ?? 0) < items, fills: true, body };
+        }
+      }
       // Where a string belongs (a type error, which quotes the value it found): a list as large
       // as an object holds, of each element.
       for (const { path } of strings) {
