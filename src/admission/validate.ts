@@ -2,7 +2,7 @@
 // (pure) and answer with Kubernetes' own 422 Invalid status, or allow with warnings.
 import type { Config } from '../config/config.ts';
 import { serviceAccountIdentity, userIdentityEnforced } from '../config/security.ts';
-import { referencedNames, type ReferencedNames } from '../api/agent-references.ts';
+import { notListedIn, referencedNames, type ReferencedNames } from '../api/agent-references.ts';
 import { DNS1123_SUBDOMAIN_MAX_LENGTH, validateDNS1123Subdomain } from '../api/name-validation.ts';
 import type { FieldError } from '../api/field-error.ts';
 import { invalidStatus } from '../api/validation/invalid-status.ts';
@@ -167,19 +167,21 @@ const MAX_PEER_LOOKUPS = 20;
 function namesToResolve(spec: unknown, oldSpec: unknown): ReferencedNames {
   // Names past the schema's maxItems are refused as "Too many" and never judged one by one.
   const now = referencedNames(spec, MAX_REFERENCES);
-  const before = oldSpec === undefined ? undefined : referencedNames(oldSpec);
   const valid = (name: string): boolean => validateDNS1123Subdomain('', name).length === 0;
-  const isNew = (name: string, previous: readonly string[] | undefined): boolean => previous === undefined || !previous.includes(name);
+  const newModelAPI = (name: string): boolean => getIn(oldSpec, 'modelAPI') !== name;
+  const newMemoryStore = (name: string): boolean => getIn(oldSpec, 'config', 'memory', 'memoryStore') !== name;
+  const newMCPServers = notListedIn(oldSpec, 'mcpServers', now.mcpServers);
+  const newPeers = notListedIn(oldSpec, 'agents', now.agents);
   const everyDependency = getIn(spec, 'waitForDependencies') === false;
   // A new spec.model is judged against the ModelAPI it names (docs/api.md, "Newer KAOS shapes"), new or not;
   // a new maxReadScope against the MemoryStore's ceiling (docs/api.md, "Agent remote memory").
   const modelChanged = isSet(getIn(spec, 'model')) && getIn(spec, 'model') !== getIn(oldSpec, 'model');
   const scopeChanged = isSet(getIn(spec, 'config', 'memory', 'maxReadScope')) && getIn(spec, 'config', 'memory', 'maxReadScope') !== getIn(oldSpec, 'config', 'memory', 'maxReadScope');
   return {
-    modelAPIs: now.modelAPIs.filter((n) => valid(n) && (everyDependency || modelChanged || isNew(n, before?.modelAPIs))),
-    mcpServers: now.mcpServers.filter((n) => valid(n) && (everyDependency || isNew(n, before?.mcpServers))),
-    agents: now.agents.filter((n) => valid(n) && isNew(n, before?.agents)).slice(0, MAX_PEER_LOOKUPS),
-    memoryStores: now.memoryStores.filter((n) => valid(n) && (everyDependency || scopeChanged || isNew(n, before?.memoryStores))),
+    modelAPIs: now.modelAPIs.filter((n) => valid(n) && (everyDependency || modelChanged || newModelAPI(n))),
+    mcpServers: now.mcpServers.filter((n) => valid(n) && (everyDependency || newMCPServers.has(n))),
+    agents: now.agents.filter((n) => valid(n) && newPeers.has(n)).slice(0, MAX_PEER_LOOKUPS),
+    memoryStores: now.memoryStores.filter((n) => valid(n) && (everyDependency || scopeChanged || newMemoryStore(n))),
   };
 }
 

@@ -15,6 +15,9 @@ export interface ReferencedNames {
   memoryStores: string[];
 }
 
+/** Where a spec lists the names of each list of ReferencedNames. */
+const NAME_LISTS = { mcpServers: ['mcpServers'], agents: ['agentNetwork', 'access'] } as const;
+
 const names = (value: unknown, max: number): string[] => [
   ...new Set((asArray(value) ?? []).slice(0, max).filter((v): v is string => typeof v === 'string' && v !== '')),
 ];
@@ -28,9 +31,26 @@ export function referencedNames(spec: unknown, max = Infinity): ReferencedNames 
   const one = (value: unknown): string[] => (typeof value === 'string' && value !== '' ? [value] : []);
   return {
     modelAPIs: one(getIn(spec, 'modelAPI')),
-    mcpServers: names(getIn(spec, 'mcpServers'), max),
-    agents: names(getIn(spec, 'agentNetwork', 'access'), max),
+    mcpServers: names(getIn(spec, ...NAME_LISTS.mcpServers), max),
+    agents: names(getIn(spec, ...NAME_LISTS.agents), max),
     memoryStores: one(getIn(spec, 'config', 'memory', 'memoryStore')),
   };
+}
+
+/**
+ * The strings of `candidates` that `oldSpec`'s list does not hold (all of them when it has none): one
+ * pass over the old list, however long, that copies nothing. An old object is whatever the review
+ * carries, past the schema's maxItems too: each name looked for in a list of 49,000 (and the list
+ * deduplicated first) cost an UPDATE 100 ms.
+ */
+export function notListedIn(oldSpec: unknown, list: keyof typeof NAME_LISTS, candidates: Iterable<unknown>): Set<string> {
+  const absent = new Set<string>();
+  for (const name of candidates) if (typeof name === 'string') absent.add(name);
+  const previous = asArray(getIn(oldSpec, ...NAME_LISTS[list]));
+  for (let i = 0; previous !== undefined && i < previous.length && absent.size > 0; i++) {
+    const name = previous[i];
+    if (typeof name === 'string') absent.delete(name);
+  }
+  return absent;
 }
 

@@ -16,7 +16,8 @@ export function boundedValue(value: unknown): string {
     // Cut before quoting: quoting a 5 MiB string only to throw it away costs real time.
     return value.length <= MAX_VALUE_LENGTH ? goQuote(value) : `${goQuote(cut(value, MAX_VALUE_LENGTH))}${TRUNCATED}`;
   }
-  const text = goValue(value);
+  // Rendered no further than the cut: a hostile list of 500 KiB is echoed in 256 characters too.
+  const text = goValue(value, MAX_VALUE_LENGTH);
   return text.length <= MAX_VALUE_LENGTH ? text : `${cut(text, MAX_VALUE_LENGTH)}${TRUNCATED}`;
 }
 

@@ -6,7 +6,7 @@
 // The paths and sizes come from the kinds' schemas (SPEC_SCHEMAS: every string with its
 // maxLength, every list with its maxItems, every object), so a new kind or field is covered the
 // day it is added. The values are the fuzz generator's (arbitraries.ts): `huge-string` of every
-// character, `huge-list` of every element, `deep-nesting` of every shape; plus what a parser of
+// character, `huge-list` of every element (and where a string belongs), `deep-nesting` of every shape; plus what a parser of
 // the value would choke on (`parse-errors`: YAML that is one error per character, or deep, or a
 // run of keys), and maps of many or huge keys (`many-keys`), which no schema limit bounds.
 // Past the schema's limits means what the mutating webhook is sent (the API server checks the
@@ -309,6 +309,24 @@ export function* worstCases(options: WorstCaseOptions): Generator<WorstCase> {
           // As many values as an object holds, and as many bytes: each a string of its own.
           const changedEnd = (value: Doc): Doc => [...(value as Doc[]).slice(0, -1), 'changed'];
           yield* filling('huge-list', path, 'long-names', `${FILL_VALUES} names of 40 bytes`, () => longNames(), changedEnd, true);
+        }
+      }
+      // A list the schema bounds, as long as an object holds in the oldObject of an UPDATE: the
+      // old spec is read as the review carries it (which of the names are new).
+      for (const { path, maxItems } of shape.lists.filter((l) => l.maxItems !== undefined)) {
+        const items = fillItems('distinct-names');
+        const label = `oldObject ${showPath(path)} = ${items} × distinct-names`;
+        const body = (): string => reviewBody(kind, structuredClone(baseFor(path)) as unknown as Doc, withValue(path, hugeList(items, 'distinct-names')));
+        for (const type of ['mutate', 'validate'] as const) {
+          yield { class: 'huge-list', kind, type, path: webhookPath(type, kind), operation: 'UPDATE', field: showPath(path), variant: 'distinct-names in the oldObject', label, past: (maxItems ?? 0) < items, fills: true, body };
+        }
+      }
+      // Where a string belongs (a type error, which quotes the value it found): a list as large
+      // as an object holds, of each element.
+      for (const { path } of strings) {
+        for (const element of ['env-entry', 'nested'] as const) {
+          const items = fillItems(element);
+          yield* both('huge-list', path, `${element} for a string`, `${items} × ${element}`, true, () => withValue(path, hugeList(items, element)), true);
         }
       }
     }

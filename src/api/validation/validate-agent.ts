@@ -2,7 +2,7 @@
 // existence of the ModelAPI and MCPServers (under the reference policy), peers and readiness, and
 // (docs/api.md, "Newer KAOS shapes") the model in spec.model served by that ModelAPI, under the same policy,
 // and a non-blank autonomous goal; its harness (docs/api.md, "Agent harness").
-import { agentServiceAccountName, referencedNames } from '../agent-references.ts';
+import { agentServiceAccountName, notListedIn } from '../agent-references.ts';
 import { child, duplicate, index, invalid, invalidOmitValue, notFound, required, type FieldError } from '../field-error.ts';
 import { goQuote } from '../go-format.ts';
 import { asArray, asRecord, getIn, type JsonRecord } from '../json.ts';
@@ -22,7 +22,7 @@ const notReadyWarning = (kind: 'ModelAPI' | 'MCPServer', name: string): string =
 
 export function validateAgent(object: KubeObject, ctx: AgentValidationContext): ValidationResult {
   const spec: JsonRecord = asRecord(object.spec) ?? {};
-  const previous = referencedNames(ctx.oldObject?.spec);
+  const oldSpec = ctx.oldObject?.spec;
   const noWait = spec.waitForDependencies === false;
   const result: ValidationResult = { errors: [], warnings: [] };
   const { errors, warnings } = result;
@@ -59,7 +59,7 @@ export function validateAgent(object: KubeObject, ctx: AgentValidationContext): 
     const nameErrors = spec.modelAPI === '' ? [required(field)] : validateDNS1123Subdomain(field, spec.modelAPI);
     errors.push(...nameErrors);
     if (nameErrors.length === 0) {
-      const isNew = !previous.modelAPIs.includes(spec.modelAPI);
+      const isNew = getIn(oldSpec, 'modelAPI') !== spec.modelAPI;
       dependency('ModelAPI', field, spec.modelAPI, ctx.references?.modelAPIs, ctx.references?.unchecked?.modelAPIs, isNew);
       // The model is judged when the pair (ModelAPI, model) is new: a stored Agent stranded by a
       // change of its ModelAPI can still be relabelled.
@@ -73,20 +73,24 @@ export function validateAgent(object: KubeObject, ctx: AgentValidationContext): 
   }
 
   // spec.mcpServers
-  forEachName(asArray(spec.mcpServers), 'spec.mcpServers', errors, (field, name) => {
+  const servers = asArray(spec.mcpServers);
+  const newServers = notListedIn(oldSpec, 'mcpServers', servers ?? []);
+  forEachName(servers, 'spec.mcpServers', errors, (field, name) => {
     const { mcpServers, unchecked } = ctx.references ?? {};
-    dependency('MCPServer', field, name, mcpServers, unchecked?.mcpServers, !previous.mcpServers.includes(name));
+    dependency('MCPServer', field, name, mcpServers, unchecked?.mcpServers, newServers.has(name));
   });
 
   // spec.agentNetwork.access
   const self = object.metadata?.name;
-  forEachName(asArray(getIn(spec, 'agentNetwork', 'access')), child('spec.agentNetwork', 'access'), errors, (field, name) => {
+  const peers = asArray(getIn(spec, 'agentNetwork', 'access'));
+  const newPeers = notListedIn(oldSpec, 'agents', peers ?? []);
+  forEachName(peers, child('spec.agentNetwork', 'access'), errors, (field, name) => {
     if (name === self) {
       errors.push(invalid(field, name, 'an agent cannot list itself'));
       return;
     }
     // Peers are wired in whenever they appear (KAOS samples create a coordinator before its workers).
-    if (ctx.references?.agents.get(name) === false && !previous.agents.includes(name)) {
+    if (ctx.references?.agents.get(name) === false && newPeers.has(name)) {
       warnings.push(clampWarning(`${field}: Agent ${goQuote(name)} does not exist yet; it is wired in once it does`));
     }
   });

@@ -37,6 +37,18 @@ t.test('goJSON is encoding/json: sorted keys, HTML-safe', async (t) => {
   t.equal(goValue(['a']), '["a"]');
 });
 
+t.test('goJSON with a bound writes the start of the same text, and no more of it', async (t) => {
+  const value = { list: Array.from({ length: 20_000 }, (_, i) => ({ name: `VAR_${i}`, value: '<&>', [String(i % 3)]: 'x\u{1f642}' })), a: 'x' };
+  const whole = goJSON(value);
+  for (const max of [0, 1, 50, 256, 1000]) {
+    const start = goJSON(value, max);
+    t.equal(start.slice(0, max), whole.slice(0, max), `the first ${max} characters are goJSON's`);
+    t.ok(start.length > max && start.length < max + 64, `longer than ${max} characters, by little: ${start.length}`);
+  }
+  t.equal(goJSON({ b: [1, 'x'] }, 13), '{"b":[1,"x"]}', 'a text within the bound is whole');
+  t.equal(goValue(value, 256).slice(0, 256), whole.slice(0, 256));
+});
+
 t.test('each error type prints as apimachinery field.Error does', async (t) => {
   const cases: Array<[FieldError, string]> = [
     [required('spec.mode'), 'spec.mode: Required value'],
