@@ -105,7 +105,7 @@ export function defaultObject(kind: KaosKind, object: KubeObject, ctx: Defaultin
   if (spec === undefined) return { object: out, defaulted: [], warnings: [] };
   const oldSpec = asRecord(ctx.oldObject?.spec);
   const recorded = readDefaulted(out);
-  const recordedBefore = ctx.oldObject === undefined ? new Set<string>() : readDefaulted(ctx.oldObject);
+  const recordedBefore = readDefaulted(ctx.oldObject);
   const history = (field: DerivedField): FieldHistory => ({
     oldSpec,
     recorded: recorded.has(field.path),
