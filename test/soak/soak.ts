@@ -78,6 +78,16 @@ const CHECK_EVERY_MS = 2000;
  * follows) does not count, since the operator must follow such a change, and the next begins.
  */
 const QUIET_WINDOWS = 4;
+/**
+ * Before a quiet window: how long the operator must have written nothing but its Lease. Converged
+ * says the cluster is right, not that the operator is done saying so: the status writes of its
+ * last reconciles and the Events they queue (written two at a time) can still be on their way,
+ * seconds later on a loaded machine. A controller that writes more often than this never settles,
+ * and its writes fall into the window all the same.
+ */
+const SETTLE_MS = 5_000;
+/** The longest wait for it. */
+const SETTLE_AT_MOST_MS = 30_000;
 
 
 export async function runSoak(options: SoakOptions): Promise<SoakResult> {
@@ -159,6 +169,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const quiet = { ms: quietMs, writes: undefined as number | undefined, leaseWrites: 0, disturbed: 0 };
     if (convergedAt !== undefined && plane.logs.audit !== undefined) {
       for (let window = 1; window <= QUIET_WINDOWS; window++) {
+        const settledAfter = await operatorSettled(plane.logs.audit, clock, Math.min(clock() + SETTLE_AT_MOST_MS, endBy - quietMs));
+        log(`[${seconds(clock())}] the operator's writes settled (${(settledAfter / 1000).toFixed(1)} s)`);
         const mark = auditMark(plane.logs.audit);
         log(`[${seconds(clock())}] quiet window: ${(quietMs / 1000).toFixed(0)} s`);
         await sleep(quietMs);
@@ -195,6 +207,23 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     await timeline.stop();
     await stack.stop();
   }
+}
+
+/**
+ * Waits until the audit log shows no write of the operator's but its Lease renewals for SETTLE_MS,
+ * or until `until` (ms of the soak's `clock`); returns how long it waited.
+ */
+async function operatorSettled(audit: string, clock: () => number, until: number): Promise<number> {
+  const started = clock();
+  let mark = auditMark(audit);
+  let lastWrite = clock();
+  while (clock() - lastWrite < SETTLE_MS && clock() < until) {
+    await sleep(500);
+    const next = auditMark(audit);
+    if (quietVerdict(auditSince(audit, mark), OPERATOR_USER).operatorWrites.length > 0) lastWrite = clock();
+    mark = next;
+  }
+  return clock() - started;
 }
 
 /**
