@@ -168,20 +168,21 @@ function namesToResolve(spec: unknown, oldSpec: unknown): ReferencedNames {
   // Names past the schema's maxItems are refused as "Too many" and never judged one by one.
   const now = referencedNames(spec, MAX_REFERENCES);
   const valid = (name: string): boolean => validateDNS1123Subdomain('', name).length === 0;
-  const newModelAPI = (name: string): boolean => getIn(oldSpec, 'modelAPI') !== name;
-  const newMemoryStore = (name: string): boolean => getIn(oldSpec, 'config', 'memory', 'memoryStore') !== name;
-  const newMCPServers = notListedIn(oldSpec, 'mcpServers', now.mcpServers);
-  const newPeers = notListedIn(oldSpec, 'agents', now.agents);
+  const isNew = (names: keyof ReferencedNames): Set<string> => notListedIn(oldSpec, names, now[names]);
+  const newModelAPIs = isNew('modelAPIs');
+  const newMCPServers = isNew('mcpServers');
+  const newPeers = isNew('agents');
+  const newMemoryStores = isNew('memoryStores');
   const everyDependency = getIn(spec, 'waitForDependencies') === false;
   // A new spec.model is judged against the ModelAPI it names (docs/api.md, "Newer KAOS shapes"), new or not;
   // a new maxReadScope against the MemoryStore's ceiling (docs/api.md, "Agent remote memory").
   const modelChanged = isSet(getIn(spec, 'model')) && getIn(spec, 'model') !== getIn(oldSpec, 'model');
   const scopeChanged = isSet(getIn(spec, 'config', 'memory', 'maxReadScope')) && getIn(spec, 'config', 'memory', 'maxReadScope') !== getIn(oldSpec, 'config', 'memory', 'maxReadScope');
   return {
-    modelAPIs: now.modelAPIs.filter((n) => valid(n) && (everyDependency || modelChanged || newModelAPI(n))),
+    modelAPIs: now.modelAPIs.filter((n) => valid(n) && (everyDependency || modelChanged || newModelAPIs.has(n))),
     mcpServers: now.mcpServers.filter((n) => valid(n) && (everyDependency || newMCPServers.has(n))),
     agents: now.agents.filter((n) => valid(n) && newPeers.has(n)).slice(0, MAX_PEER_LOOKUPS),
-    memoryStores: now.memoryStores.filter((n) => valid(n) && (everyDependency || scopeChanged || newMemoryStore(n))),
+    memoryStores: now.memoryStores.filter((n) => valid(n) && (everyDependency || scopeChanged || newMemoryStores.has(n))),
   };
 }
 

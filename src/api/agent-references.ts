@@ -15,8 +15,13 @@ export interface ReferencedNames {
   memoryStores: string[];
 }
 
-/** Where a spec lists the names of each list of ReferencedNames. */
-const NAME_LISTS = { mcpServers: ['mcpServers'], agents: ['agentNetwork', 'access'] } as const;
+/** Where a spec names what each list of ReferencedNames holds: one name, or a list of names. */
+const NAME_PATHS = {
+  modelAPIs: { path: ['modelAPI'], list: false },
+  mcpServers: { path: ['mcpServers'], list: true },
+  agents: { path: ['agentNetwork', 'access'], list: true },
+  memoryStores: { path: ['config', 'memory', 'memoryStore'], list: false },
+} as const;
 
 const names = (value: unknown, max: number): string[] => [
   ...new Set((asArray(value) ?? []).slice(0, max).filter((v): v is string => typeof v === 'string' && v !== '')),
@@ -30,23 +35,25 @@ const names = (value: unknown, max: number): string[] => [
 export function referencedNames(spec: unknown, max = Infinity): ReferencedNames {
   const one = (value: unknown): string[] => (typeof value === 'string' && value !== '' ? [value] : []);
   return {
-    modelAPIs: one(getIn(spec, 'modelAPI')),
-    mcpServers: names(getIn(spec, ...NAME_LISTS.mcpServers), max),
-    agents: names(getIn(spec, ...NAME_LISTS.agents), max),
-    memoryStores: one(getIn(spec, 'config', 'memory', 'memoryStore')),
+    modelAPIs: one(getIn(spec, ...NAME_PATHS.modelAPIs.path)),
+    mcpServers: names(getIn(spec, ...NAME_PATHS.mcpServers.path), max),
+    agents: names(getIn(spec, ...NAME_PATHS.agents.path), max),
+    memoryStores: one(getIn(spec, ...NAME_PATHS.memoryStores.path)),
   };
 }
 
 /**
- * The strings of `candidates` that `oldSpec`'s list does not hold (all of them when it has none): one
- * pass over the old list, however long, that copies nothing. An old object is whatever the review
+ * The strings of `candidates` that `oldSpec` does not name there (all of them when it names none):
+ * one pass over an old list, however long, that copies nothing. An old object is whatever the review
  * carries, past the schema's maxItems too: each name looked for in a list of 49,000 (and the list
  * deduplicated first) cost an UPDATE 100 ms.
  */
-export function notListedIn(oldSpec: unknown, list: keyof typeof NAME_LISTS, candidates: Iterable<unknown>): Set<string> {
+export function notListedIn(oldSpec: unknown, names: keyof ReferencedNames, candidates: Iterable<unknown>): Set<string> {
   const absent = new Set<string>();
   for (const name of candidates) if (typeof name === 'string') absent.add(name);
-  const previous = asArray(getIn(oldSpec, ...NAME_LISTS[list]));
+  const { path, list } = NAME_PATHS[names];
+  const old = getIn(oldSpec, ...path);
+  const previous = list ? asArray(old) : [old];
   for (let i = 0; previous !== undefined && i < previous.length && absent.size > 0; i++) {
     const name = previous[i];
     if (typeof name === 'string') absent.delete(name);

@@ -2,6 +2,7 @@
 // KAOS's earlier read-scope forms refused naming their successor, the binding rules in KAOS's
 // words, the `user` scope refused without a user identity (KAOS's message), and — under the reference policy, like a
 // missing ModelAPI — the MemoryStore's existence and its read-scope ceiling.
+import { notListedIn } from '../agent-references.ts';
 import { forbidden, invalidOmitValue, notFound, required } from '../field-error.ts';
 import { goQuote } from '../go-format.ts';
 import { asRecord, getIn, isSet, type JsonRecord } from '../json.ts';
@@ -46,7 +47,7 @@ function memoryStoreReference(memory: JsonRecord, store: string, spec: JsonRecor
   result.errors.push(...nameErrors);
   const known = ctx.references?.memoryStores;
   if (nameErrors.length > 0 || known === undefined) return;
-  const isNew = getIn(ctx.oldObject?.spec, 'config', 'memory', 'memoryStore') !== store;
+  const isNew = notListedIn(ctx.oldObject?.spec, 'memoryStores', [store]).has(store);
   if (!known.has(store)) {
     const why = ctx.references?.unchecked?.memoryStores?.get(store);
     if (why !== undefined && isNew) judgeReference(ctx.policy, notFound(field, store, why), result);

@@ -59,7 +59,7 @@ export function validateAgent(object: KubeObject, ctx: AgentValidationContext): 
     const nameErrors = spec.modelAPI === '' ? [required(field)] : validateDNS1123Subdomain(field, spec.modelAPI);
     errors.push(...nameErrors);
     if (nameErrors.length === 0) {
-      const isNew = getIn(oldSpec, 'modelAPI') !== spec.modelAPI;
+      const isNew = notListedIn(oldSpec, 'modelAPIs', [spec.modelAPI]).has(spec.modelAPI);
       dependency('ModelAPI', field, spec.modelAPI, ctx.references?.modelAPIs, ctx.references?.unchecked?.modelAPIs, isNew);
       // The model is judged when the pair (ModelAPI, model) is new: a stored Agent stranded by a
       // change of its ModelAPI can still be relabelled.
