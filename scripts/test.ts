@@ -20,9 +20,9 @@
 // never skipped.
 import { spawn } from 'node:child_process';
 import { existsSync, globSync, readFileSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cacheRoot } from './cache-root.ts';
 import { formatFailures, type TapFailure, tapFailures } from './tap-failures.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -87,7 +87,7 @@ const UNIT_NICE = 10;
  * start its bundle; cached, a file's start costs about a quarter less CPU. Beside the control
  * plane's binaries, in build.sh's cache.
  */
-process.env.NODE_COMPILE_CACHE ??= join(process.env.KAOS_CACHE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'kaos-operator'), 'node-compile-cache');
+process.env.NODE_COMPILE_CACHE ??= join(cacheRoot(), 'node-compile-cache');
 
 interface Phase {
   name: string;

@@ -11,9 +11,9 @@
 // first (the image's test files may all ask at once).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cacheRoot } from '../cache-root.ts';
 import { ensureEngine, engineOk, engineRun, SCRIPTS_DIR, type Engine } from './engine.ts';
 
 export const ROOT = resolve(SCRIPTS_DIR, '..', '..');
@@ -78,8 +78,7 @@ export async function buildImage(e: Engine): Promise<number> {
 
 /** Runs main() holding the machine's image lock: flock(1) re-runs this script under it. */
 function underLock(main: () => Promise<void>): void {
-  const cacheRoot = process.env['KAOS_CACHE_DIR'] ?? join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'kaos-operator');
-  const lock = join(cacheRoot, 'image', '.build.lock');
+  const lock = join(cacheRoot(), 'image', '.build.lock');
   if (process.env['KAOS_IMAGE_LOCK'] === lock) {
     main().catch((err: unknown) => {
       log(`FAILED: ${err instanceof Error ? err.message : String(err)}`);
@@ -87,7 +86,7 @@ function underLock(main: () => Promise<void>): void {
     });
     return;
   }
-  mkdirSync(join(cacheRoot, 'image'), { recursive: true });
+  mkdirSync(dirname(lock), { recursive: true });
   const r = spawnSync('flock', [lock, process.execPath, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, KAOS_IMAGE_LOCK: lock } });
   if (r.error !== undefined) log(`FAILED: flock (util-linux) runs one build at a time: ${r.error.message}`);
   process.exit(r.status ?? 1);

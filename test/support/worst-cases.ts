@@ -6,9 +6,10 @@
 // The paths and sizes come from the kinds' schemas (SPEC_SCHEMAS: every string with its
 // maxLength, every list with its maxItems, every object), so a new kind or field is covered the
 // day it is added. The values are the fuzz generator's (arbitraries.ts): `huge-string` of every
-// character, `huge-list` of every element (and where a string belongs), `deep-nesting` of every shape; plus what a parser of
-// the value would choke on (`parse-errors`: YAML that is one error per character, or deep, or a
-// run of keys), and maps of many or huge keys (`many-keys`), which no schema limit bounds.
+// character, `huge-list` of every element (and where a string belongs), `deep-nesting` of every
+// shape; plus what a parser of the value would choke on (`parse-errors`: YAML that is one error
+// per character, or deep, or a run of keys), and maps of many or huge keys (`many-keys`), which
+// no schema limit bounds.
 // Past the schema's limits means what the mutating webhook is sent (the API server checks the
 // schema after it) and what the webhooks read at all: strings and lists as long as the largest
 // object holds (MAX_OBJECT_BYTES), 20,000 items; an UPDATE from one such object to another (the
