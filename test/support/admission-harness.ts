@@ -14,6 +14,7 @@ import { parseAllDocuments } from 'yaml';
 import { createMutatingHandler } from '../../src/admission/mutate.ts';
 import { createPodSpecCheck } from '../../src/admission/pod-spec-check.ts';
 import { createWebhookApp } from '../../src/server/webhook-router.ts';
+import { SERVER_TIMEOUTS } from '../../src/server/https-server.ts';
 import { createValidatingHandler } from '../../src/admission/validate.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { isRecord } from '../../src/api/json.ts';
@@ -129,9 +130,17 @@ export function harnessListener(objects: readonly KubeObject[], dryRuns?: string
   });
 }
 
-/** The listener on 127.0.0.1, a free port. */
+/**
+ * The listener on 127.0.0.1, a free port, with the webhook server's timeouts. Node's default
+ * keep-alive (5 s) would close an idle connection under a client that a loaded machine starved
+ * for longer between two requests, and its next request would meet a closed socket ("socket
+ * hang up"): the race src/server/https-server.ts's SERVER_TIMEOUTS exist to avoid.
+ */
 export async function listen(listener: RequestListener): Promise<Server> {
   const server: Server = createServer(listener);
+  server.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveTimeout;
+  server.headersTimeout = SERVER_TIMEOUTS.headersTimeout;
+  server.requestTimeout = SERVER_TIMEOUTS.requestTimeout;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return server;
 }
