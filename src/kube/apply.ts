@@ -10,6 +10,7 @@
 import type { KubeClient } from './client.ts';
 import { isConflict, isNotFound } from './errors.ts';
 import { descend, droppedEntries, keyValue, releaseShares } from './fields-v1.ts';
+import { isStoredFieldSet, readFieldSet } from './slim.ts';
 import { isRecord } from './json.ts';
 import { resourcePath, type ResourceType } from './paths.ts';
 import { sameQuantity } from './quantity.ts';
@@ -174,8 +175,8 @@ function isOwnApply(entry: ManagedFieldsEntry, manager: string): boolean {
 /** The field set of `manager`'s apply in `object`'s managedFields, if it has one. */
 function ownFields(object: ObjectLike, manager: string): unknown {
   const ours = object.metadata?.managedFields?.find((e) => isOwnApply(e, manager));
-  // The cache keeps the field set as its JSON text (kube/slim.ts).
-  return ours === undefined ? undefined : typeof ours.fieldsV1 === 'string' ? JSON.parse(ours.fieldsV1) as unknown : ours.fieldsV1;
+  // The cache keeps the field set as pieces of its JSON text (kube/slim.ts's StoredFieldSet).
+  return ours === undefined ? undefined : isStoredFieldSet(ours.fieldsV1) ? readFieldSet(ours.fieldsV1, object.metadata) : ours.fieldsV1;
 }
 
 /**

@@ -4,8 +4,8 @@
 // - metadata.managedFields: nobody reads them, except kube/apply.ts's holdsAppliedFields, which
 //   reads the Apply entry of OUR field manager on a child to decide whether an apply would change
 //   anything — that one entry is kept on children (`keepManager`), its field set as a JSON string
-//   (a third of the heap of the same tree of objects), every other one goes (the status
-//   writers', the creator's: on a Deployment most of its bytes);
+//   cut into interned pieces that children share (StoredFieldSet below); every other entry goes
+//   (the status writers', the creator's: on a Deployment most of its bytes);
 // - the `kubectl.kubernetes.io/last-applied-configuration` annotation: a second copy of the whole
 //   object that `kubectl apply` (and GitOps tools driving it) writes and nobody here reads. A
 //   status write PUTs the cached object, but the status subresource takes only `status` from the
@@ -35,7 +35,8 @@ export function slimObject<T extends KubeObject>(object: T, keepManager?: string
   if (metadata === undefined) return object;
   const managed = metadata.managedFields;
   if (managed !== undefined) {
-    const kept = keepManager === undefined || !Array.isArray(managed) ? [] : managed.filter((e: unknown) => isOwnApply(e, keepManager)).map(compactEntry);
+    const owners = ownerUids(metadata);
+    const kept = keepManager === undefined || !Array.isArray(managed) ? [] : managed.filter((e: unknown) => isOwnApply(e, keepManager)).map((e) => compactEntry(e, owners));
     if (kept.length > 0) metadata.managedFields = kept;
     else delete metadata.managedFields;
   }
@@ -69,12 +70,55 @@ export function slimDeployment<T extends KubeObject>(object: T, fieldManager: st
 }
 
 /**
- * The entry with its field set as one JSON string rather than a tree of objects: a third of the
- * heap (apply.ts parses it when it needs it, once per check of a child).
+ * The entry with its field set as JSON text rather than a tree of objects: a third of the heap,
+ * and a fraction of that once cut into shared pieces (apply.ts parses it when it needs it, once
+ * per check of a child, by readFieldSet).
  */
-function compactEntry(entry: Record<string, unknown>): Record<string, unknown> {
+function compactEntry(entry: Record<string, unknown>, owners: readonly string[]): Record<string, unknown> {
   const { time: _time, ...rest } = entry;
-  return typeof rest.fieldsV1 === 'object' && rest.fieldsV1 !== null ? { ...rest, fieldsV1: JSON.stringify(rest.fieldsV1) } : rest;
+  return typeof rest.fieldsV1 === 'object' && rest.fieldsV1 !== null ? { ...rest, fieldsV1: storedFieldSet(JSON.stringify(rest.fieldsV1), owners) } : rest;
+}
+
+/** The uids of an object's ownerReferences, in order. */
+function ownerUids(metadata: NonNullable<KubeObject['metadata']>): string[] {
+  const refs: unknown = metadata.ownerReferences;
+  return Array.isArray(refs) ? refs.map((r: unknown) => (isRecord(r) && typeof r.uid === 'string' ? r.uid : '')) : [];
+}
+
+/**
+ * How the cache keeps our field set: its JSON text cut at every comma into pieces, each interned
+ * (internStrings), with the uid of the object's own Nth ownerReference written as `@N`. Children
+ * differ in a few keys (their owner's uid, an env name of a peer or an MCPServer): as one string
+ * each Deployment of an Agent held its own 2.2 KB copy, 2.2 MiB at 1,000 Agents; as pieces, the
+ * pieces they have in common are one string for the whole cache, and each child holds an array
+ * of pointers to them. Children entirely alike (an Agent's Service) hold equal arrays of the same
+ * strings.
+ */
+export type StoredFieldSet = readonly string[];
+
+/** A field set's key for the ownerReference of uid `uid`, as it reads in the set's JSON text. */
+const ownerKey = (uid: string): string => `"k:{\\"uid\\":\\"${uid}\\"}"`;
+const placeholder = (index: number): string => `@${index}`;
+
+/** `text` (a field set's JSON) as the cache keeps it for an object with ownerReferences of uids `owners`. */
+export function storedFieldSet(text: string, owners: readonly string[]): StoredFieldSet {
+  let stored = text;
+  owners.forEach((uid, index) => {
+    if (uid !== '') stored = stored.replaceAll(ownerKey(uid), ownerKey(placeholder(index)));
+  });
+  // Every piece from the table, the short ones too: split() makes each a string of its own.
+  return stored.split(',').map(tableCopy);
+}
+
+/** The field set storedFieldSet stored, parsed, for the object whose ownerReferences are `metadata`'s. */
+export function readFieldSet(stored: StoredFieldSet, metadata: KubeObject['metadata']): unknown {
+  let text = stored.join(',');
+  if (metadata !== undefined && text.includes('\\"uid\\":\\"@')) {
+    ownerUids(metadata).forEach((uid, index) => {
+      text = text.replaceAll(ownerKey(placeholder(index)), ownerKey(uid));
+    });
+  }
+  return JSON.parse(text) as unknown;
 }
 
 function isOwnApply(entry: unknown, manager: string): entry is Record<string, unknown> {
@@ -90,7 +134,11 @@ function isOwnApply(entry: unknown, manager: string): entry is Record<string, un
  * table, and the key read back is the table's copy.
  */
 export function intern(text: string): string {
-  if (text.length <= INTERNED_BY_JSON_PARSE) return text;
+  return text.length <= INTERNED_BY_JSON_PARSE ? text : tableCopy(text);
+}
+
+/** V8's string-table copy of `text`, whatever its length (see intern). */
+function tableCopy(text: string): string {
   names[text] = true;
   let shared = text;
   for (const name in names) shared = name;
@@ -127,4 +175,9 @@ export function internStrings(value: unknown): void {
     if (typeof item === 'string') value[key] = intern(item);
     else if (typeof item === 'object' && item !== null) internStrings(item);
   }
+}
+
+/** Whether a managedFields entry's fieldsV1 is as the cache keeps it (a field set itself is an object). */
+export function isStoredFieldSet(fieldsV1: unknown): fieldsV1 is StoredFieldSet {
+  return Array.isArray(fieldsV1);
 }

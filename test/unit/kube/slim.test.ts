@@ -40,12 +40,41 @@ t.test('a KAOS object: no managedFields, no last-applied-configuration; spec, st
 t.test('a child keeps only our own Apply entry of managedFields, which holdsAppliedFields reads', async (t) => {
   const service = (): ObjectLike => ({ kind: 'Service', metadata: { name: 's', namespace: 'ns', managedFields: [theirs, ours, ourStatus, kubectl] }, spec: { paused: true } });
   const slim = slimChild(service() as KubeObject, FIELD_MANAGER) as ObjectLike;
-  t.same(slim.metadata?.managedFields, [{ ...ours, fieldsV1: JSON.stringify(ours.fieldsV1) }], 'its field set as JSON text');
+  t.same(slim.metadata?.managedFields, [{ ...ours, fieldsV1: JSON.stringify(ours.fieldsV1).split(',') }], 'its field set as pieces of its JSON text');
   const desired: ObjectLike = { kind: 'Service', spec: { paused: true } };
   t.equal(holdsAppliedFields(slim, desired), holdsAppliedFields(service(), desired), 'the same answer as on the full object');
   t.equal(holdsAppliedFields(slim, desired), true);
   t.equal(holdsAppliedFields(slim, { kind: 'Service', spec: {} }), false, 'a field we own but no longer apply is still seen');
   t.same(slimChild({ metadata: { name: 'x', managedFields: [theirs] } }, FIELD_MANAGER), { metadata: { name: 'x' } }, 'nothing of ours: no managedFields at all');
+});
+
+t.test("our field set is kept as shared pieces of its text, the owner's uid a placeholder, read back as each child's own", async (t) => {
+  const ownerKey = (uid: string): string => `k:{"uid":"${uid}"}`;
+  const child = (uid: string): ObjectLike => ({
+    kind: 'Service',
+    metadata: {
+      name: `s-${uid}`,
+      namespace: 'ns',
+      ownerReferences: [{ apiVersion: 'kaos.tools/v1alpha1', kind: 'Agent', name: `a-${uid}`, uid, controller: true }],
+      managedFields: [{ ...ours, fieldsV1: { 'f:metadata': { 'f:ownerReferences': { [ownerKey(uid)]: {} } }, 'f:spec': { 'f:paused': {} } } }],
+    },
+    spec: { paused: true },
+  });
+  const [a, b] = ['0b4f-aa', '9c1e-bb'].map((uid) => slimChild(child(uid) as KubeObject, FIELD_MANAGER) as ObjectLike);
+  const stored = (o: ObjectLike | undefined): unknown => o?.metadata?.managedFields?.[0]?.fieldsV1;
+  t.ok(Array.isArray(stored(a)), 'pieces of its JSON text');
+  t.same(stored(a), stored(b), 'the same pieces for both (each interned: one string in the heap)');
+  t.notMatch(JSON.stringify(stored(a)), /0b4f-aa/, 'no uid of its own in them');
+  const desired = (uid: string): ObjectLike => ({ kind: 'Service', metadata: { ownerReferences: child(uid).metadata?.ownerReferences }, spec: { paused: true } });
+  for (const [slim, uid] of [[a, '0b4f-aa'], [b, '9c1e-bb']] as const) {
+    t.equal(holdsAppliedFields(slim, desired(uid)), true, `${uid}: holds what it applied, its own owner among it`);
+    t.equal(holdsAppliedFields(slim, desired(uid)), holdsAppliedFields(child(uid), desired(uid)), `${uid}: the same answer as on the full object`);
+  }
+  t.equal(holdsAppliedFields(a, desired('9c1e-bb')), false, "another owner's reference: ours is owned and no longer applied, as on the full object");
+  t.equal(holdsAppliedFields(child('0b4f-aa'), desired('9c1e-bb')), false);
+  const unrelated = slimChild({ ...child('0b4f-aa'), metadata: { ...child('0b4f-aa').metadata, ownerReferences: [] } } as KubeObject, FIELD_MANAGER) as ObjectLike;
+  t.match(JSON.stringify(stored(unrelated)), /0b4f-aa/, 'a key of an owner the object does not name stays as it is');
+  t.equal(holdsAppliedFields(unrelated, desired('0b4f-aa')), holdsAppliedFields({ ...child('0b4f-aa'), metadata: { ...child('0b4f-aa').metadata, ownerReferences: [] } }, desired('0b4f-aa')), 'and reads back as it was');
 });
 
 t.test("a Deployment's status keeps only what the controller's status reads", async (t) => {
@@ -56,7 +85,7 @@ t.test("a Deployment's status keeps only what the controller's status reads", as
     status: { observedGeneration: 3, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1, unavailableReplicas: 0, collisionCount: 2, conditions },
   });
   const slim = slimDeployment(full(), FIELD_MANAGER);
-  t.same(slim, { metadata: { name: 'd', generation: 4, managedFields: [{ ...ours, fieldsV1: JSON.stringify(ours.fieldsV1) }] }, spec: { replicas: 1 }, status: { observedGeneration: 3, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1, conditions } });
+  t.same(slim, { metadata: { name: 'd', generation: 4, managedFields: [{ ...ours, fieldsV1: JSON.stringify(ours.fieldsV1).split(',') }] }, spec: { replicas: 1 }, status: { observedGeneration: 3, replicas: 1, updatedReplicas: 1, readyReplicas: 1, availableReplicas: 1, conditions } });
   // The verdict read from the slim object is the one read from the full object: here a rollout
   // whose new template the Deployment controller has not observed yet (generation 4, observed 3).
   t.same(deploymentProgress(slim), deploymentProgress(full()), 'the same verdict as on the full object');
