@@ -35,7 +35,7 @@ COPY --from=manifests /build-deps/ ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 # esbuild reads tsconfig.json (how TypeScript's class fields and imports compile).
 COPY tsconfig.json ./
-COPY scripts/build.ts scripts/lockfile-subset.ts ./scripts/
+COPY scripts/build.ts scripts/lockfile-subset.ts scripts/left-out-of-bundle.cjs ./scripts/
 COPY src ./src
 RUN node scripts/build.ts --bundle-only
 

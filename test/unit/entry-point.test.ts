@@ -5,7 +5,8 @@
 // configuration (an invalid LOG_LEVEL), the admission thread's entry run as a process at its
 // first line that needs a parent thread: both after every import has run.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 
@@ -43,4 +44,18 @@ t.test('the admission thread\'s entry point is one bundled file too', async (t) 
   t.match(stderr, /serveAdmissionThread runs in a worker thread/, 'it got as far as serving, every import done');
   t.same(loaded.files.map((f) => fileURLToPath(f)), [ADMISSION], 'the module loader loaded dist/admission-worker.js and no other file');
   t.same(loaded.builtins.filter((m) => /undici|http2/.test(m)), [], 'no undici (fetch), no http2');
+});
+
+t.test("the bundles leave out express's body parsers, static file server and MIME table; calling what stands in for them throws", async (t) => {
+  const leftOut = /node_modules\/(body-parser|serve-static|send|mime-types|mime-db|iconv-lite|raw-body)\//;
+  for (const entry of [MAIN, ADMISSION]) {
+    const { sources } = JSON.parse(readFileSync(`${entry}.map`, 'utf8')) as { sources: string[] };
+    t.same(sources.filter((s) => leftOut.test(s)), [], `${entry}: none of them among its sources`);
+    t.ok(sources.some((s) => s.endsWith('scripts/left-out-of-bundle.cjs')), `${entry}: the stand-in is`);
+    t.ok(sources.some((s) => /node_modules\/express\//.test(s)), `${entry}: express itself is`);
+  }
+  const standIn = createRequire(import.meta.url)('../../scripts/left-out-of-bundle.cjs') as { (): unknown; json: () => unknown };
+  t.type(standIn.json, 'function', 'reading an export, as express does when it loads, is harmless');
+  t.throws(() => standIn.json(), /not in the operator's bundle \(scripts\/build\.ts, LEFT_OUT_OF_BUNDLE\)/, 'calling one says what happened');
+  t.throws(() => standIn(), /not in the operator's bundle/, 'calling the module itself (serve-static) too');
 });
