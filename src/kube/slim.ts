@@ -86,13 +86,13 @@ function ownerUids(metadata: NonNullable<KubeObject['metadata']>): string[] {
 }
 
 /**
- * How the cache keeps our field set: its JSON text cut at every comma into pieces, each interned
- * (internStrings), with the uid of the object's own Nth ownerReference written as `@N`. Children
- * differ in a few keys (their owner's uid, an env name of a peer or an MCPServer): as one string
- * each Deployment of an Agent held its own 2.2 KB copy, 2.2 MiB at 1,000 Agents; as pieces, the
- * pieces they have in common are one string for the whole cache, and each child holds an array
- * of pointers to them. Children entirely alike (an Agent's Service) hold equal arrays of the same
- * strings.
+ * How the cache keeps our field set: its JSON text cut at every comma into pieces, each V8's one
+ * shared copy (as intern gives it), with the uid of the object's own Nth ownerReference written
+ * as `@N`. Children differ in a few keys (their owner's uid, an env name of a peer or an
+ * MCPServer): as one string each Deployment of an Agent held its own 2.2 KB copy, 2.2 MiB at
+ * 1,000 Agents; as pieces, the pieces they have in common are one string for the whole cache, and
+ * each child holds an array of pointers to them. Children entirely alike (an Agent's Service)
+ * hold equal arrays of the same strings.
  */
 export type StoredFieldSet = readonly string[];
 
@@ -108,6 +108,11 @@ export function storedFieldSet(text: string, owners: readonly string[]): StoredF
   });
   // Every piece from the table, the short ones too: split() makes each a string of its own.
   return stored.split(',').map(tableCopy);
+}
+
+/** Whether a managedFields entry's fieldsV1 is as the cache keeps it (a field set itself is an object). */
+export function isStoredFieldSet(fieldsV1: unknown): fieldsV1 is StoredFieldSet {
+  return Array.isArray(fieldsV1);
 }
 
 /** The field set storedFieldSet stored, parsed, for the object whose ownerReferences are `metadata`'s. */
@@ -175,9 +180,4 @@ export function internStrings(value: unknown): void {
     if (typeof item === 'string') value[key] = intern(item);
     else if (typeof item === 'object' && item !== null) internStrings(item);
   }
-}
-
-/** Whether a managedFields entry's fieldsV1 is as the cache keeps it (a field set itself is an object). */
-export function isStoredFieldSet(fieldsV1: unknown): fieldsV1 is StoredFieldSet {
-  return Array.isArray(fieldsV1);
 }
