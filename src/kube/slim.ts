@@ -34,19 +34,18 @@ export function slimObject<T extends KubeObject>(object: T, keepManager?: string
   const metadata = object.metadata;
   if (metadata === undefined) return object;
   const managed = metadata.managedFields;
-  if (managed !== undefined) {
-    const owners = ownerUids(metadata);
-    const kept = keepManager === undefined || !Array.isArray(managed) ? [] : managed.filter((e: unknown) => isOwnApply(e, keepManager)).map((e) => compactEntry(e, owners));
-    if (kept.length > 0) metadata.managedFields = kept;
-    else delete metadata.managedFields;
-  }
+  const owners = ownerUids(metadata);
+  const kept = keepManager === undefined || !Array.isArray(managed) ? [] : managed.filter((e: unknown) => isOwnApply(e, keepManager)).map((e) => compactEntry(e, owners));
+  if (kept.length > 0) metadata.managedFields = kept;
+  else if (managed !== undefined) delete metadata.managedFields;
   const annotations = metadata.annotations;
   if (annotations !== undefined && LAST_APPLIED_ANNOTATION in annotations) {
     const { [LAST_APPLIED_ANNOTATION]: _dropped, ...rest } = annotations;
     if (Object.keys(rest).length > 0) metadata.annotations = rest;
     else delete metadata.annotations;
   }
-  internStrings(object);
+  // compactEntry has shared the kept entries' strings already.
+  internStrings(object, kept);
   return object;
 }
 
@@ -75,8 +74,11 @@ export function slimDeployment<T extends KubeObject>(object: T, fieldManager: st
  * per check of a child, by readFieldSet).
  */
 function compactEntry(entry: Record<string, unknown>, owners: readonly string[]): Record<string, unknown> {
-  const { time: _time, ...rest } = entry;
-  return typeof rest.fieldsV1 === 'object' && rest.fieldsV1 !== null ? { ...rest, fieldsV1: storedFieldSet(JSON.stringify(rest.fieldsV1), owners) } : rest;
+  const { time: _time, fieldsV1, ...rest } = entry;
+  internStrings(rest);
+  if (typeof fieldsV1 === 'object' && fieldsV1 !== null) rest.fieldsV1 = storedFieldSet(JSON.stringify(fieldsV1), owners);
+  else if (fieldsV1 !== undefined) rest.fieldsV1 = fieldsV1;
+  return rest;
 }
 
 /** The uids of an object's ownerReferences, in order. */
@@ -164,13 +166,14 @@ const names: Record<string, true> = Object.create(null) as Record<string, true>;
 names.dictionaryMode = true;
 delete names.dictionaryMode;
 
-/** Replaces every string value inside `value` (arrays and records, in place) by intern(value). */
-export function internStrings(value: unknown): void {
+/** Replaces every string value inside `value` (arrays and records, in place) by intern(value), but inside `done`. */
+export function internStrings(value: unknown, done?: unknown): void {
+  if (value === done) return;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
       if (typeof item === 'string') value[i] = intern(item);
-      else if (typeof item === 'object' && item !== null) internStrings(item);
+      else if (typeof item === 'object' && item !== null) internStrings(item, done);
     }
     return;
   }
@@ -178,6 +181,6 @@ export function internStrings(value: unknown): void {
   for (const key of Object.keys(value)) {
     const item = value[key];
     if (typeof item === 'string') value[key] = intern(item);
-    else if (typeof item === 'object' && item !== null) internStrings(item);
+    else if (typeof item === 'object' && item !== null) internStrings(item, done);
   }
 }

@@ -29,6 +29,14 @@ export const SERVER_TIMEOUTS = {
   requestTimeout: 60_000,
 } as const;
 
+/** `server` with SERVER_TIMEOUTS: every server that stands where the webhook server does (tests and benches too) keeps them. */
+export function withServerTimeouts<S extends { keepAliveTimeout: number; headersTimeout: number; requestTimeout: number }>(server: S): S {
+  server.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveTimeout;
+  server.headersTimeout = SERVER_TIMEOUTS.headersTimeout;
+  server.requestTimeout = SERVER_TIMEOUTS.requestTimeout;
+  return server;
+}
+
 export interface HttpsServerOptions {
   host: string;
   /** 0 picks a free port; see RunningHttpsServer.port. */
@@ -87,13 +95,7 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
   const { logger, certDir } = options;
   let pair: CertificatePair = await loadCertificatePair(certDir);
   const draining = drainingListener(options.listener);
-  const server = createServer(
-    { cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2', ...SERVER_TIMEOUTS },
-    draining.listener,
-  );
-  server.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveTimeout;
-  server.headersTimeout = SERVER_TIMEOUTS.headersTimeout;
-  server.requestTimeout = SERVER_TIMEOUTS.requestTimeout;
+  const server = withServerTimeouts(createServer({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' }, draining.listener));
   server.on('tlsClientError', throttledTlsLog(logger));
   if (options.maxConnections !== undefined) {
     server.maxConnections = options.maxConnections;

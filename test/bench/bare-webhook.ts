@@ -15,7 +15,7 @@ import https from 'node:https';
 import http2 from 'node:http2';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { SERVER_TIMEOUTS } from '../../src/server/https-server.ts';
+import { withServerTimeouts } from '../../src/server/https-server.ts';
 
 export interface BareWebhook { port: number; answered: () => number; close: () => Promise<void> }
 
@@ -52,10 +52,7 @@ export async function startBareWebhook(certDir: string, protocol: 'http/1.1' | '
   }
   // The operator's timeouts: with Node's default 5 s keep-alive, the server closes idle
   // connections the API server's client may be about to reuse (a create fails: broken pipe).
-  const server = https.createServer({ ...tls, ...SERVER_TIMEOUTS }, answer);
-  server.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveTimeout;
-  server.headersTimeout = SERVER_TIMEOUTS.headersTimeout;
-  server.requestTimeout = SERVER_TIMEOUTS.requestTimeout;
+  const server = withServerTimeouts(https.createServer(tls, answer));
   const port = await listen(server);
   return { port, answered: () => answered, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
 }

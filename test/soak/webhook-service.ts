@@ -18,7 +18,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SERVER_TIMEOUTS } from '../../src/server/https-server.ts';
+import { withServerTimeouts } from '../../src/server/https-server.ts';
 
 export interface Backend {
   /** Names it (the replica). */
@@ -60,15 +60,12 @@ export class WebhookService {
   constructor(options: WebhookServiceOptions) {
     this.#o = options;
     this.#ca = readFileSync(join(options.certDir, 'ca.crt'));
-    this.#server = https.createServer(
-      { key: readFileSync(join(options.certDir, 'tls.key')), cert: readFileSync(join(options.certDir, 'tls.crt')), ...SERVER_TIMEOUTS },
-      (req, res) => void this.#serve(req, res),
-    );
     // The operator's own timeouts (a Node server closes idle connections after 5 s otherwise, and
     // the API server would then now and then send a review on a connection being closed).
-    this.#server.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveTimeout;
-    this.#server.headersTimeout = SERVER_TIMEOUTS.headersTimeout;
-    this.#server.requestTimeout = SERVER_TIMEOUTS.requestTimeout;
+    this.#server = withServerTimeouts(https.createServer(
+      { key: readFileSync(join(options.certDir, 'tls.key')), cert: readFileSync(join(options.certDir, 'tls.crt')) },
+      (req, res) => void this.#serve(req, res),
+    ));
   }
 
   async listen(): Promise<number> {

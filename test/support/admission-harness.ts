@@ -14,7 +14,7 @@ import { parseAllDocuments } from 'yaml';
 import { createMutatingHandler } from '../../src/admission/mutate.ts';
 import { createPodSpecCheck } from '../../src/admission/pod-spec-check.ts';
 import { createWebhookApp } from '../../src/server/webhook-router.ts';
-import { SERVER_TIMEOUTS } from '../../src/server/https-server.ts';
+import { withServerTimeouts } from '../../src/server/https-server.ts';
 import { createValidatingHandler } from '../../src/admission/validate.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { isRecord } from '../../src/api/json.ts';
@@ -137,10 +137,7 @@ export function harnessListener(objects: readonly KubeObject[], dryRuns?: string
  * hang up"): the race src/server/https-server.ts's SERVER_TIMEOUTS exist to avoid.
  */
 export async function listen(listener: RequestListener): Promise<Server> {
-  const server: Server = createServer(listener);
-  server.keepAliveTimeout = SERVER_TIMEOUTS.keepAliveTimeout;
-  server.headersTimeout = SERVER_TIMEOUTS.headersTimeout;
-  server.requestTimeout = SERVER_TIMEOUTS.requestTimeout;
+  const server: Server = withServerTimeouts(createServer(listener));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return server;
 }
