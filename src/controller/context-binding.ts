@@ -168,6 +168,15 @@ export function bindWrites(options: Pick<ContextBindingOptions, 'client' | 'logg
         if (!isNotFound(err)) throw err;
       }
     },
+    async liveUid(kind, namespace, name, signal) {
+      try {
+        const object = await client.get<KubeObject>(kaosPath(kind, { namespace, name }), { signal });
+        return object.metadata?.uid;
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      }
+    },
   };
 }
 

@@ -123,6 +123,10 @@ async function reconcileWritesNothing(state: ClusterState, kind: WorkloadKind, o
       async removeFinalizers(_kind, _object, finalizers) {
         record('writes', `being deleted, but still holds ${finalizers.join(', ')}`);
       },
+      // The state read is the API server's, so what it holds under the name is the live answer.
+      async liveUid(kind, namespace, name) {
+        return state.reads.kaos(kind, namespace, name)?.metadata?.uid;
+      },
     },
   };
   try {

@@ -1,5 +1,6 @@
 // An in-memory ReconcileContext for the reconciler tests: one store plays both the cache and the
-// API server. Every write request is recorded in `requests`; ensureChild uses kube/apply.ts's
+// API server. Every write request, and the one kind of read a reconcile makes of the API server
+// (liveUid), is recorded in `requests`; ensureChild uses kube/apply.ts's
 // applyIntent + holdsAppliedFields exactly as the real one does, and an apply stores the applied
 // object (fake uid and resourceVersion) so the next reconcile sees the applied state — a
 // converged object then costs zero requests.
@@ -29,9 +30,9 @@ import type { Logger } from '../../src/leaves/logger.ts';
 import type { Child, RenderConfig } from '../../src/render/index.ts';
 import type { IssuerKeys } from '../../src/render/authz-data.ts';
 
-/** One write request as the API server would have received it. */
+/** One write request as the API server would have received it, or a `get` past the cache (liveUid). */
 export interface WriteRequest {
-  verb: 'apply' | 'delete' | 'status' | 'finalizers';
+  verb: 'apply' | 'delete' | 'status' | 'finalizers' | 'get';
   /** `Kind/namespace/name`. */
   target: string;
   /** apply: the object sent; status: the status sent; finalizers: those removed. */
@@ -90,6 +91,11 @@ export class MemoryReconcileContext implements ReconcileContext {
   mcpRuntimes: RegistryState = { problem: 'no registry in this test' };
   /** The harness runtime registry the reads answer with (tests set it). */
   harnessRuntimes: HarnessRegistryState = { problem: 'no harness registry in this test' };
+  /**
+   * What liveUid answers for `Kind/namespace/name` when the test plays a cache that is behind the
+   * API server (undefined: it has no such object); by default, the uid of the stored object.
+   */
+  readonly apiServerUids = new Map<string, string | undefined>();
   /** When set, called before each write request; an Error it returns is thrown instead. */
   failWith: ((request: WriteRequest) => Error | undefined) | undefined;
 
@@ -186,6 +192,12 @@ export class MemoryReconcileContext implements ReconcileContext {
         return;
       }
       this.#kaos.set(key, deepFreeze({ ...stored, metadata: { ...stored.metadata, finalizers: rest, resourceVersion: this.#nextVersion() } }));
+    },
+
+    liveUid: async (kind: KaosKind, namespace: string, name: string): Promise<string | undefined> => {
+      const key = id(kind, namespace, name);
+      this.#request({ verb: 'get', target: key });
+      return this.apiServerUids.has(key) ? this.apiServerUids.get(key) : this.#kaos.get(key)?.metadata?.uid;
     },
   };
 

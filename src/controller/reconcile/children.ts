@@ -19,7 +19,7 @@ import {
   type ExtraCondition,
   type Outcome,
 } from '../status.ts';
-import { deleteEarlierChildren, regarding, settleStatus, type Run } from './frame.ts';
+import { regarding, settleStatus, type Run } from './frame.ts';
 
 /**
  * The common tail once the parent is rendered: apply its children (with security enabled, the
@@ -96,7 +96,8 @@ export async function applyChildren(run: Run, desired: readonly Child[], guard: 
     for (const child of desired) {
       if (child.kind === 'HTTPRoute' && (guard === 'withhold' || policyError !== undefined)) continue;
       const name = child.metadata.name;
-      const live = ctx.reads.child(child.kind, key.namespace, name);
+      // One just deleted as an earlier object's leftover (frame.ts) is created afresh.
+      const live = run.cleared.has(`${child.kind}/${name}`) ? undefined : ctx.reads.child(child.kind, key.namespace, name);
       let result;
       try {
         result = await ctx.writes.ensureChild(child, live, signal, { applyReplicas });
@@ -135,8 +136,6 @@ export async function applyChildren(run: Run, desired: readonly Child[], guard: 
       ctx.events.record({ regarding: regarding(run), type: 'Normal', reason: 'Deleted', action: 'Prune', note: `Deleted ${deleted.join(', ')}: no longer desired` });
     }
   }
-  // An earlier object's children at the names just applied are this one's now; the rest go.
-  await deleteEarlierChildren(run, keep);
   return { ...(deployment === undefined ? {} : { deployment }), ...(policyError === undefined ? {} : { policyError }) };
 }
 

@@ -97,6 +97,13 @@ export interface ReconcileWrites {
   writeStatus(kind: KaosKind, object: KubeObject, status: KaosStatus | GrantStatus, signal: AbortSignal): Promise<void>;
   /** Removes `finalizers` from an object being deleted (a JSON patch guarded by the resourceVersion). */
   removeFinalizers(kind: KaosKind, object: KubeObject, finalizers: readonly string[], signal: AbortSignal): Promise<void>;
+  /**
+   * The uid the API server has now for the KAOS object `kind` `namespace/name` (a GET past the
+   * cache), undefined when it has none. The one read a reconcile makes of the API server, and only
+   * when the cache holds a child of a same-named object with another uid (earlier-children.ts):
+   * the cache alone cannot tell a leftover of a deleted owner from a later owner's child.
+   */
+  liveUid(kind: KaosKind, namespace: string, name: string, signal: AbortSignal): Promise<string | undefined>;
 }
 
 export interface ReconcileContext {

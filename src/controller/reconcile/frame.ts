@@ -3,9 +3,8 @@
 // the queue retries it, write the status only when it changed, and log one line when something
 // was written. The per-kind modules (agent.ts, modelapi.ts, mcpserver.ts) only say what is
 // desired and what the outcome is.
-import { API_VERSION, GROUP, type WorkloadKind } from '../../api/kinds.ts';
-import { KIND_TABLE, possibleChildren } from '../../cluster/kind-table.ts';
-import type { ObjectLike } from '../../kube/apply.ts';
+import { API_VERSION, type WorkloadKind } from '../../api/kinds.ts';
+import { childId } from '../../kube/apply.ts';
 import type { KaosObjects } from '../../api/schema/index.ts';
 import { isConflict } from '../../kube/errors.ts';
 import type { EventRegarding } from '../../kube/events.ts';
@@ -16,6 +15,7 @@ import { securityEnabled } from '../../config/security.ts';
 import { asArray, asRecord, asString } from '../../api/json.ts';
 import type { ObjectRef } from '../../cluster/object-ref.ts';
 import { LEGACY_FINALIZERS, type KindReconciler, type ReconcileContext } from './context.ts';
+import { earlierChildren, orphanedBy } from './earlier-children.ts';
 
 /** One reconcile of one live parent: what the per-kind logic works with. */
 export interface Run<K extends WorkloadKind = WorkloadKind> {
@@ -29,8 +29,13 @@ export interface Run<K extends WorkloadKind = WorkloadKind> {
   readonly signal: AbortSignal;
   /** What this reconcile wrote, e.g. `created Deployment/agent-x`, `status`: the log line's list. */
   readonly changes: string[];
-  /** Set once the children were applied (children.ts): the frame then leaves them alone. */
+  /** Set once the children were applied (children.ts). */
   applied: boolean;
+  /**
+   * `Kind/name` of the children this reconcile deleted as an earlier object's leftovers: the cache
+   * still shows them, but children.ts must create the parent's own afresh, not update those.
+   */
+  readonly cleared: Set<string>;
 }
 
 /** The object an Event about the parent is about. */
@@ -44,6 +49,9 @@ export function regarding(run: Pick<Run, 'kind' | 'key' | 'uid'>): EventRegardin
  * - Absent from the cache: nothing to do (the garbage collector removes its children).
  * - Being deleted: only the kind's KAOS finalizers are removed, if present (other finalizers are
  *   someone else's); no apply, no status write.
+ * - Children at its names left by an earlier object of its kind and name are deleted first
+ *   (deleteEarlierChildren); should the API server say the parent itself is gone, nothing else is
+ *   done and the key is retried once the cache has caught up.
  * - `body` meets a 409 (the cache is behind a write): back soon, quietly — no Event, no error.
  * - `body` throws anything else: one Warning `ReconcileFailed` Event (the recorder counts repeats instead of
  *   writing one per retry), then the error goes to the queue, which retries with backoff. An
@@ -54,7 +62,7 @@ export function reconciler<K extends WorkloadKind>(kind: K, body: (run: Run<K>) 
     const parent = ctx.reads.kaos(kind, key.namespace, key.name);
     if (parent === undefined) return;
     const started = performance.now();
-    const run: Run<K> = { ctx, kind, key: { kind, namespace: key.namespace, name: key.name }, parent, uid: parent.metadata?.uid ?? '', signal, changes: [], applied: false };
+    const run: Run<K> = { ctx, kind, key: { kind, namespace: key.namespace, name: key.name }, parent, uid: parent.metadata?.uid ?? '', signal, changes: [], applied: false, cleared: new Set() };
     let failure: Record<string, unknown> | undefined;
     try {
       if (parent.metadata?.deletionTimestamp !== undefined) {
@@ -62,10 +70,12 @@ export function reconciler<K extends WorkloadKind>(kind: K, body: (run: Run<K>) 
         return;
       }
       if (run.uid === '') throw new Error(`${kind} ${key.namespace}/${key.name} has no metadata.uid: its children could not be owned`);
-      const result = await body(run);
-      // Failed or waiting, nothing was applied: an earlier object's children go all the same.
-      if (!run.applied) await deleteEarlierChildren(run, []);
-      return result;
+      // Before the body, so that it goes even while the parent fails or waits.
+      if (!(await deleteEarlierChildren(run))) {
+        ctx.logger.debug({ kind, namespace: key.namespace, name: key.name }, 'the API server no longer has this object: retrying on a fresher cache');
+        return { requeue: true };
+      }
+      return await body(run);
     } catch (err) {
       // A 409 means the cache was behind our own last write (usually this reconcile's previous
       // status write): nothing is wrong, so no Warning for the user; back with a fresher cache.
@@ -86,42 +96,40 @@ export function reconciler<K extends WorkloadKind>(kind: K, body: (run: Run<K>) 
 }
 
 /**
- * Deletes the children at this parent's names (the kind table's possibleChildren) whose
- * controller is an earlier object of the same kind and name — deleted, then created again — except
- * those at `keep` (just applied: taken over). Kubernetes' garbage collector deletes them itself,
- * but misses it when the owner was deleted and created again while its watch was broken (a
- * kube-apiserver restart: its relist sees one object changed, not one deleted), and then they stay
- * for good, running the old spec. Only a child created before this parent counts: a cache that
- * still holds an earlier parent must not take a later one's child for a leftover. Each delete is
+ * Deletes the children at this parent's names left by an earlier object of its kind and name
+ * (earlier-children.ts says why the garbage collector can miss them), before anything is applied:
+ * children.ts then creates the parent's own afresh, as if the garbage collector had done its job.
+ * Returns false when the API server no longer has this parent (the cache is behind a deletion or
+ * a re-creation): the rest of the reconcile must not apply children for an object that is gone.
+ * Costs nothing unless the cache holds such a child; then one GET of the parent, which also keeps
+ * a later object's children safe from a cache that has not seen that object yet. Each delete is
  * guarded by the child's uid.
  */
-export async function deleteEarlierChildren(run: Run, keep: readonly { kind?: string; metadata: { name: string } }[]): Promise<void> {
-  const earlier = new Map<string, ObjectLike[]>();
-  for (const { kind, name } of possibleChildren(run.kind, run.key.name, KIND_TABLE)) {
-    if (keep.some((k) => k.kind === kind && k.metadata.name === name)) continue;
-    const child = run.ctx.reads.child(kind, run.key.namespace, name);
-    const owner = child?.metadata?.ownerReferences?.find((r) => r.controller === true);
-    if (child === undefined || owner?.uid === undefined || owner.uid === run.uid) continue;
-    if (owner.kind !== run.kind || owner.name !== run.key.name || owner.apiVersion?.split('/')[0] !== GROUP) continue;
-    if (!createdBefore(child, run.parent)) continue;
-    earlier.set(owner.uid, [...(earlier.get(owner.uid) ?? []), child]);
-  }
+export async function deleteEarlierChildren(run: Run): Promise<boolean> {
+  const earlier = earlierChildren(run.ctx.reads, run.kind, run.key.namespace, run.key.name, run.uid);
+  if (earlier.length === 0) return true;
+  const liveUid = await run.ctx.writes.liveUid(run.kind, run.key.namespace, run.key.name, run.signal);
   const deleted: string[] = [];
-  for (const [uid, children] of earlier) {
+  const gone: string[] = [];
+  for (const [uid, children] of orphanedBy(earlier, liveUid)) {
     const pruned = await run.ctx.writes.pruneChildren(children, uid, [], run.signal);
+    gone.push(uid);
     for (const child of pruned.deleted) {
+      run.cleared.add(childId(child));
       run.changes.push(`deleted ${child.kind ?? ''}/${child.metadata?.name ?? ''}`);
       deleted.push(`${child.kind ?? ''} ${child.metadata?.name ?? ''}`);
     }
   }
   if (deleted.length > 0) {
-    run.ctx.events.record({ regarding: regarding(run), type: 'Normal', reason: 'Deleted', action: 'Prune', note: `Deleted ${deleted.join(', ')}: left by an earlier ${run.kind} ${run.key.name}` });
+    run.ctx.events.record({
+      regarding: regarding(run),
+      type: 'Normal',
+      reason: 'Deleted',
+      action: 'Prune',
+      note: `Deleted ${deleted.join(', ')}: left by an earlier ${run.kind} ${run.key.name} (uid ${gone.join(', ')}) that no longer exists`,
+    });
   }
-}
-
-/** Whether `a` was created strictly before `b` (by creationTimestamp; false when either lacks one). */
-function createdBefore(a: ObjectLike, b: ObjectLike): boolean {
-  return Date.parse(a.metadata?.creationTimestamp ?? '') < Date.parse(b.metadata?.creationTimestamp ?? '');
+  return liveUid === run.uid;
 }
 
 async function releaseLegacyFinalizer(run: Run): Promise<void> {

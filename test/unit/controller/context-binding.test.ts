@@ -151,3 +151,16 @@ t.test('ensureChild applies with force through the client; an unchanged child co
   ctx.events.record({ regarding: { apiVersion: 'kaos.tools/v1alpha1', kind: 'Agent', name: 'a1', namespace: 'ns' }, type: 'Normal', reason: 'R', action: 'A', note: 'n' });
   t.equal(events.length, 1, 'events go to the recorder');
 });
+
+t.test('liveUid: a GET of the KAOS object past the cache; its uid, or undefined on a 404; other errors thrown', async (t) => {
+  const signal = new AbortController().signal;
+  const client = fakeClient();
+  client.get = (async (path: string, options: unknown) => {
+    client.calls.push({ method: 'get', path, body: undefined, options, args: [options] });
+    return { metadata: { name: 'a1', namespace: 'ns', uid: 'u-now' } };
+  }) as WriteClient['get'];
+  t.equal(await context(client).writes.liveUid('Agent', 'ns', 'a1', signal), 'u-now');
+  t.match(client.calls, [{ method: 'get', path: '/apis/kaos.tools/v1alpha1/namespaces/ns/agents/a1', options: { signal } }]);
+  t.equal(await context(fakeClient(new ApiError(404, 'NotFound', 'gone'))).writes.liveUid('Agent', 'ns', 'a1', signal), undefined);
+  await t.rejects(context(fakeClient(new ApiError(503, 'ServiceUnavailable', 'down'))).writes.liveUid('Agent', 'ns', 'a1', signal), { code: 503 });
+});

@@ -1,48 +1,67 @@
 // Children left by an earlier object of the same kind and name (deleted, then created again):
 // Kubernetes' garbage collector misses them when the owner was deleted and re-created while its
 // watch was broken, so the reconcile of the new object deletes them — when it is failing or
-// waiting and applies nothing, and when it applies and no longer wants one of their names —
-// and takes over those it applies. Only children created before the parent count (a cache still
-// holding an earlier parent must not delete a later one's); children of anything else are
-// never touched.
+// waiting and applies nothing, and when it applies, which then creates its own afresh. The cache
+// alone cannot tell such a leftover from a later object's child, so one GET of the parent
+// decides: only then, and never on the normal path. Children of anything else are never touched.
 import t from 'tap';
+import { earlierChildren, orphanedBy } from '../../../src/controller/reconcile/earlier-children.ts';
+import type { ObjectLike } from '../../../src/kube/apply.ts';
 import { MemoryReconcileContext } from '../../support/memory-reconcile-context.ts';
 import { deploymentStatus, owner, reconcile } from './reconcile-helpers.ts';
 
 const NS = 'ns';
 const EARLIER = 'uid-earlier';
-/** When the earlier object's children were created, and the parent after them. */
-const BEFORE = '2026-01-01T00:00:00Z';
-const CREATED = '2026-01-01T00:01:00Z';
+const LATER = 'uid-later';
 
-/** A child at `name` as an earlier object `kind/ownerName` (uid-earlier) left it. */
-function earlierChild(ctx: MemoryReconcileContext, kind: 'Deployment' | 'Service' | 'ConfigMap', name: string, ownerKind: 'Agent' | 'ModelAPI' | 'MCPServer', ownerName: string, created = BEFORE): void {
+/** A child at `name` as the object `kind/ownerName` of uid `uid` (by default an earlier one) left it. */
+function earlierChild(ctx: MemoryReconcileContext, kind: 'Deployment' | 'Service' | 'ConfigMap', name: string, ownerKind: 'Agent' | 'ModelAPI' | 'MCPServer', ownerName: string, uid = EARLIER, extra: Partial<NonNullable<ObjectLike['metadata']>> = {}): void {
   ctx.putChild({
     apiVersion: kind === 'Deployment' ? 'apps/v1' : 'v1',
     kind,
-    metadata: { name, namespace: NS, creationTimestamp: created, labels: { 'app.kubernetes.io/managed-by': 'kaos-operator' }, ownerReferences: [owner(ownerKind, ownerName, EARLIER)] },
+    metadata: { name, namespace: NS, uid: `${kind}-${uid}`, labels: { 'app.kubernetes.io/managed-by': 'kaos-operator' }, ownerReferences: [owner(ownerKind, ownerName, uid)], ...extra },
     spec: {},
   });
 }
 
-const agent = (spec: Record<string, unknown>) => ({ apiVersion: 'kaos.tools/v1alpha1', kind: 'Agent', metadata: { name: 'a', namespace: NS, creationTimestamp: CREATED }, spec });
+const agent = (spec: Record<string, unknown>) => ({ apiVersion: 'kaos.tools/v1alpha1', kind: 'Agent', metadata: { name: 'a', namespace: NS }, spec });
+const requests = (ctx: MemoryReconcileContext): string[] => ctx.requests.map((r) => `${r.verb} ${r.target}`);
 
-t.test('a failing Agent applies nothing, but the children of an earlier Agent a go', async (t) => {
+t.test('pure: which children are an earlier object\'s, and which of those are orphans', async (t) => {
+  const ctx = new MemoryReconcileContext();
+  earlierChild(ctx, 'Deployment', 'agent-a', 'Agent', 'a');
+  earlierChild(ctx, 'Service', 'agent-a', 'Agent', 'a', LATER);
+  const reads = ctx.reads;
+  t.same(earlierChildren(reads, 'Agent', NS, 'a', 'uid-now').map((e) => [e.child.kind, e.ownerUid]), [['Deployment', EARLIER], ['Service', LATER]]);
+  t.same(earlierChildren(reads, 'Agent', NS, 'a', EARLIER).map((e) => e.ownerUid), [LATER], 'its own child is not an earlier one');
+  t.same(earlierChildren(reads, 'Agent', NS, 'b', 'uid-now'), [], 'another name: no child at its names');
+  const earlier = earlierChildren(reads, 'Agent', NS, 'a', 'uid-now');
+  t.same([...orphanedBy(earlier, 'uid-now').keys()], [EARLIER, LATER], 'the API server has the parent as cached: both owners are gone');
+  t.same([...orphanedBy(earlier, undefined).keys()], [EARLIER, LATER], 'the API server has no such object: both owners are gone');
+  t.same([...orphanedBy(earlier, LATER).keys()], [EARLIER], 'the owner the API server has now keeps its child');
+  t.same(orphanedBy(earlier, LATER).get(EARLIER)?.map((c) => c.kind), ['Deployment']);
+});
+
+t.test('a failing Agent applies nothing, but the children of an earlier Agent a go, after one GET', async (t) => {
   const ctx = new MemoryReconcileContext();
   earlierChild(ctx, 'Deployment', 'agent-a', 'Agent', 'a');
   earlierChild(ctx, 'Service', 'agent-a', 'Agent', 'a');
   ctx.putKaos(agent({ modelAPI: 'missing' }));
   t.same(await reconcile(ctx, 'Agent', NS, 'a'), { requeue: true }, 'Failed: its ModelAPI is missing');
-  t.same(ctx.requests.map((r) => `${r.verb} ${r.target}`).sort(), ['delete Deployment/ns/agent-a', 'delete Service/ns/agent-a', 'status Agent/ns/a']);
+  t.same(requests(ctx), ['get Agent/ns/a', 'delete Deployment/ns/agent-a', 'delete Service/ns/agent-a', 'status Agent/ns/a']);
   t.same(ctx.childKeys(), []);
-  t.match(ctx.recorded.find((e) => e.reason === 'Deleted'), { type: 'Normal', note: 'Deleted Deployment agent-a, Service agent-a: left by an earlier Agent a' });
-  t.match(ctx.lines.find((l) => l.msg === 'reconciled')?.fields.changes, ['status', 'deleted Deployment/agent-a', 'deleted Service/agent-a']);
+  t.match(ctx.recorded.find((e) => e.reason === 'Deleted'), {
+    type: 'Normal',
+    action: 'Prune',
+    note: `Deleted Deployment agent-a, Service agent-a: left by an earlier Agent a (uid ${EARLIER}) that no longer exists`,
+  });
+  t.match(ctx.lines.find((l) => l.msg === 'reconciled')?.fields.changes, ['deleted Deployment/agent-a', 'deleted Service/agent-a', 'status']);
   ctx.clearRecords();
   await reconcile(ctx, 'Agent', NS, 'a');
-  t.same(ctx.requests, [], 'nothing left to delete: the next reconcile writes nothing');
+  t.same(ctx.requests, [], 'nothing left to delete: the next reconcile reads and writes nothing');
 });
 
-t.test('an Agent that applies takes over the children it wants and deletes the earlier one\'s others', async (t) => {
+t.test('an Agent that applies deletes the earlier Agent\'s children and creates its own afresh', async (t) => {
   const ctx = new MemoryReconcileContext();
   ctx.putKaos({ apiVersion: 'kaos.tools/v1alpha1', kind: 'ModelAPI', metadata: { name: 'm', namespace: NS }, spec: { mode: 'Proxy', proxyConfig: { apiBase: 'http://b:4000' } } });
   await reconcile(ctx, 'ModelAPI', NS, 'm');
@@ -50,42 +69,88 @@ t.test('an Agent that applies takes over the children it wants and deletes the e
   await reconcile(ctx, 'ModelAPI', NS, 'm');
   earlierChild(ctx, 'Deployment', 'agent-a', 'Agent', 'a');
   earlierChild(ctx, 'Service', 'agent-a', 'Agent', 'a');
-  ctx.putKaos(agent({ modelAPI: 'm', agentNetwork: { expose: false } }));
+  ctx.putKaos(agent({ modelAPI: 'm' }));
   ctx.clearRecords();
   await reconcile(ctx, 'Agent', NS, 'a');
-  t.same(ctx.requests.filter((r) => r.verb !== 'status').map((r) => `${r.verb} ${r.target}`), ['apply Deployment/ns/agent-a', 'delete Service/ns/agent-a'],
-    'the Deployment applied (now the new Agent\'s), the Service it no longer wants deleted');
+  t.same(requests(ctx).filter((r) => !r.startsWith('status')), ['get Agent/ns/a', 'delete Deployment/ns/agent-a', 'delete Service/ns/agent-a', 'apply Deployment/ns/agent-a', 'apply Service/ns/agent-a'],
+    'the leftovers deleted first, then the Agent\'s own applied');
   const uid = ctx.kaos('Agent', NS, 'a')?.metadata?.uid;
-  t.same(ctx.child('Deployment', NS, 'agent-a')?.metadata?.ownerReferences?.map((r) => r.uid), [uid]);
-  t.equal(ctx.child('Service', NS, 'agent-a'), undefined);
+  for (const kind of ['Deployment', 'Service'] as const) {
+    const child = ctx.child(kind, NS, 'agent-a');
+    t.not(child?.metadata?.uid, `${kind}-${EARLIER}`, `a new ${kind}`);
+    t.same(child?.metadata?.ownerReferences?.map((r) => r.uid), [uid], `the ${kind} is the new Agent's`);
+  }
+  t.same(ctx.recorded.map((e) => e.reason), ['Deleted', 'Created'], 'told as deleted, then created (not updated)');
+  t.match(ctx.recorded[1], { note: 'Created Deployment agent-a, Service agent-a' });
+  ctx.clearRecords();
+  ctx.setDeploymentStatus(NS, 'agent-a', deploymentStatus(1));
+  await reconcile(ctx, 'Agent', NS, 'a');
+  ctx.clearRecords();
+  await reconcile(ctx, 'Agent', NS, 'a');
+  t.same(ctx.requests, [], 'converged: no GET, no write');
 });
 
 t.test('other kinds: a ModelAPI waiting for its API key Secret drops an earlier ModelAPI\'s ConfigMap and Deployment', async (t) => {
   const ctx = new MemoryReconcileContext();
   earlierChild(ctx, 'ConfigMap', 'litellm-config-m', 'ModelAPI', 'm');
   earlierChild(ctx, 'Deployment', 'modelapi-m', 'ModelAPI', 'm');
-  ctx.putKaos({ apiVersion: 'kaos.tools/v1alpha1', kind: 'ModelAPI', metadata: { name: 'm', namespace: NS, creationTimestamp: CREATED }, spec: { mode: 'Proxy', proxyConfig: { models: ['x'], apiKey: { valueFrom: { secretKeyRef: { name: 'key', key: 'k' } } } } } });
+  ctx.putKaos({ apiVersion: 'kaos.tools/v1alpha1', kind: 'ModelAPI', metadata: { name: 'm', namespace: NS }, spec: { mode: 'Proxy', proxyConfig: { models: ['x'], apiKey: { valueFrom: { secretKeyRef: { name: 'key', key: 'k' } } } } } });
   await reconcile(ctx, 'ModelAPI', NS, 'm');
   t.match(ctx.kaos('ModelAPI', NS, 'm')?.status, { phase: 'Failed', message: 'Failed to resolve Secret key: secrets "key" not found' });
   t.same(ctx.childKeys(), []);
 });
 
-t.test('children owned by anything else at those names are left alone', async (t) => {
+t.test('children owned by anything else at those names are left alone, without a GET', async (t) => {
   const ctx = new MemoryReconcileContext();
   earlierChild(ctx, 'Deployment', 'agent-a', 'ModelAPI', 'a');
   earlierChild(ctx, 'Service', 'agent-a', 'Agent', 'other');
-  ctx.putChild({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'agent-a', namespace: NS, creationTimestamp: BEFORE, ownerReferences: [{ ...owner('Agent', 'a', EARLIER), apiVersion: 'example.com/v1' }] }, spec: {} });
+  ctx.putChild({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'agent-a', namespace: NS, ownerReferences: [{ ...owner('Agent', 'a', EARLIER), apiVersion: 'example.com/v1' }] }, spec: {} });
   ctx.putKaos(agent({ modelAPI: 'missing' }));
   await reconcile(ctx, 'Agent', NS, 'a');
-  t.same(ctx.requests.map((r) => r.verb), ['status'], 'no delete');
+  t.same(ctx.requests.map((r) => r.verb), ['status'], 'no GET, no delete');
   t.same(ctx.childKeys(), ['Deployment/ns/agent-a', 'Service/ns/agent-a']);
 });
 
-t.test('a child created after the parent the cache holds is a later object\'s: left alone', async (t) => {
+t.test('a child already being deleted costs no GET', async (t) => {
   const ctx = new MemoryReconcileContext();
-  earlierChild(ctx, 'Deployment', 'agent-a', 'Agent', 'a', '2026-01-01T00:02:00Z');
+  earlierChild(ctx, 'Deployment', 'agent-a', 'Agent', 'a', EARLIER, { deletionTimestamp: '2026-01-01T00:00:00Z' });
   ctx.putKaos(agent({ modelAPI: 'missing' }));
   await reconcile(ctx, 'Agent', NS, 'a');
-  t.same(ctx.requests.map((r) => r.verb), ['status'], 'no delete');
+  t.same(ctx.requests.map((r) => r.verb), ['status']);
+});
+
+t.test('a cache behind the API server: a later object\'s child is left alone, and nothing is done for the gone parent', async (t) => {
+  const ctx = new MemoryReconcileContext();
+  earlierChild(ctx, 'Deployment', 'agent-a', 'Agent', 'a', LATER);
+  earlierChild(ctx, 'Service', 'agent-a', 'Agent', 'a', EARLIER);
+  ctx.putKaos(agent({ modelAPI: 'missing' }));
+  // The cache holds an Agent a the API server has since replaced with the one of uid-later.
+  ctx.apiServerUids.set(`Agent/${NS}/a`, LATER);
+  t.same(await reconcile(ctx, 'Agent', NS, 'a'), { requeue: true }, 'retried once the cache has caught up');
+  t.same(requests(ctx), ['get Agent/ns/a', 'delete Service/ns/agent-a'], 'only the child of an owner that is gone for good; no status for a parent that is gone');
+  t.same(ctx.childKeys(), ['Deployment/ns/agent-a']);
+  t.match(ctx.recorded.find((e) => e.reason === 'Deleted'), { note: `Deleted Service agent-a: left by an earlier Agent a (uid ${EARLIER}) that no longer exists` });
+});
+
+t.test('a cache behind a deletion: the earlier owner\'s child goes, nothing is applied for the deleted parent', async (t) => {
+  const ctx = new MemoryReconcileContext();
+  ctx.putKaos({ apiVersion: 'kaos.tools/v1alpha1', kind: 'ModelAPI', metadata: { name: 'm', namespace: NS }, spec: { mode: 'Proxy', proxyConfig: { apiBase: 'http://b:4000' } } });
+  await reconcile(ctx, 'ModelAPI', NS, 'm');
+  earlierChild(ctx, 'Deployment', 'agent-a', 'Agent', 'a');
+  ctx.putKaos(agent({ modelAPI: 'm', waitForDependencies: false }));
+  ctx.apiServerUids.set(`Agent/${NS}/a`, undefined);
+  ctx.clearRecords();
+  t.same(await reconcile(ctx, 'Agent', NS, 'a'), { requeue: true });
+  t.same(requests(ctx), ['get Agent/ns/a', 'delete Deployment/ns/agent-a'], 'no apply, no status');
+});
+
+t.test('the GET fails: one Warning, retried, nothing deleted', async (t) => {
+  const ctx = new MemoryReconcileContext();
+  earlierChild(ctx, 'Deployment', 'agent-a', 'Agent', 'a');
+  ctx.putKaos(agent({ modelAPI: 'missing' }));
+  ctx.failWith = (r) => (r.verb === 'get' ? new Error('connection reset') : undefined);
+  await t.rejects(reconcile(ctx, 'Agent', NS, 'a'), /connection reset/);
+  t.same(requests(ctx), ['get Agent/ns/a']);
+  t.match(ctx.recorded, [{ type: 'Warning', reason: 'ReconcileFailed', note: 'connection reset' }]);
   t.same(ctx.childKeys(), ['Deployment/ns/agent-a']);
 });

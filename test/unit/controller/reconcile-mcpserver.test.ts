@@ -103,9 +103,9 @@ t.test('HTTPRoute mcp-<name> with the gateway, pruned when it is turned off', as
 t.test('prune deletes only children this parent controls', async (t) => {
   const ctx = new MemoryReconcileContext({ config: gatewayConfig });
   ctx.putKaos(ECHO);
-  // An object at the name an HTTPRoute of ours would have, of an MCPServer of this name that is
-  // not known to be an earlier one (no creation times to tell): not this parent's to delete.
-  ctx.putChild({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: `mcp-${NAME}`, namespace: NS, ownerReferences: [owner('MCPServer', NAME, 'uid-older-incarnation')] } });
+  // Someone else's object at the name an HTTPRoute of ours would have (an earlier MCPServer of
+  // this name's is reconcile-earlier-children.test.ts's).
+  ctx.putChild({ apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: `mcp-${NAME}`, namespace: NS, ownerReferences: [owner('MCPServer', 'other', 'uid-other')] } });
   ctx.config = loadConfig({});
   await reconcile(ctx, 'MCPServer', NS, NAME);
   t.notOk(ctx.requests.some((r) => r.verb === 'delete'));
