@@ -207,6 +207,12 @@ export interface ControlPlane {
    * same port, certificates and etcd: every connection breaks, no data is lost.
    */
   restartApiServer(options?: { graceMs?: number }): Promise<void>;
+  /**
+   * Stops kube-controller-manager, runs `during`, and starts it again (also when `during` throws):
+   * a window in which no controller acts, its garbage collector included — what a test needs to
+   * show that something else deleted an object. On restart its informers list afresh.
+   */
+  pauseControllerManager<T>(during: () => Promise<T>): Promise<T>;
   /** Stops every process (by pid), then removes the directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -291,6 +297,7 @@ class RunningPlane implements ControlPlane {
   #apiserverArgs: string[] = [];
   /** The directory kube-controller-manager sees as /tmp; undefined when it shares the machine's. */
   #kcmTmp: string | undefined;
+  #controllers: readonly string[] = [];
   #stopping: Promise<void> | undefined;
 
   constructor(dir: string, binDir: string, log: (line: string) => void, options: ControlPlaneOptions) {
@@ -404,22 +411,8 @@ class RunningPlane implements ControlPlane {
       this.#log(`[control-plane] no private /tmp for kube-controller-manager (${privateTmp.reason}): its host-path volumes go to ${HOST_PATH_VOLUMES} and outlive the control plane if their claims do`);
     }
     this.#log(`[control-plane] starting kube-controller-manager (${controllers.length} controllers)${this.#pods ? ', kube-scheduler, kwok' : '; no pods run'}`);
-    this.#controllerManager = this.#spawn('kube-controller-manager', [
-      `--kubeconfig=${this.kubeconfigPath}`,
-      `--controllers=${controllers.join(',')}`,
-      // The in-tree host-path provisioner, off by default (for testing only, says its help: a
-      // volume is a directory on the controller manager's machine, which here is every node's).
-      '--enable-hostpath-provisioner=true',
-      `--service-account-private-key-file=${join(dir, 'pki', 'sa.key')}`,
-      `--root-ca-file=${this.caFile}`,
-      '--leader-elect=false',
-      '--secure-port=0',
-      // Each controller's client is limited to 20 requests/s by default: a Deployment costs its
-      // controllers about eight writes (ReplicaSet, pod, statuses), so rolling out 1,000 at once
-      // would take minutes of client-side waiting while the API server idles. A bulk apply here
-      // should be paced by CPU, as on a real control plane sized for its load.
-      ...CLIENT_RATE_FLAGS,
-    ], this.logs.controllerManager, { privateTmp: this.#kcmTmp });
+    this.#controllers = controllers;
+    this.#startControllerManager();
     if (this.#pods) {
       this.#scheduler = this.#spawn('kube-scheduler', [
         `--kubeconfig=${this.kubeconfigPath}`,
@@ -492,6 +485,37 @@ class RunningPlane implements ControlPlane {
     // listening, and a restart test wants the outage, not a graceful drain.
     await this.#apiserver?.stop(options.graceMs ?? 1000);
     await this.#startApiServer(90_000);
+  }
+
+  /** kube-controller-manager with the controllers start() chose. */
+  #startControllerManager(): void {
+    this.#controllerManager = this.#spawn('kube-controller-manager', [
+      `--kubeconfig=${this.kubeconfigPath}`,
+      `--controllers=${this.#controllers.join(',')}`,
+      // The in-tree host-path provisioner, off by default (for testing only, says its help: a
+      // volume is a directory on the controller manager's machine, which here is every node's).
+      '--enable-hostpath-provisioner=true',
+      `--service-account-private-key-file=${join(this.dir, 'pki', 'sa.key')}`,
+      `--root-ca-file=${this.caFile}`,
+      '--leader-elect=false',
+      '--secure-port=0',
+      // Each controller's client is limited to 20 requests/s by default: a Deployment costs its
+      // controllers about eight writes (ReplicaSet, pod, statuses), so rolling out 1,000 at once
+      // would take minutes of client-side waiting while the API server idles. A bulk apply here
+      // should be paced by CPU, as on a real control plane sized for its load.
+      ...CLIENT_RATE_FLAGS,
+    ], this.logs.controllerManager, { privateTmp: this.#kcmTmp });
+  }
+
+  async pauseControllerManager<T>(during: () => Promise<T>): Promise<T> {
+    await this.#controllerManager?.stop(STOP_GRACE_MS);
+    this.#log('[control-plane] kube-controller-manager stopped');
+    try {
+      return await during();
+    } finally {
+      this.#startControllerManager();
+      this.#log('[control-plane] kube-controller-manager started again');
+    }
   }
 
   /** Starts a binary of binDir, with `privateTmp` (a directory) as its /tmp when given. */

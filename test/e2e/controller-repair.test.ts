@@ -1,7 +1,8 @@
 // End-to-end: the controller keeps children as desired when the world moves under it:
 // deleted children come back, its own fields edited with kubectl are put back, fields it does not
 // own (replicas after `kubectl scale`) are left alone, children no longer desired are pruned
-// (`expose: false`, Proxy → Hosted), and a Secret behind fromSecretKeyRef rolls the pods. Real
+// (`expose: false`, Proxy → Hosted), children an Agent deleted and created again left behind are
+// deleted when the garbage collector missed them, and a Secret behind fromSecretKeyRef rolls the pods. Real
 // kube-apiserver + garbage collector, the operator as dist/main.js under its ServiceAccount;
 // every expectation written out from docs/api.md. Each subtest works in a namespace of its own.
 //
@@ -33,6 +34,7 @@ import {
   remainingAfterGC,
 } from './support/children.ts';
 import { IMAGES, useStack } from './support/stack.ts';
+import { eventually } from '../support/poll.ts';
 
 const HASH = /^[0-9a-f]{16}$/;
 
@@ -202,6 +204,33 @@ t.test('deleting a parent removes every child (garbage collector)', async (t) =>
   await kubectlOk(s(), ['delete', 'modelapi', 'llm', '-n', ns]);
   await kubectlOk(s(), ['delete', 'mcpserver', 'tools', '-n', ns]);
   t.same(await remainingAfterGC(s(), ns, children), [], 'every child garbage-collected');
+});
+
+t.test('an Agent deleted and created again while the garbage collector is not looking: the old children go, the new Agent gets its own', async (t) => {
+  const ns = 'repair-orphans';
+  await createNamespace(s(), ns);
+  const spec = { modelAPI: 'llm', waitForDependencies: false };
+  await applyObjects(s(), ns, [kaos('ModelAPI', 'llm', { mode: 'Proxy', proxyConfig: { model: 'gpt-4o-mini' } }), kaos('Agent', 'again', spec)]);
+  const first = await waitForObject(s(), 'agent', ns, 'again');
+  const old = [await waitForObject(s(), 'deployment', ns, 'agent-again'), await waitForObject(s(), 'service', ns, 'agent-again')];
+  // With kube-controller-manager stopped, its garbage collector misses the deletion, as its relist
+  // does after a kube-apiserver restart: only the operator can tell the children are orphans now.
+  await s().plane.pauseControllerManager(async () => {
+    await kubectlOk(s(), ['delete', 'agent', 'again', '-n', ns, '--wait=true']);
+    await applyObjects(s(), ns, [kaos('Agent', 'again', spec)]);
+    const second = await waitForObject(s(), 'agent', ns, 'again');
+    t.not(uidOf(second), uidOf(first), 'a new Agent of the same name');
+    for (const [resource, before] of [['deployment', old[0]], ['service', old[1]]] as const) {
+      const after = await waitForObject(s(), resource, ns, 'agent-again', (o) => uidOf(o) !== uidOf(before ?? {}), `${resource} agent-again replaced`);
+      t.strictSame(childIdentity(after), expectedIdentity('Agent', second, 'agent-again'), `a new ${resource}, controlled by the new Agent`);
+    }
+    const events = await eventually('the Deleted Event on the new Agent', async () => {
+      const list = JSON.parse(await kubectlOk(s(), ['get', 'events', '-n', ns, '--field-selector', `involvedObject.uid=${uidOf(second)}`, '-o', 'json'])) as { items: Json[] };
+      const deleted = list.items.filter((e) => e.reason === 'Deleted');
+      return deleted.length > 0 ? deleted : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 500 });
+    t.equal(at(events[0], 'message'), `Deleted Deployment agent-again, Service agent-again: left by an earlier Agent again (uid ${uidOf(first)}) that no longer exists`);
+  });
 });
 
 t.test('a Secret change behind fromSecretKeyRef rolls the pods (new config-hash)', async (t) => {
