@@ -19,7 +19,7 @@ import type { ChildKind } from '../../cluster/kind-table.ts';
 import type { ObjectRef } from '../../cluster/object-ref.ts';
 
 
-/** Reads, all from the shared cache: a reconcile never reads the API server. */
+/** Reads, all from the shared cache: a reconcile reads the API server only through `writes.liveUid`, in one rare case. */
 export interface ReconcileReads {
   /**
    * A KAOS object (the parent itself, or a dependency) as its kind's schema type, or undefined
