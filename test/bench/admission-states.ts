@@ -35,7 +35,9 @@
 // BENCH_BASE=<directory of another checkout, built> runs that build's dist/main.js as well,
 // alternated with this tree's within each round (this, base; then base, this; …), on the same
 // control plane, so that before and after are measured side by side. BENCH_HEAD=<directory>
-// runs that checkout's build in place of this tree's.
+// runs that checkout's build in place of this tree's. Either may end in `+VAR=value` operator
+// settings of its own (`BENCH_BASE=.+WEBHOOK_THREAD=false`: this tree with admission on the main
+// thread, beside itself as shipped).
 //
 // Env: ROUNDS (2), RELIST_AGENTS (3000), BULK_AGENTS (1000), IDLE_PROBES (1500), IDLE_SETTLE_SECONDS (15), RELISTS (4),
 // RELIST_TAIL_MS (200), BENCH_BASE, BENCH_HEAD, CREATE_IN_FLIGHT (16).
@@ -43,7 +45,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   applySetupObjects,
@@ -99,7 +101,27 @@ const STATES: readonly State[] = ['idle', 'converging', 'relist'];
 type Webhook = 'operator' | 'bare';
 
 /** A build's entry point, and for another checkout how it starts its operator (its own flags). */
-interface Build { name: string; main: string; command?: StartOperatorOptions['command'] }
+interface Build { name: string; main: string; command?: StartOperatorOptions['command']; env: Record<string, string> }
+
+/** `dir[+VAR=value…]`: a checkout and the operator settings it runs with. */
+function buildSpec(spec: string): { dir: string; env: Record<string, string> } {
+  const [dir = '', ...settings] = spec.split('+');
+  const env: Record<string, string> = {};
+  for (const setting of settings) {
+    const [key = '', ...value] = setting.split('=');
+    if (key === '' || value.length === 0) throw new Error(`"${setting}" in "${spec}" is not VAR=value`);
+    env[key] = value.join('=');
+  }
+  return { dir, env };
+}
+
+/** The build a BENCH_BASE or BENCH_HEAD spec names: this tree's own dist/ as it starts it, or another checkout's with its own flags. */
+async function buildOf(name: string, spec: string): Promise<Build> {
+  const { dir, env } = buildSpec(spec);
+  const suffix = Object.entries(env).map(([k, v]) => ` ${k}=${v}`).join('');
+  if (resolve(dir) === resolve(ROOT)) return { name: `${name}${suffix}`, main: join(ROOT, 'dist', 'main.js'), env };
+  return { name: `${name}${suffix}`, main: join(dir, 'dist', 'main.js'), command: await operatorCommandOf(dir), env };
+}
 
 /** One GC pause from --trace-gc. */
 interface GcPause { isolate: string; kind: string; ms: number }
@@ -214,7 +236,7 @@ async function launch(stack: Stack, build: Build, tag: string): Promise<Operator
     main: build.main,
     ...(build.command === undefined ? {} : { command: build.command }),
     nodeArgs: ['--trace-gc'],
-    env: OPERATOR_ENV,
+    env: { ...OPERATOR_ENV, ...build.env },
     readyTimeoutMs: 120_000,
   });
 }
@@ -334,8 +356,8 @@ function listIntervals(logFile: string, from: number): Array<{ start: number; en
 
 export async function runStates(): Promise<void> {
   const head = process.env.BENCH_HEAD;
-  const builds: Build[] = [head === undefined || head === '' ? { name: 'this tree', main: join(ROOT, 'dist', 'main.js') } : { name: 'head', main: join(head, 'dist', 'main.js'), command: await operatorCommandOf(head) }];
-  if (BASE !== undefined && BASE !== '') builds.push({ name: 'base', main: join(BASE, 'dist', 'main.js'), command: await operatorCommandOf(BASE) });
+  const builds: Build[] = [head === undefined || head === '' ? { name: 'this tree', main: join(ROOT, 'dist', 'main.js'), env: {} } : await buildOf('head', head)];
+  if (BASE !== undefined && BASE !== '') builds.push(await buildOf('base', BASE));
   const loadStart = loadavg()[0] ?? 0;
   log(`starting the control plane; builds: ${builds.map((b) => `${b.name} (${b.main})`).join(', ')}`);
   const stack = await startStack();
