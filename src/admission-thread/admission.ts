@@ -7,9 +7,9 @@
 // whole operator needed (docs/benchmarks.md, "Admission while the controller works"). What it buys —
 // admission that never waits behind the controller's work or its garbage collections — grows with
 // the cluster: a relist, a major GC and a reconcile burst all grow with the objects the main
-// thread holds. Below the threshold admission's tail under load follows the controller's work
-// (the same section: 1.54× a bare webhook's p99 while 1,000 Agents converge); above it, the thread
-// keeps it at the bare webhook's.
+// thread holds. While 1,000 Agents converge the main thread answers at 1.54× a bare webhook's p99
+// and the thread at its floor; while 300 converge beside 300 more, the two answer alike, which is
+// why the default threshold is 500 (docs/benchmarks.md, "The thread for a small cluster").
 //
 // The move, once: the thread is started on the main webhook server's port (both listen with
 // SO_REUSEPORT), fed the cache, and listens once it has applied what the cache holds; then the

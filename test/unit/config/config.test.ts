@@ -15,7 +15,7 @@ t.test('defaults: docs/configuration.md images and model, webhook and metrics po
   t.equal(c.defaultModelName, 'smollm2:135m');
   t.same(c.gateway, { enabled: false, name: '', namespace: '', defaultTimeouts: { agent: '120s', modelAPI: '120s', mcpServer: '30s', memoryStore: '60s' } });
   t.equal(c.referencePolicy, 'Enforce');
-  t.same(c.webhook, { enabled: true, thread: true, threadFromObjects: 0, host: '0.0.0.0', port: 9443, certDir: '/tmp/k8s-webhook-server/serving-certs', certCheckIntervalSeconds: 10, maxConnections: 1000, bodyTimeoutSeconds: 10 });
+  t.same(c.webhook, { enabled: true, thread: true, threadFromObjects: 500, host: '0.0.0.0', port: 9443, certDir: '/tmp/k8s-webhook-server/serving-certs', certCheckIntervalSeconds: 10, maxConnections: 1000, bodyTimeoutSeconds: 10 });
   t.equal(c.metricsPort, 8080);
   t.equal(c.logLevel, 'info');
   t.equal(c.kubeconfig, '', 'in-cluster');
