@@ -9,7 +9,8 @@
 // the cluster: a relist, a major GC and a reconcile burst all grow with the objects the main
 // thread holds. While 1,000 Agents converge the main thread answers at 1.54× a bare webhook's p99
 // and the thread at its floor; while 300 converge beside 300 more, the two answer alike, which is
-// why the default threshold is 500 (docs/benchmarks.md, "The thread for a small cluster").
+// why the default threshold (WEBHOOK_DEFAULTS in config/config.ts) lies between those sizes
+// (docs/benchmarks.md, "The thread for a small cluster").
 //
 // The move, once: the thread is started on the main webhook server's port (both listen with
 // SO_REUSEPORT), fed the cache, and listens once it has applied what the cache holds; then the
