@@ -34,8 +34,9 @@ export function slimObject<T extends KubeObject>(object: T, keepManager?: string
   const metadata = object.metadata;
   if (metadata === undefined) return object;
   const managed = metadata.managedFields;
-  const owners = ownerUids(metadata);
-  const kept = keepManager === undefined || !Array.isArray(managed) ? [] : managed.filter((e: unknown) => isOwnApply(e, keepManager)).map((e) => compactEntry(e, owners));
+  const ours = keepManager === undefined || !Array.isArray(managed) ? [] : managed.filter((e: unknown) => isOwnApply(e, keepManager));
+  const owners = ours.length === 0 ? [] : ownerUids(metadata);
+  const kept = ours.map((e) => compactEntry(e, owners));
   if (kept.length > 0) metadata.managedFields = kept;
   else if (managed !== undefined) delete metadata.managedFields;
   const annotations = metadata.annotations;

@@ -77,7 +77,7 @@ import {
   samples,
   type HistogramData,
 } from './metrics-text.ts';
-import { int, kaosPath, log, operatorCommandOf, printTable, sleep } from './reconcile.ts';
+import { buildSettings, int, kaosPath, log, operatorCommandOf, printTable, sleep } from './reconcile.ts';
 
 const ROUNDS = Math.max(1, int('ROUNDS', 2));
 const RELIST_AGENTS = int('RELIST_AGENTS', 3000);
@@ -103,21 +103,9 @@ type Webhook = 'operator' | 'bare';
 /** A build's entry point, and for another checkout how it starts its operator (its own flags). */
 interface Build { name: string; main: string; command?: StartOperatorOptions['command']; env: Record<string, string> }
 
-/** `dir[+VAR=value…]`: a checkout and the operator settings it runs with. */
-function buildSpec(spec: string): { dir: string; env: Record<string, string> } {
-  const [dir = '', ...settings] = spec.split('+');
-  const env: Record<string, string> = {};
-  for (const setting of settings) {
-    const [key = '', ...value] = setting.split('=');
-    if (key === '' || value.length === 0) throw new Error(`"${setting}" in "${spec}" is not VAR=value`);
-    env[key] = value.join('=');
-  }
-  return { dir, env };
-}
-
 /** The build a BENCH_BASE or BENCH_HEAD spec names: this tree's own dist/ as it starts it, or another checkout's with its own flags. */
 async function buildOf(name: string, spec: string): Promise<Build> {
-  const { dir, env } = buildSpec(spec);
+  const { dir, env } = buildSettings(spec);
   const suffix = Object.entries(env).map(([k, v]) => ` ${k}=${v}`).join('');
   if (resolve(dir) === resolve(ROOT)) return { name: `${name}${suffix}`, main: join(ROOT, 'dist', 'main.js'), env };
   return { name: `${name}${suffix}`, main: join(dir, 'dist', 'main.js'), command: await operatorCommandOf(dir), env };

@@ -23,7 +23,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BulkFigures } from './bulk-apply.ts';
 import type { MemoryParts } from './memory-parts.ts';
-import { int, log, printTable } from './reconcile.ts';
+import { buildSettings, int, log, printTable } from './reconcile.ts';
 
 const BULK = fileURLToPath(new URL('./bulk-apply.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -39,15 +39,9 @@ function builds(spec: string | undefined): Build[] {
     if (base !== undefined && base !== '') tokens.push(`base=${base}`);
   }
   return tokens.map((token) => {
-    const [head = '', ...settings] = token.split('+');
+    const { dir: head, env } = buildSettings(token);
     const [name = '', dir = ''] = head.split('=');
     if (name === '' || dir === '') throw new Error(`BUILDS: "${token}" is not name=checkout[+VAR=value…]`);
-    const env: Record<string, string> = {};
-    for (const s of settings) {
-      const [k = '', ...v] = s.split('=');
-      if (k === '' || v.length === 0) throw new Error(`BUILDS: "${s}" in "${token}" is not VAR=value`);
-      env[k] = v.join('=');
-    }
     const root = resolve(dir) === resolve(ROOT) ? undefined : resolve(dir);
     return { name, root, env };
   });

@@ -418,6 +418,18 @@ export async function launchOperator(stack: Stack, tag: string, env: Readonly<Re
   return operator;
 }
 
+/** `checkout[+VAR=value…]`, how a bench names a build: the checkout, and the operator settings it runs with. */
+export function buildSettings(spec: string): { dir: string; env: Record<string, string> } {
+  const [dir = '', ...settings] = spec.split('+');
+  const env: Record<string, string> = {};
+  for (const setting of settings) {
+    const [key = '', ...value] = setting.split('=');
+    if (key === '' || value.length === 0) throw new Error(`"${setting}" in "${spec}" is not VAR=value`);
+    env[key] = value.join('=');
+  }
+  return { dir, env };
+}
+
 /** How the checkout at `root` starts its operator (its scripts/operator-command.ts): its flags and environment, not this tree's. */
 export async function operatorCommandOf(root: string): Promise<NonNullable<StartOperatorOptions['command']>> {
   const command = (await import(pathToFileURL(join(root, 'scripts', 'operator-command.ts')).href)) as typeof import('../../scripts/operator-command.ts');

@@ -10,7 +10,7 @@
 // not the one the API server now has under that name is gone for good.
 import { GROUP, type WorkloadKind } from '../../api/kinds.ts';
 import { KIND_TABLE, possibleChildren } from '../../cluster/kind-table.ts';
-import { childId, type ObjectLike } from '../../kube/apply.ts';
+import type { ObjectLike } from '../../kube/apply.ts';
 import type { ReconcileReads } from './context.ts';
 
 /** A child at one of the parent's names controlled by another object of its kind and name. */
@@ -49,12 +49,5 @@ export function orphanedBy(earlier: readonly EarlierChild[], liveUid: string | u
     if (ownerUid === liveUid) continue;
     out.set(ownerUid, [...(out.get(ownerUid) ?? []), child]);
   }
-  return out;
-}
-
-/** `Kind/name` of each child: how a reconcile remembers those it deleted. */
-export function childIds(children: Iterable<ObjectLike>): Set<string> {
-  const out = new Set<string>();
-  for (const child of children) out.add(childId(child));
   return out;
 }
