@@ -12,6 +12,7 @@ import { join, relative } from 'node:path';
 import t from 'tap';
 import { KIND_NAMES, KINDS, WORKLOAD_KINDS, type KaosKind } from '../../../src/api/kinds.ts';
 import { KIND_TABLE } from '../../../src/cluster/kind-table.ts';
+import { CONTAINER_NAME } from '../../../src/render/names.ts';
 import { ROOT } from '../../../scripts/image/build.ts';
 
 const SKIP = new Set(['node_modules', '.git', 'dist', '.tap', 'coverage']);
@@ -153,4 +154,10 @@ t.test('every kubectl list of KAOS resources over all namespaces names the five 
     }
   }
   t.ok(checked >= 1, `kubectl lists checked: ${checked}`);
+});
+
+t.test('configuration.md names the main container of every workload kind', async (t) => {
+  const page = pages.find((p) => p.file === 'docs/configuration.md')?.text ?? '';
+  const sentence = /naming the main container \(([^)]*)\)/.exec(page.replace(/\s*\n\s*/g, ' '))?.[1] ?? '';
+  t.same(sortedSet([...sentence.matchAll(/`([^`]+)`/g)].map((m) => m[1] ?? '')), sortedSet(Object.values(CONTAINER_NAME)));
 });
