@@ -4,23 +4,14 @@
 // run whatever the public registry holds under the name. Each such command's subcommand and
 // options are run through the CLI's own parser (src/cli/run.ts), its files replaced by a sample
 // on stdin where they are the reader's own, so a renamed option or a typo fails here.
-import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import t from 'tap';
+import { markdownFiles } from './markdown-files.ts';
 import { ROOT } from '../../../scripts/image/build.ts';
 import { run } from '../../../src/cli/run.ts';
 
-const SKIP = new Set(['node_modules', '.git', 'dist', '.tap', 'coverage']);
 const SAMPLE = readFileSync(join(ROOT, 'test/fixtures/samples/1-simple-echo-agent.yaml'), 'utf8');
-
-function markdownFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    if (SKIP.has(name)) return [];
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return markdownFiles(path);
-    return name.endsWith('.md') ? [path] : [];
-  });
-}
 
 /** The lines of fenced code blocks and the inline code spans of a page: where commands are written. */
 export function codeOf(markdown: string): string[] {

@@ -7,27 +7,18 @@
 // that a list leaves out fails here. `kubectl get a,b,c` resource lists are checked the same way.
 // The CHANGELOG and docs/history/ are history (what the operator did then, the runs): both
 // are left out.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import t from 'tap';
+import { markdownFiles } from './markdown-files.ts';
 import { KIND_NAMES, KINDS, WORKLOAD_KINDS, type KaosKind } from '../../../src/api/kinds.ts';
 import { KIND_TABLE } from '../../../src/cluster/kind-table.ts';
 import { CONTAINER_NAME } from '../../../src/render/names.ts';
 import { ROOT } from '../../../scripts/image/build.ts';
 
-const SKIP = new Set(['node_modules', '.git', 'dist', '.tap', 'coverage']);
 const HISTORY = new Set(['CHANGELOG.md', 'docs/history/benchmarks.md']);
 /** How far beside a list a kind still belongs to it. */
 const WINDOW = 120;
-
-function markdownFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    if (SKIP.has(name)) return [];
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return markdownFiles(path);
-    return name.endsWith('.md') ? [path] : [];
-  });
-}
 
 const sortedSet = (items: Iterable<string>): string => [...new Set(items)].sort().join(',');
 
