@@ -1,0 +1,50 @@
+// Facts the docs state about the repository's own files, checked against those files: what the
+// image holds (the Dockerfile's copies), whether its default image can be pulled (the CHANGELOG
+// says the version is not tagged), and a GitOps recipe that Argo CD can read.
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import t from 'tap';
+import { parse } from 'yaml';
+import { markdownFiles } from './markdown-files.ts';
+import { ROOT } from '../../../scripts/image/build.ts';
+
+const read = (file: string): string => readFileSync(join(ROOT, file), 'utf8');
+
+t.test('the pages that say what the image holds name every bundle the Dockerfile copies', async (t) => {
+  const copied = [...read('Dockerfile').matchAll(/\/app\/dist\/([\w-]+\.js)(?=\s)/g)].map((m) => m[1] ?? '');
+  t.same(copied.sort(), ['admission-worker.js', 'main.js'], 'the Dockerfile copies the two bundles (and their maps)');
+  const development = read('docs/development.md');
+  const holds = /\*\*What it holds\*\*:([\s\S]*?)\n- \*\*/.exec(development)?.[1] ?? '';
+  for (const bundle of copied) {
+    t.match(holds, `/app/dist/${bundle}`, `development.md, "What it holds": /app/dist/${bundle}`);
+    t.match(read('docs/benchmarks.md'), bundle, `benchmarks.md, the image: ${bundle}`);
+  }
+});
+
+t.test('while the version is not tagged, the README says the default image is not published, right after its first helm install', async (t) => {
+  const untagged = /has not been tagged yet/.test(read('CHANGELOG.md'));
+  const repository = (parse(read('chart/values.yaml')) as { image: { repository: string } }).image.repository;
+  const readme = read('README.md');
+  const install = readme.indexOf('helm install');
+  t.ok(install > 0, 'the README has a helm install');
+  const after = readme.slice(install, readme.indexOf('\n## ', install) === -1 ? undefined : readme.indexOf('\n## ', install));
+  if (untagged) {
+    t.match(after, repository, `it names the default image, ${repository}`);
+    t.match(after, /not published/, 'and says it is not published');
+  } else {
+    t.pass('the version is tagged: nothing to warn about');
+  }
+});
+
+t.test('an Argo CD ignoreDifferences recipe uses no JSON pointer with a wildcard (jqPathExpressions does that)', async (t) => {
+  const offenders: string[] = [];
+  for (const file of markdownFiles(ROOT)) {
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/(ignoreDifferences|jsonPointers)[\s\S]{0,200}/g)) {
+      const pointer = /`?(\/[\w.~-]+(?:\/[\w.*~-]+)*\/\*(?:\/[\w.*~-]+)*)`?/.exec(m[0]);
+      if (pointer !== null) offenders.push(`${relative(ROOT, file)}: ${pointer[1] ?? ''}`);
+    }
+  }
+  t.same(offenders, []);
+  t.match(read('docs/troubleshooting.md'), "jqPathExpressions: ['.webhooks[]?.clientConfig.caBundle']");
+});
