@@ -93,3 +93,11 @@ t.test('every phase has a row, and each section says its phase or condition', as
 t.test('the pages users read first link to it', async (t) => {
   for (const file of ['docs/README.md', 'docs/errors.md', 'docs/troubleshooting.md', 'docs/api.md']) t.match(read(file), 'not-ready.md', file);
 });
+
+t.test('its transcript is the real one: every line is in docs/lifecycle.md (npm run docs:lifecycle)', async (t) => {
+  const transcript = /^```\n(\$ kubectl[\s\S]*?)^```/m.exec(page)?.[1] ?? '';
+  const lifecycle = read('docs/lifecycle.md');
+  const lines = transcript.split('\n').filter((l) => l !== '');
+  t.ok(lines.length >= 5, `lines: ${lines.length}`);
+  for (const line of lines) t.ok(lifecycle.includes(`${line}\n`), line);
+});
