@@ -7,6 +7,7 @@ import t from 'tap';
 import { parse } from 'yaml';
 import { markdownFiles } from './markdown-files.ts';
 import { ROOT } from '../../../scripts/image/build.ts';
+import { KIND_NAMES, KINDS } from '../../../src/api/kinds.ts';
 
 const read = (file: string): string => readFileSync(join(ROOT, file), 'utf8');
 
@@ -47,4 +48,16 @@ t.test('an Argo CD ignoreDifferences recipe uses no JSON pointer with a wildcard
   }
   t.same(offenders, []);
   t.match(read('docs/troubleshooting.md'), "jqPathExpressions: ['.webhooks[]?.clientConfig.caBundle']");
+});
+
+t.test('webhooks/README.md says which kinds have a DELETE entry, as the generated configurations do', async (t) => {
+  const configs = read('webhooks/service/validating.yaml');
+  const withDelete = [...configs.matchAll(/name: v([a-z]+)-delete\.kaos\.tools/g)].map((m) => KINDS.find((k) => KIND_NAMES[k].singular === m[1]));
+  t.same(withDelete.filter((k) => k === undefined), [], 'every DELETE entry is of a kind');
+  const sentence = /DELETE of ([^;]*);/.exec(read('webhooks/README.md').replace(/\s*\n\s*/g, ' '))?.[1] ?? '';
+  if (withDelete.length === KINDS.length) {
+    t.match(sentence, `each of the ${['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven'][KINDS.length] ?? KINDS.length} kinds`, 'all of them');
+  } else {
+    for (const kind of withDelete) t.match(sentence, `${kind ?? ''}s`, `${kind ?? ''}`);
+  }
 });
