@@ -61,3 +61,14 @@ t.test('webhooks/README.md says which kinds have a DELETE entry, as the generate
     for (const kind of withDelete) t.match(sentence, `${kind ?? ''}s`, `${kind ?? ''}`);
   }
 });
+
+t.test('no page counts the operator as one bundled file: the build makes one per thread', async (t) => {
+  const offenders: string[] = [];
+  for (const file of markdownFiles(ROOT)) {
+    if (/CHANGELOG|history/.test(file)) continue;
+    for (const [i, line] of readFileSync(file, 'utf8').split('\n').entries()) {
+      if (/\bone bundled file\b|\(the bundle\)/.test(line)) offenders.push(`${relative(ROOT, file)}:${i + 1}: ${line.trim()}`);
+    }
+  }
+  t.same(offenders, []);
+});
