@@ -75,6 +75,11 @@ t.test('docs/not-ready.md has a section for every reason the code can write', as
   for (const [reason, file] of [...reasons].sort()) t.ok(sections.has(reason), `${reason} (${file}): a "### \`${reason}\`" section`);
 });
 
+t.test('docs/api.md names every reason the code can write too', async (t) => {
+  const api = read('docs/api.md');
+  for (const reason of [...reasons.keys()].sort()) t.match(api, `\`${reason}\``, reason);
+});
+
 t.test('every section is a reason the code writes, or one it copies from the Deployment', async (t) => {
   // The Deployment's Available reason is copied as the Deployment controller sets it: its usual one.
   const copied = new Set(['MinimumReplicasUnavailable']);
