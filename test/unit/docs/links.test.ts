@@ -1,23 +1,13 @@
 // Every relative link of the repository's Markdown pages (README.md, the top-level pages, docs/ and
 // the folders' README.md files) points at a file that exists, and every #anchor at a heading of
 // the page it names, so moving or renaming a page or a section cannot leave a dead link behind.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { markdownFiles } from './markdown-files.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const SKIP = new Set(['node_modules', '.git', 'dist', '.tap', 'coverage']);
-
-/** Markdown files of the repository, outside dependencies and build output. */
-function markdownFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    if (SKIP.has(name)) return [];
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return markdownFiles(path);
-    return name.endsWith('.md') ? [path] : [];
-  });
-}
 
 /** The text outside fenced code blocks and inline code, where a link is a link. */
 function prose(markdown: string): string {
