@@ -19,7 +19,8 @@ import { conformsToSchema, specValidator } from '../api/validation/schema-valida
 import { resourceKey } from '../api/validation/validate-accessgrant.ts';
 import { namedResources } from '../api/access-grants.ts';
 import { grantGateFacts, projectionNamespaces } from '../config/grant-gates.ts';
-import { deletionWarnings, validateObject, type ModelBinding } from '../api/validation/validate-object.ts';
+import { deletionWarnings, validateObject, type ModelBinding, type ValidationContext } from '../api/validation/validate-object.ts';
+import { fieldUnchanged, ratchet } from '../api/validation/ratchet.ts';
 import type { AgentReferences } from '../api/validation/validation-types.ts';
 import type { AdmissionDecision, AdmissionHandler } from './types.ts';
 
@@ -60,7 +61,7 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
     // An object being deleted only ever loses finalizers (KAOS's among them, docs/api.md "Common behaviour"): never block that.
     if (oldObject !== undefined && isSet(object.metadata?.deletionTimestamp)) return { allowed: true };
     const namespace = req.namespace ?? object.metadata?.namespace ?? '';
-    if (kind === 'AccessGrant') return validateGrantRequest(object, namespace, deps);
+    if (kind === 'AccessGrant') return validateGrantRequest(object, oldObject, namespace, deps);
     const isAgent = kind === 'Agent';
     const isStore = kind === 'MemoryStore';
     const { podSpecCheck } = deps;
@@ -84,8 +85,7 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
     const modelAPIDependents = kind === 'ModelAPI' && judgeStranding ? modelBindings(deps.lookup.referencedBy(kind, namespace, name)) : undefined;
     const memoryStoreDependents = isStore && judgeStranding ? readScopeBindings(deps.lookup.referencedBy(kind, namespace, name)) : undefined;
 
-    const result = validateObject(kind, object, {
-      oldObject,
+    const ctx: ValidationContext = {
       namespaceLabels,
       referencePolicy: deps.config.referencePolicy,
       references,
@@ -98,12 +98,16 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
       ...(kind === 'MCPServer' && deps.lookup.mcpRuntimes !== undefined ? { mcpRuntimes: deps.lookup.mcpRuntimes() } : {}),
       posture,
       ...(isAgent && deps.lookup.harnessRuntimes !== undefined ? { harnessRuntimes: deps.lookup.harnessRuntimes() } : {}),
-    });
-    // Ratcheting, as Kubernetes does for CRD schemas: an UPDATE that leaves the spec alone is not
-    // refused for what the spec already was (objects admitted by the Go operator, or by an older
-    // rule), so they can still be relabelled, annotated and cleaned up.
-    const specErrors = specChanged ? result.errors : result.errors.filter((e) => !isSpecField(e.field));
-    const errors = [...specErrors, ...podSpecErrors];
+    };
+    const result = validateObject(kind, object, { ...ctx, ...(oldObject === undefined ? {} : { oldObject }) });
+    let errors = [...result.errors, ...podSpecErrors];
+    if (oldObject !== undefined && errors.length > 0) {
+      // Ratcheting (api/validation/ratchet.ts): what the stored object already was is not refused
+      // again; its pod is dry-run only when a pod error sits at a field this UPDATE left alone.
+      const podAgain = podSpecCheck !== undefined && podSpecErrors.some((e) => fieldUnchanged(e.field, object, oldObject)) && shapesThePod(oldObject.spec) && conformsToSchema(kind, oldObject);
+      const storedPodErrors = podAgain ? await podSpecCheck(kind, oldObject as WorkloadObject) : [];
+      errors = ratchet(errors, object, oldObject, () => [...validateObject(kind, oldObject, ctx).errors, ...storedPodErrors]);
+    }
     const decision: AdmissionDecision =
       errors.length > 0 ? { allowed: false, status: invalidStatus(kind, name, errors) } : { allowed: true };
     return withWarnings(decision, result.warnings);
@@ -113,9 +117,9 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
 /**
  * An AccessGrant (docs/api.md, "AccessGrant"): its rules, and warnings that read the cache only — a
  * named resource that does not exist yet, like a missing peer, is never worth a live read. Its
- * rules read nothing outside the object, so it is judged whole on every CREATE and UPDATE.
+ * rules read nothing outside the object; an UPDATE is ratcheted like any other kind's.
  */
-async function validateGrantRequest(object: KubeObject, namespace: string, deps: ValidatingHandlerDeps): Promise<AdmissionDecision> {
+async function validateGrantRequest(object: KubeObject, oldObject: KubeObject | undefined, namespace: string, deps: ValidatingHandlerDeps): Promise<AdmissionDecision> {
   const cacheOnly = new LookupBudget({ maxLiveLookups: 0 });
   const existing = new Map<string, boolean>();
   await Promise.all(
@@ -130,13 +134,15 @@ async function validateGrantRequest(object: KubeObject, namespace: string, deps:
     }),
   );
   const namespaces = projectionNamespaces(deps.config.security);
-  const result = validateObject('AccessGrant', object, {
+  const ctx: ValidationContext = {
     referencePolicy: deps.config.referencePolicy,
     accessGrant: { existing, gates: grantGateFacts(deps.config.security), ...(namespaces === undefined ? {} : { projectionNamespaces: namespaces }) },
-  });
+  };
+  const result = validateObject('AccessGrant', object, ctx);
+  const errors = oldObject === undefined ? result.errors : ratchet(result.errors, object, oldObject, () => validateObject('AccessGrant', oldObject, ctx).errors);
   const name = object.metadata?.name ?? '';
   const decision: AdmissionDecision =
-    result.errors.length > 0 ? { allowed: false, status: invalidStatus('AccessGrant', name, result.errors) } : { allowed: true };
+    errors.length > 0 ? { allowed: false, status: invalidStatus('AccessGrant', name, errors) } : { allowed: true };
   return withWarnings(decision, result.warnings);
 }
 
@@ -286,10 +292,6 @@ async function namespaceLabelsWithin(lookup: ObjectLookup, namespace: string, bu
 
 function withWarnings(decision: AdmissionDecision, warnings: readonly string[]): AdmissionDecision {
   return warnings.length > 0 ? { ...decision, warnings: boundedWarnings(warnings) } : decision;
-}
-
-function isSpecField(field: string): boolean {
-  return field === 'spec' || field.startsWith('spec.') || field.startsWith('spec[');
 }
 
 /**

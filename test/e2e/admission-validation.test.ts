@@ -30,6 +30,11 @@ import {
   agent,
 } from './support/admission.ts';
 import { OPERATOR_USER } from '../../src/cluster/rbac.ts';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { renderWebhookConfigurations } from '../../src/admission/webhook-configs.ts';
+import type { KaosKind } from '../../src/api/kinds.ts';
+import { registerWebhooks } from '../../scripts/local-stack.ts';
 
 useAdmissionStack(t);
 
@@ -573,3 +578,60 @@ t.test('deleting a ModelAPI or MCPServer still in use warns, naming the Agents, 
   );
 });
 
+
+// ---- ratcheting -------------------------------------------------------------------------------
+
+// Objects stored under earlier rules — by KAOS, an earlier version of the operator, or a restore
+// with the webhooks not yet registered — stay editable (docs/api.md, "How updates are judged"):
+// they are stored here with the webhook configurations removed, as a restore would store them;
+// then, with the webhooks back, an edit of another field is allowed and an edit of the field that
+// breaks a rule is refused. test/unit/admission/ratchet-rules.test.ts does the same for every rule.
+t.test('ratcheting: objects stored without the webhooks stay editable; an edit of their broken field is judged', async (t) => {
+  const live = stack;
+  if (live === undefined) throw new Error('no local stack');
+  const ns = 'ratchet';
+  const models = { summarization: { modelAPI: 'llm', model: 'qwen2:0.5b' }, embedding: { modelAPI: 'llm', model: 'qwen2:0.5b' } };
+  await setup(t, ns, [hostedModel('llm'), kaos('MemoryStore', 'notes', { storage: { type: 'local' }, models, maxReadScope: 'session' })]);
+  const repo = (url: string): Json => ({ modelAPI: 'llm', harness: { runtime: 'pi', workspace: { repoURL: url } } });
+  const reader = (scope: string): Json => ({ modelAPI: 'llm', config: { memory: { memoryStore: 'notes', maxReadScope: scope } } });
+  const both = (hosted: string): Json => ({ mode: 'Proxy', proxyConfig: { apiBase: 'http://litellm.example:4000', model: 'gpt' }, hostedConfig: { model: hosted } });
+  const pods = (replicas: number): Json => ({ storage: { type: 'local' }, models, replicas });
+  const stored = [
+    agent('harness', repo('git://example.com/team/repo.git')),
+    agent('reader', reader('user')),
+    kaos('ModelAPI', 'both', both('x')),
+    kaos('MemoryStore', 'two', pods(2)),
+  ];
+
+  const names = renderWebhookConfigurations().map((c) => `${c.kind.toLowerCase()}/${c.metadata.name}`);
+  t.equal((await kubectl(['delete', ...names])).code, 0, 'the webhook configurations removed');
+  try {
+    // The API server drops a removed configuration within a second or two: until then the dry run is refused.
+    await eventually('the API server to stop calling the webhooks', async () => (await apply(ns, stored, ['--dry-run=server'])).code === 0, { timeoutMs: 30_000, intervalMs: 250 });
+    t.strictSame(await apply(ns, stored), { code: 0, stdout: created(stored), stderr: '' }, 'stored as a restore would store them');
+  } finally {
+    const ca = await readFile(join(live.certDir, 'ca.crt'), 'utf8');
+    await registerWebhooks(live.client, `https://127.0.0.1:${live.operator.webhookPort}`, ca);
+  }
+
+  const patch = (kind: string, name: string, spec: Json) => kubectl(['patch', '-n', ns, kind, name, '--type', 'merge', '-p', JSON.stringify({ spec })]);
+  const other = { container: { args: ['--verbose'] } };
+  for (const o of stored) {
+    const kind = String(o.kind).toLowerCase();
+    const name = String((o.metadata as Json).name);
+    t.strictSame(await patch(kind, name, other), { code: 0, stdout: `${kind}.kaos.tools/${name} patched\n`, stderr: '' }, `${o.kind} ${name}: an edit of another field is allowed`);
+  }
+
+  const refused = async (kind: KaosKind, name: string, spec: Json, error: string): Promise<void> => {
+    t.strictSame(await patch(kind.toLowerCase(), name, spec), { code: 1, stdout: '', stderr: invalid(kind, name, [error]) }, `${kind} ${name}: ${error}`);
+  };
+  await refused('Agent', 'harness', { harness: { workspace: { repoURL: 'git://example.com/team/other.git' } } },
+    'spec.harness.workspace.repoURL: Invalid value: "git://example.com/team/other.git": must be an https://, http:// or ssh:// URL, or git@<host>:<path>');
+  await refused('Agent', 'reader', { config: { memory: { maxReadScope: 'agent' } } },
+    'spec.config.memory.maxReadScope: Invalid value: config.memory.maxReadScope "agent" exceeds MemoryStore "notes" maxReadScope "session"');
+  await refused('ModelAPI', 'both', { hostedConfig: { model: 'y' } }, 'spec.hostedConfig: Forbidden: may not be set when mode is Proxy');
+  await refused('MemoryStore', 'two', { replicas: 3 }, 'spec.replicas: Invalid value: 3: replicas must be 1 in local storage mode');
+  // A rule that reads another field: adding `tools` to a block with no memoryStore is judged,
+  // though the field it reports (memoryStore) is as absent as it was.
+  await refused('Agent', 'harness', { config: { memory: { tools: 'read' } } }, 'spec.config.memory.memoryStore: Required value: tools requires memoryStore to be set');
+});

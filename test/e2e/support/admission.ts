@@ -8,6 +8,7 @@ import type { LocalStack } from '../../../scripts/local-stack.ts';
 import { useStack, OPERATOR_ENV } from './stack.ts';
 import { OPERATOR_USER } from '../../../src/cluster/rbac.ts';
 import type { KubectlResult } from '../../cluster/control-plane.ts';
+import type { KaosKind } from '../../../src/api/kinds.ts';
 
 export type Json = Record<string, unknown>;
 export type Kind = 'Agent' | 'ModelAPI' | 'MCPServer';
@@ -41,7 +42,7 @@ export async function kubectl(args: readonly string[], input?: string): Promise<
   return stack.plane.kubectl(args, input === undefined ? {} : { input });
 }
 
-export const kaos = (kind: Kind, name: string, spec: Json, metadata: Json = {}): Json => ({
+export const kaos = (kind: KaosKind, name: string, spec: Json, metadata: Json = {}): Json => ({
   apiVersion: 'kaos.tools/v1alpha1',
   kind,
   metadata: { name, ...metadata },
@@ -74,7 +75,7 @@ export const created = (objects: readonly Json[], suffix = ''): string =>
  * whether by the API server's own validation or by a webhook (which then carries the same causes):
  * one error inline, several as a bulleted list after "is invalid: " (with kubectl's trailing space).
  */
-export function invalid(kind: Kind, name: string, errors: readonly string[]): string {
+export function invalid(kind: KaosKind, name: string, errors: readonly string[]): string {
   if (errors.length === 1) return `The ${kind} "${name}" is invalid: ${errors[0]}\n`;
   return `The ${kind} "${name}" is invalid: \n${errors.map((e) => `* ${e}\n`).join('')}`;
 }

@@ -220,15 +220,17 @@ t.test('ModelAPI and MCPServer validation needs no lookups', async (t) => {
   t.equal(lookup.calls.length, calls);
 });
 
-t.test('ratcheting: an UPDATE that leaves an invalid spec alone is not refused for it', async (t) => {
+t.test('ratcheting: an UPDATE is not refused for fields it leaves as they were', async (t) => {
   const handler = createValidatingHandler('ModelAPI', { lookup: world(), config: CONFIG });
   // Admitted by the Go operator: both configs at once.
   const legacy = modelAPI('m', { mode: 'Proxy', proxyConfig: { model: 'm' }, hostedConfig: { model: 'x' } });
   const relabelled = { ...legacy, metadata: { ...legacy.metadata, labels: { team: 'a' } } };
   t.same(await handler(admissionRequest('ModelAPI', relabelled, { operation: 'UPDATE', oldObject: legacy })), { allowed: true }, 'relabel allowed');
   const edited = modelAPI('m', { mode: 'Proxy', proxyConfig: { model: 'n' }, hostedConfig: { model: 'x' } });
-  const denied = await handler(admissionRequest('ModelAPI', edited, { operation: 'UPDATE', oldObject: legacy }));
-  t.equal(denied.allowed, false, 'a spec edit is judged in full');
+  t.same(await handler(admissionRequest('ModelAPI', edited, { operation: 'UPDATE', oldObject: legacy })), { allowed: true }, 'an edit of another field is allowed');
+  const touched = modelAPI('m', { mode: 'Proxy', proxyConfig: { model: 'm' }, hostedConfig: { model: 'y' } });
+  const denied = await handler(admissionRequest('ModelAPI', touched, { operation: 'UPDATE', oldObject: legacy }));
+  t.equal(denied.allowed, false, 'an edit of the invalid field is judged in full');
   t.same(denied.status?.details?.causes?.map((c) => c.field), ['spec.hostedConfig']);
   t.equal((await handler(admissionRequest('ModelAPI', legacy))).allowed, false, 'and so is a CREATE');
 
