@@ -234,6 +234,7 @@ t.test('helm upgrade rolls both replicas while clients write every kind: no requ
   await eventually('the stream to run', async () => (stream.ok >= 30 ? true : undefined), { timeoutMs: 120_000, intervalMs: 200 });
   for (const o of oldContainers) t.ok(o !== undefined && (await reviews(o)) > 0, `${o?.podName ?? '?'} answers reviews of the stream`);
 
+  const okAtUpgrade = stream.ok;
   const upgrade = await helm(['upgrade', RELEASE, join(ROOT, 'chart'), '--namespace', ROLL_NS, '--reuse-values', '--set', `podAnnotations.rollme=${randomBytes(4).toString('hex')}`]);
   t.equal(upgrade.code, 0, `helm upgrade: ${upgrade.stderr}`);
   await rolledOut();
@@ -241,6 +242,7 @@ t.test('helm upgrade rolls both replicas while clients write every kind: no requ
   await eventually('both old containers to exit', async () => (old.every((name) => pods.pods.get(name)?.exitCode !== undefined) ? true : undefined), { timeoutMs: 120_000, intervalMs: 200 });
   // And the stream goes on through the new ones.
   const okAfterRoll = stream.ok;
+  t.ok(okAfterRoll > okAtUpgrade, `requests went on during the roll (${okAfterRoll - okAtUpgrade} succeeded from helm upgrade until both old containers had exited)`);
   await eventually('the stream to go on', async () => (stream.ok >= okAfterRoll + 30 ? true : undefined), { timeoutMs: 120_000, intervalMs: 200 });
   await stream.stop();
 

@@ -100,7 +100,8 @@ export function startPodRunner(o: PodRunnerOptions): PodRunner {
     const files = await mkdtemp(join(tmpdir(), 'kaos-pod-'));
     try {
       const add = await runCommand('ip', ['addr', 'add', `${entry.podIP}/32`, 'dev', 'lo']);
-      if (add.code !== 0) throw new Error(`ip addr add ${entry.podIP}: ${add.stderr}`);
+      // Already there: left by a run killed before it could give it back.
+      if (add.code !== 0 && !/already assigned|File exists/.test(add.stderr)) throw new Error(`ip addr add ${entry.podIP}: ${add.stderr}`);
       addresses.add(entry.podIP);
       // The kubelet's Secret volume: the Secret's keys as files.
       const secretName = (pod.spec.volumes ?? []).find((v) => v.secret !== undefined)?.secret?.secretName;
