@@ -180,6 +180,7 @@ function startStream(workers: number): Stream {
       return true;
     } catch (err) {
       stream.failed.push(`${what}: ${String(err)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100)); // no busy loop while nothing answers
       return false;
     }
   };
@@ -230,21 +231,25 @@ t.test('helm upgrade rolls both replicas while clients write every kind: no requ
   const old = [...(await podNodes()).keys()];
   const oldContainers = old.map((name) => pods.pods.get(name)?.container);
   const stream = startStream(2);
-  // The stream is under way, through both replicas, before the upgrade starts.
-  await eventually('the stream to run', async () => (stream.ok >= 30 ? true : undefined), { timeoutMs: 120_000, intervalMs: 200 });
-  for (const o of oldContainers) t.ok(o !== undefined && (await reviews(o)) > 0, `${o?.podName ?? '?'} answers reviews of the stream`);
+  // Stopped whatever happens: a worker left running would go on writing for ever.
+  try {
+    // The stream is under way, through both replicas, before the upgrade starts.
+    await eventually('the stream to run', async () => (stream.ok >= 30 ? true : undefined), { timeoutMs: 120_000, intervalMs: 200 });
+    for (const o of oldContainers) t.ok(o !== undefined && (await reviews(o)) > 0, `${o?.podName ?? '?'} answers reviews of the stream`);
 
-  const okAtUpgrade = stream.ok;
-  const upgrade = await helm(['upgrade', RELEASE, join(ROOT, 'chart'), '--namespace', ROLL_NS, '--reuse-values', '--set', `podAnnotations.rollme=${randomBytes(4).toString('hex')}`]);
-  t.equal(upgrade.code, 0, `helm upgrade: ${upgrade.stderr}`);
-  await rolledOut();
-  // Both old pods deleted and their containers gone, drained: only then is the roll over.
-  await eventually('both old containers to exit', async () => (old.every((name) => pods.pods.get(name)?.exitCode !== undefined) ? true : undefined), { timeoutMs: 120_000, intervalMs: 200 });
-  // And the stream goes on through the new ones.
-  const okAfterRoll = stream.ok;
-  t.ok(okAfterRoll > okAtUpgrade, `requests went on during the roll (${okAfterRoll - okAtUpgrade} succeeded from helm upgrade until both old containers had exited)`);
-  await eventually('the stream to go on', async () => (stream.ok >= okAfterRoll + 30 ? true : undefined), { timeoutMs: 120_000, intervalMs: 200 });
-  await stream.stop();
+    const okAtUpgrade = stream.ok;
+    const upgrade = await helm(['upgrade', RELEASE, join(ROOT, 'chart'), '--namespace', ROLL_NS, '--reuse-values', '--set', `podAnnotations.rollme=${randomBytes(4).toString('hex')}`]);
+    t.equal(upgrade.code, 0, `helm upgrade: ${upgrade.stderr}`);
+    await rolledOut();
+    // Both old pods deleted and their containers gone, drained: only then is the roll over.
+    await eventually('both old containers to exit', async () => (old.every((name) => pods.pods.get(name)?.exitCode !== undefined) ? true : undefined), { timeoutMs: 120_000, intervalMs: 200 });
+    // And the stream goes on through the new ones.
+    const okAfterRoll = stream.ok;
+    t.ok(okAfterRoll > okAtUpgrade, `requests went on during the roll (${okAfterRoll - okAtUpgrade} succeeded from helm upgrade until both old containers had exited)`);
+    await eventually('the stream to go on', async () => (stream.ok >= okAfterRoll + 30 ? true : undefined), { timeoutMs: 120_000, intervalMs: 200 });
+  } finally {
+    await stream.stop();
+  }
 
   t.same(stream.failed, [], `no request failed (${stream.ok} succeeded while both replicas were replaced)`);
   for (const name of old) {
