@@ -321,6 +321,8 @@ export interface InstallOptions {
   gatewayCrds?: readonly GatewayCrds[];
   /** The control plane's audit log (test/cluster/control-plane.ts), e.g. to count the operator's writes. */
   audit?: ControlPlaneOptions['audit'];
+  /** More kube-apiserver flags (test/cluster/control-plane.ts), e.g. to route a Service's webhooks to its endpoints. */
+  extraApiServerArgs?: ControlPlaneOptions['extraApiServerArgs'];
 }
 
 export interface LocalStackOptions extends InstallOptions {
@@ -348,7 +350,12 @@ export async function installLocalStack(options: InstallOptions = {}): Promise<I
     uid: 'kaos-operator-uid',
     groups: ['system:serviceaccounts', `system:serviceaccounts:${OPERATOR_IDENTITY.namespace}`],
   };
-  const plane = await startControlPlane({ log, extraTokens: [identity], ...(options.audit === undefined ? {} : { audit: options.audit }) });
+  const plane = await startControlPlane({
+    log,
+    extraTokens: [identity],
+    ...(options.audit === undefined ? {} : { audit: options.audit }),
+    ...(options.extraApiServerArgs === undefined ? {} : { extraApiServerArgs: options.extraApiServerArgs }),
+  });
   try {
     const certDir = join(plane.dir, 'webhook-certs');
     const certs = await makeDevCerts({ outDir: certDir });

@@ -36,6 +36,7 @@ await serveAdmissionThread<CacheBatch>({
     return {
       port: webhook.port,
       metrics: async () => `${await registry.metrics()}\n${await ownThread()}`,
+      drain: () => webhook.drain(),
       close: async () => {
         await webhook.close();
         client.close();

@@ -157,6 +157,10 @@ async function main(config: Config, logger: Logger): Promise<void> {
     }, delayMs + 15_000);
     deadline.unref();
     issuer?.stop();
+    // From now on each connection the API server holds here carries one more review at most:
+    // it opens the next where its view of the endpoints sends it, and close() finds no
+    // connection it could cut under a review being written (docs/reliability.md).
+    if (delayMs > 0) admission?.drain();
     void Promise.all([controller?.stop(), new Promise((resolve) => setTimeout(resolve, delayMs))])
       .then(() => admission?.close())
       .then(() => Promise.all([health.close(), cache.stop()]))

@@ -59,6 +59,8 @@ export interface Admission {
   onThread(): boolean;
   /** Admission's metrics (the webhook metrics, the certificate's expiry, the thread's own) as Prometheus text. */
   metrics(): Promise<string>;
+  /** Keeps serving, every answer saying `Connection: close` (https-server.ts, drain). */
+  drain(): void;
   /** Stops serving (requests in flight are answered). Idempotent. */
   close(): Promise<void>;
 }
@@ -108,6 +110,7 @@ export async function startAdmission(options: AdmissionOptions): Promise<Admissi
       port: only.port,
       onThread: () => true,
       metrics: () => only.admission.metrics(),
+      drain: () => only.admission.drain(),
       close: async () => {
         await only.admission.close();
         only.stop();
@@ -122,6 +125,7 @@ export async function startAdmission(options: AdmissionOptions): Promise<Admissi
   const port = mainServer.port;
   let closing: Promise<void> | undefined;
   let moving: Promise<void> | undefined;
+  let draining = false;
 
   const moveToThread = async (objects: number): Promise<void> => {
     logger.info({ objects, threshold: threadFromObjects }, 'the cache holds enough objects: moving admission to its own thread');
@@ -133,6 +137,7 @@ export async function startAdmission(options: AdmissionOptions): Promise<Admissi
       return;
     }
     if (closing !== undefined) return;
+    if (draining) thread.admission.drain();
     logger.info({ port, objects: kaosObjects(cache) }, 'admission moved to its own thread');
     // The main thread answers what the API server still sends on its open connections, then lets
     // them go (close() ends what is left of it).
@@ -163,6 +168,11 @@ export async function startAdmission(options: AdmissionOptions): Promise<Admissi
     port,
     onThread: () => thread !== undefined,
     metrics: async () => (thread === undefined ? registry.metrics() : thread.admission.metrics()),
+    drain: () => {
+      draining = true;
+      mainServer.drain();
+      thread?.admission.drain();
+    },
     close: () => {
       closing ??= (async () => {
         offEvents?.();

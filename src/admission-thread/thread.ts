@@ -19,6 +19,7 @@ import { errorMessage } from '../leaves/error-message.ts';
 export type ToAdmissionThread<Batch> =
   | { type: 'feed'; batch: Batch }
   | { type: 'metrics'; id: number }
+  | { type: 'drain' }
   | { type: 'close' };
 
 export type FromAdmissionThread =
@@ -59,6 +60,8 @@ export interface AdmissionThread<Batch> {
   feed(batch: Batch): void;
   /** The thread's metrics as Prometheus text ('' if it does not answer in time). */
   metrics(): Promise<string>;
+  /** The webhook server's drain(): every answer from now on says `Connection: close`. */
+  drain(): void;
   /** Closes the webhook server (draining requests in flight) and ends the thread. Idempotent. */
   close(): Promise<void>;
 }
@@ -125,6 +128,7 @@ export function startAdmissionThread<Batch>(options: AdmissionThreadOptions): Ad
       });
       post({ type: 'metrics', id });
     }),
+    drain: () => { if (!ended) post({ type: 'drain' }); },
     close: () => {
       closing ??= ended
         ? Promise.resolve()
@@ -141,6 +145,7 @@ export function startAdmissionThread<Batch>(options: AdmissionThreadOptions): Ad
 export interface ServedAdmission {
   port: number;
   metrics(): Promise<string>;
+  drain(): void;
   close(): Promise<void>;
 }
 
@@ -183,6 +188,8 @@ export function serveAdmissionThread<Batch>(side: AdmissionThreadSide<Batch>, lo
             },
           );
         }, () => undefined);
+      } else if (message.type === 'drain') {
+        void served?.then((s) => s.drain(), () => undefined);
       } else {
         // The thread ends here, whatever handle (a timer, a watcher) might otherwise keep it up:
         // the main thread's close() resolves on its exit.

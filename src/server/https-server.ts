@@ -75,6 +75,13 @@ export interface RunningHttpsServer {
   /** Stops accepting, drains (bounded by shutdownGraceMs) and resolves when closed. Idempotent. */
   close(): Promise<void>;
   /**
+   * Keeps serving, but from now on every answer says `Connection: close`: each connection a client
+   * holds carries one more request at most, and the client opens the next one where its view of
+   * the endpoints sends it. What a replica does between SIGTERM and close(), so that close() has
+   * (nearly) no idle connection left to cut under a request the client is writing. Idempotent.
+   */
+  drain(): void;
+  /**
    * Stops accepting for another server on the same port (reusePort) and lets each open connection
    * end without a race: the next answer on it says `Connection: close`, and one that stays idle
    * is closed by the client (or by keepAliveTimeout, as any idle one). Unlike close(), no idle
@@ -143,6 +150,7 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Run
     port,
     certificate: () => pair.info,
     checkCertificates: () => watcher.check(),
+    drain: () => draining.drain(),
     close() {
       closing ??= (async () => {
         watcher.stop();

@@ -166,6 +166,9 @@ export const STAGES_DIR = join(dirname(fileURLToPath(import.meta.url)), 'kwok', 
 /** A pod whose container has this env var set to `true` starts but never becomes ready (kwok/stages/pod-never-ready.yaml). */
 export const NEVER_READY_ENV = 'KWOK_NEVER_READY';
 
+/** A pod annotated with this (value `test`) is the test's to run and mark ready; kwok only starts it (kwok/stages/pod-run-by-test.yaml). */
+export const RUN_BY_TEST_ANNOTATION = 'test.kaos.tools/kubelet';
+
 /** A running pod annotated with this (value `true`) turns not ready until it is removed (kwok/stages/pod-not-ready.yaml). */
 export const NOT_READY_ANNOTATION = 'test.kaos.tools/not-ready';
 

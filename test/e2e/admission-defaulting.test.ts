@@ -5,6 +5,7 @@
 // printer columns, the operator's RBAC identity, and last, SIGTERM (which stops the operator).
 //
 // Run `npm run build` first: the operator process is dist/main.js.
+import { request as httpsRequest } from 'node:https';
 import t from 'tap';
 import { eventually } from '../support/poll.ts';
 import type { KubectlResult } from '../cluster/control-plane.ts';
@@ -520,7 +521,7 @@ t.test('the operator runs as its ServiceAccount with the least privilege of src/
 });
 
 // Last: it stops the operator.
-t.test('SIGTERM (a pod being stopped): /readyz fails at once, admission goes on for the delay, then a clean exit', async (t) => {
+t.test('SIGTERM (a pod being stopped): /readyz fails at once, admission goes on for the delay telling each connection to go, then a clean exit', async (t) => {
   if (stack === undefined) throw new Error('no local stack');
   const operator = stack.operator;
   const readyz = async (): Promise<number> => {
@@ -543,5 +544,16 @@ t.test('SIGTERM (a pod being stopped): /readyz fails at once, admission goes on 
   t.equal(status, 503, 'unready as soon as the signal arrives');
   const dry = await kubectl(['create', '-n', ns, '--dry-run=server', '-o', 'jsonpath={.spec.container.image}', '-f', '-'], manifest([kaos('ModelAPI', 'm', { mode: 'Hosted', hostedConfig: { model: 'x' } })]));
   t.strictSame(dry, { code: 0, stdout: IMAGES.ollama, stderr: '' }, 'the webhooks still answer during the delay');
+  // What the API server reads on its keep-alive connections meanwhile: go, open the next one
+  // where the endpoints send you (so close() later cuts no connection under a review).
+  const connection = await new Promise<string | undefined>((resolve, reject) => {
+    const req = httpsRequest({ host: '127.0.0.1', port: operator.webhookPort, path: '/healthz', method: 'GET', rejectUnauthorized: false, agent: false }, (res) => {
+      res.resume();
+      res.once('end', () => resolve(res.headers.connection));
+    });
+    req.once('error', reject);
+    req.end();
+  });
+  t.equal(connection, 'close', 'and every answer says Connection: close');
   t.equal(await operator.stop(), 0, 'then it exits 0');
 });

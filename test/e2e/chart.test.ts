@@ -230,6 +230,38 @@ t.test('the harness runtime registry: the built-in pi and claude, custom merged 
   t.not(noDriver.code, 0, 'an entry without a driver is refused by values.schema.json');
 });
 
+type PodSpec = { topologySpreadConstraints?: Record<string, unknown>[] };
+const podSpec = (docs: Doc[]): PodSpec => (find(docs, 'Deployment')[0] as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+
+t.test('HA: the replicas spread over nodes by default, softly; a list of your own replaces it, [] turns it off', async (t) => {
+  const byDefault = await render([]);
+  // The pods' own labels (kaos-operator.selectorLabels): the spread counts this release's operator pods and no other.
+  const selector = { matchLabels: { 'app.kubernetes.io/instance': 'kaos-operator', 'app.kubernetes.io/name': 'kaos-operator' } };
+  t.same(podSpec(byDefault.docs).topologySpreadConstraints, [
+    { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', matchLabelKeys: ['pod-template-hash'], labelSelector: selector },
+  ], 'one soft constraint on kubernetes.io/hostname, over this release\'s pods, each rollout\'s new pods among themselves');
+  await dryRun(t, byDefault.yaml);
+  const zones = { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { team: 'a' } } };
+  const own = await render(['--set-json', `topologySpreadConstraints=${JSON.stringify([zones, { maxSkew: 2, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule' }])}`]);
+  t.same(podSpec(own.docs).topologySpreadConstraints, [zones, { maxSkew: 2, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'DoNotSchedule', labelSelector: selector }],
+    'yours as written; one without a labelSelector gets the release\'s');
+  await dryRun(t, own.yaml);
+  t.equal(podSpec((await render(['--set-json', 'topologySpreadConstraints=[]'])).docs).topologySpreadConstraints, undefined, '[]: no constraint');
+});
+
+t.test('HA: more than one replica with leader election off is refused, with the way out', async (t) => {
+  const refused = await helm(['template', 'x', CHART, '--kube-version', KUBE_VERSION, '--set', 'leaderElection.enabled=false']);
+  t.not(refused.code, 0, 'replicaCount 2 (the default) with leaderElection.enabled=false: refused');
+  t.match(refused.stderr, /replicaCount 2 with leaderElection\.enabled=false: every replica would run the controller/, 'says why');
+  t.match(refused.stderr, /Keep leaderElection\.enabled=true .*replicaCount=1.*config\.controllerEnabled="false"/, 'and what to do');
+  const three = await helm(['template', 'x', CHART, '--kube-version', KUBE_VERSION, '--set', 'leaderElection.enabled=false', '--set', 'replicaCount=3']);
+  t.match(three.stderr, /replicaCount 3 with leaderElection\.enabled=false/, 'any count above one');
+  for (const more of [['--set', 'replicaCount=1'], ['--set-string', 'config.controllerEnabled=false']]) {
+    const { docs } = await render(['--set', 'leaderElection.enabled=false', ...more]);
+    t.equal(find(docs, 'Deployment').length, 1, `leaderElection.enabled=false with ${more[1] ?? ''}: rendered`);
+  }
+});
+
 t.test('helm enforces values.schema.json', async (t) => {
   const wrongType = await helm(['template', 'x', CHART, '--kube-version', KUBE_VERSION, '--set', 'replicaCount=two']);
   t.not(wrongType.code, 0, 'replicaCount=two is refused');

@@ -15,7 +15,7 @@ import { IMAGE, ROOT } from '../../../scripts/image/build.ts';
 import { packageName } from '../../../scripts/lockfile-subset.ts';
 import { awaitReady, tail, type OperatorProcess, type StartOperatorOptions } from '../../../scripts/local-stack.ts';
 import { buildBinaries, freePorts, runCommand } from '../../cluster/control-plane.ts';
-import { chartRunArgs, imageValues, type ChartDeployment } from '../../support/chart-pod.ts';
+import { chartRunArgs, imageValues, operatorContainer, type ChartDeployment } from '../../support/chart-pod.ts';
 import { descendants, procInfo, type ProcInfo } from './proc.ts';
 
 /** Where the container finds its kubeconfig: in a cluster, the ServiceAccount's token takes its place. */
@@ -92,6 +92,11 @@ export interface ContainerOperator extends OperatorProcess {
 export interface ContainerOptions extends StartOperatorOptions {
   /** POD_NAME, as the downward API gives it. */
   podName: string;
+  /**
+   * The pod's IP (an address of this host): the webhooks listen there on the chart's port, as in
+   * a pod, for a Service's endpoints to reach. Default: loopback, on a free port.
+   */
+  podIP?: string;
 }
 
 /** `rm` of a container, killing it first if it runs (podman would otherwise give it its stop timeout). */
@@ -131,7 +136,10 @@ export async function startContainerOperator(engine: Engine, deployment: ChartDe
   const fsGroup = pod.securityContext?.fsGroup ?? 0;
   const secrets = (pod.volumes ?? []).flatMap((v) => (v.secret === undefined ? [] : [v.secret.secretName]));
   if (secrets.length !== 1) throw new Error(`the chart's pod mounts ${secrets.length} Secrets; the serving certificate is the one expected`);
-  const [webhookPort, metricsPort] = (await freePorts(2)) as [number, number];
+  const [freeWebhookPort, metricsPort] = (await freePorts(2)) as [number, number];
+  const chartPort = operatorContainer(deployment).ports?.find((p) => p.name === 'webhook')?.containerPort;
+  if (o.podIP !== undefined && chartPort === undefined) throw new Error('the chart\'s container has no webhook port');
+  const webhookPort = o.podIP === undefined ? freeWebhookPort : chartPort ?? freeWebhookPort;
   const files = await mkdtemp(join(tmpdir(), 'kaos-image-'));
   const certs = join(files, 'serving-certs');
   await mkdir(certs, { mode: 0o750 });
@@ -147,7 +155,7 @@ export async function startContainerOperator(engine: Engine, deployment: ChartDe
     podNamespace: deployment.metadata.namespace ?? 'default',
     secrets: { [secrets[0] as string]: certs },
     env: {
-      WEBHOOK_HOST: '127.0.0.1', WEBHOOK_PORT: String(webhookPort),
+      WEBHOOK_HOST: o.podIP ?? '127.0.0.1', WEBHOOK_PORT: String(webhookPort),
       METRICS_HOST: '127.0.0.1', METRICS_PORT: String(metricsPort),
       KUBECONFIG: KUBECONFIG_PATH,
       ...o.env,

@@ -1,7 +1,7 @@
 // src/admission-thread/thread.ts with a real worker thread running a stand-in entry
 // (test/fixtures/admission-thread-entry.ts): it listens once it has applied its first batch and
 // says its port, batches arrive in order (those posted before it listened too), metrics come back
-// per scrape, close ends the thread, and a thread that fails — before or after it started — is
+// per scrape, drain reaches its server, close ends the thread, and a thread that fails — before or after it started — is
 // reported, never silent.
 import t from 'tap';
 import { startAdmissionThread } from '../../../src/admission-thread/thread.ts';
@@ -21,6 +21,9 @@ t.test('starts, is fed in order, reports its metrics, closes', async (t) => {
   const text = await thread.metrics();
   t.match(text, /^applied_batches 5$/m);
   t.match(text, /applied \[\{"n":0\},\{"n":1\},\{"n":2\},\{"n":3\},\{"n":4\}\]/, 'in the order fed');
+  t.match(text, /^drained 0$/m, 'not draining');
+  thread.drain();
+  t.match(await thread.metrics(), /^drained 1$/m, 'drain() reaches the thread\'s server');
   await thread.close();
   await thread.close();
   t.same(failures, [], 'closing is not a failure');

@@ -77,6 +77,33 @@ t.test('close() drains: in-flight request finishes, idle connections close, new 
   await server.close(); // idempotent
 });
 
+t.test('drain() (SIGTERM, before close): every connection, idle or new, is served once more and told to go', async (t) => {
+  const { log, start } = slowServer(600_000);
+  const server = await start();
+  t.teardown(() => server.close());
+  const body = review(admissionRequest('ModelAPI', sampleObject('ModelAPI')));
+  const agent = new Agent({ keepAlive: true, maxSockets: 1, ca: certs.caPem });
+  t.teardown(() => agent.destroy());
+  const before = await httpsRequest(server.port, PATH, body, { agent });
+  t.equal(before.headers.connection, 'keep-alive', 'before: the connection is kept for the next review');
+  const idle = Object.values(agent.freeSockets).flat()[0];
+  t.ok(idle, 'the client holds an idle connection');
+  let idleClosed = false;
+  idle?.once('close', () => (idleClosed = true));
+
+  server.drain();
+  await new Promise((resolve) => setTimeout(resolve, 200)); // two of close()'s sweeps: drain() must cut nothing
+  t.equal(idleClosed, false, 'the idle connection is not cut: the client may be writing a review on it');
+  const onIdle = await httpsRequest(server.port, PATH, body, { agent });
+  t.equal(onIdle.status, 200, 'a review on the idle connection is answered');
+  t.equal(onIdle.headers.connection, 'close', 'and its answer says Connection: close');
+  await eventually('the used connection to close', () => idleClosed);
+  const fresh = await httpsRequest(server.port, PATH, body, { ca: certs.caPem });
+  t.equal(fresh.status, 200, 'a new connection is still accepted and answered');
+  t.equal(fresh.headers.connection, 'close', 'with Connection: close too');
+  t.equal(log.find('info', 'closed').length, 0, 'the server still runs');
+});
+
 t.test('close() is bounded: a request that never finishes is cut off after the grace period', async (t) => {
   const { arrived, log, start } = slowServer(50);
   const server = await start();
