@@ -6,6 +6,7 @@
 // - `{ requeueAfter }` puts it back after that delay, `{ requeue: true }` with backoff.
 // A reconciler that throws (or rejects) is a retry; nothing escapes as an unhandled rejection.
 import { Backoff, type BackoffOptions } from '../kube/backoff.ts';
+import { errorReason } from '../kube/errors.ts';
 import { errorFields, silentLogger, type Logger } from '../leaves/logger.ts';
 import { noControllerMetrics, type ControllerMetrics, type ReconcileResultLabel } from './metrics.ts';
 
@@ -294,6 +295,7 @@ export class WorkQueue {
       return undefined;
     }
     const retryInMs = this.addRateLimited(key);
+    this.#metrics.failed(errorReason(err));
     this.#log.error({ controller: this.name, key, retryInMs, failures: this.#limiter.failures(key), ...errorFields(err) }, 'reconcile failed');
     return 'error';
   }
