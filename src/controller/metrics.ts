@@ -23,6 +23,8 @@ export interface ControllerMetrics {
   reconciled(result: ReconcileResultLabel, seconds: number): void;
   /** A reconcile that ended with `error` failed for `reason` (kube/errors.ts's errorReason). */
   failed(reason: string): void;
+  /** Keys whose last reconcile failed, after every change. */
+  failing(n: number): void;
   /** Reconciles running now. */
   activeWorkers(n: number): void;
   maxConcurrentReconciles(n: number): void;
@@ -51,6 +53,7 @@ interface Stats {
   errors: number;
   /** Errors by reason, a label controller-runtime's counter lacks. */
   readonly errorReasons: Map<string, number>;
+  failing: number;
   readonly reconcileTime: Histogram;
   activeWorkers: number;
   maxConcurrent: number;
@@ -97,6 +100,7 @@ export function createControllerMetrics(registry: Registry): ControllerMetricsFa
     (s) => [...s.errorReasons].map(([reason, value]) => ({ value, labels: { controller: s.name, reason } })),
     (s) => s.errorReasons.clear(),
   );
+  register(METRIC.reconcileFailing, 'Objects per controller whose last reconcile failed (retried with backoff until one succeeds)', 'gauge', (s) => [{ value: s.failing, labels: { controller: s.name } }], () => {});
   register(
     METRIC.reconcileTime,
     'Length of time per reconciliation per controller',
@@ -120,6 +124,7 @@ export function createControllerMetrics(registry: Registry): ControllerMetricsFa
         results: { success: 0, error: 0, requeue: 0, requeue_after: 0 },
         errors: 0,
         errorReasons: new Map(),
+        failing: 0,
         reconcileTime: new Histogram(RECONCILE_BUCKETS),
         activeWorkers: 0,
         maxConcurrent: 0,
@@ -136,6 +141,7 @@ export function createControllerMetrics(registry: Registry): ControllerMetricsFa
           s.reconcileTime.observe(seconds);
         },
         failed: (reason) => void s.errorReasons.set(reason, (s.errorReasons.get(reason) ?? 0) + 1),
+        failing: (n) => void (s.failing = n),
         activeWorkers: (n) => void (s.activeWorkers = n),
         maxConcurrentReconciles: (n) => void (s.maxConcurrent = n),
       };
@@ -152,6 +158,7 @@ export const noControllerMetrics: ControllerMetrics = {
   retried: noop,
   reconciled: noop,
   failed: noop,
+  failing: noop,
   activeWorkers: noop,
   maxConcurrentReconciles: noop,
 };

@@ -19,6 +19,7 @@ export const METRIC = {
   activeWorkers: 'controller_runtime_active_workers',
   maxConcurrentReconciles: 'controller_runtime_max_concurrent_reconciles',
   reconcileErrorsByReason: 'kaos_operator_reconcile_errors_total',
+  reconcileFailing: 'kaos_operator_reconcile_failing_objects',
   objects: 'kaos_operator_objects',
   objectNotReady: 'kaos_operator_object_not_ready_seconds',
   leaderStatus: 'leader_election_master_status',
