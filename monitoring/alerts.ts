@@ -88,7 +88,7 @@ export function alerts(t: ThresholdValues = DEFAULT_THRESHOLDS, job = DEFAULT_JO
       condition: '< 1',
       for: t.operatorDownFor,
       summary: 'No kaos-operator replica is up.',
-      description: `No replica of kaos-operator (job ${job}) has answered a scrape for ${t.operatorDownFor}: every create, update and delete of a KAOS object fails (the webhooks' failurePolicy is Fail) and nothing is reconciled.`,
+      description: `No replica of kaos-operator (job ${job}) has answered a scrape for ${t.operatorDownFor}: every create and update of a KAOS object is refused (the validating and mutating webhooks' failurePolicy is Fail) and nothing is reconciled.`,
     },
     {
       alert: 'KaosWebhookErrors',
@@ -123,7 +123,7 @@ export function alerts(t: ThresholdValues = DEFAULT_THRESHOLDS, job = DEFAULT_JO
       query: `min by (pod) (${METRIC.certificateExpiry}${s()}) / 86400`,
       condition: `< ${t.certificateExpiryDays}`,
       summary: 'The webhook\'s serving certificate expires soon.',
-      description: 'The certificate {{ $labels.pod }} serves expires in {{ $value | printf "%.1f" }} days: its renewal did not reach the pod. Once it expires, every create, update and delete of a KAOS object fails.',
+      description: 'The certificate {{ $labels.pod }} serves expires in {{ $value | printf "%.1f" }} days: its renewal did not reach the pod. Once it expires, every create and update of a KAOS object is refused.',
     },
     {
       alert: 'KaosReconcileErrors',
@@ -149,7 +149,7 @@ export function alerts(t: ThresholdValues = DEFAULT_THRESHOLDS, job = DEFAULT_JO
       condition: `> ${t.queueDepth}`,
       for: t.queueBacklogFor,
       summary: 'The controller\'s work queue is not draining.',
-      description: `{{ $value }} objects have waited in the {{ $labels.controller }} work queue for ${t.queueBacklogFor}: changes reach the cluster late.`,
+      description: `{{ $value }} objects wait in the {{ $labels.controller }} work queue, which has stayed above ${t.queueDepth} for ${t.queueBacklogFor}: changes reach the cluster late.`,
     },
     {
       alert: 'KaosEventLoopBlocked',
@@ -171,7 +171,7 @@ export function alerts(t: ThresholdValues = DEFAULT_THRESHOLDS, job = DEFAULT_JO
     {
       alert: 'KaosOperatorRestarting',
       severity: 'warning',
-      query: `changes(${PROCESS_METRIC.startTime}${s()}[${t.restartWindow}])`,
+      query: `max by (pod) (changes(${PROCESS_METRIC.startTime}${s()}[${t.restartWindow}]))`,
       condition: `> ${t.restarts}`,
       summary: 'A kaos-operator replica keeps restarting.',
       description: `{{ $labels.pod }} restarted {{ $value }} times in ${t.restartWindow}.`,
