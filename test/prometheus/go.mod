@@ -1,3 +1,5 @@
+// promtool for the tests (test/prometheus/README.md): a module of its own, so that its
+// dependency versions never move the control plane's (test/cluster/go.mod).
 module kaos.tools/operator/test/prometheus
 
 go 1.26.7
