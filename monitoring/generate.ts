@@ -33,7 +33,7 @@ export function prometheusRuleTemplate(): string {
   let groups = yaml(ruleGroups(stand, token('job'), token('runbookBaseUrl'))).replaceAll('{{', '{{`{{`}}');
   for (const [name, value] of Object.entries(DEFAULT_THRESHOLDS)) {
     const fallback = typeof value === 'number' ? String(value) : `\`${value}\``;
-    groups = groups.replaceAll(token(name), `{{ $t.${name} | default ${fallback} }}`);
+    groups = groups.replaceAll(token(name), `{{ dig "${name}" ${fallback} $t }}`);
   }
   groups = groups.replaceAll(token('job'), '{{ $job }}').replaceAll(token('runbookBaseUrl'), `{{ $p.runbookBaseUrl | default \`${RUNBOOK_BASE}\` }}`);
   return [

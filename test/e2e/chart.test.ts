@@ -179,6 +179,7 @@ t.test('the PrometheusRule and the Grafana dashboard render when asked, off by d
   const { docs } = await render([
     '--set', 'metrics.prometheusRule.enabled=true', '--set', 'metrics.prometheusRule.namespace=monitoring', '--set', 'metrics.prometheusRule.labels.release=kps',
     '--set', 'metrics.prometheusRule.thresholds.notReadySeconds=1800', '--set', 'metrics.prometheusRule.thresholds.reconcileFailingFor=30m',
+    '--set', 'metrics.prometheusRule.thresholds.queueDepth=0',
     '--set', 'metrics.grafanaDashboard.enabled=true', '--set', 'metrics.grafanaDashboard.label=my_dashboards', '--set', 'metrics.grafanaDashboard.labelValue=yes',
   ]);
   const [rule] = find(docs, 'PrometheusRule');
@@ -188,6 +189,7 @@ t.test('the PrometheusRule and the Grafana dashboard render when asked, off by d
   const byName = (name: string) => rules.find((r) => r.alert === name);
   t.match(byName('KaosObjectNotReady')?.expr, /\) > 1800$/, 'a threshold set by value');
   t.equal(byName('KaosReconcileErrors')?.for, '30m', 'a duration set by value');
+  t.match(byName('KaosWorkQueueBacklog')?.expr, /\) > 0$/, 'a threshold of 0 is 0, not the default');
   t.equal(byName('KaosNoLeader')?.for, '5m', 'the others keep their defaults');
   t.match(byName('KaosNoLeader')?.expr, 'leader_election_master_status{job="kaos-operator-metrics"}', 'the job: the metrics Service\'s name');
   t.equal(byName('KaosObjectNotReady')?.annotations['description'], '{{ $labels.kind }} {{ $labels.object_namespace }}/{{ $labels.name }} has not been Ready for {{ $value | humanizeDuration }} (reason {{ $labels.reason }}).', 'the alert\'s own templates survive Helm');
