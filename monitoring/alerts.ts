@@ -7,6 +7,14 @@
 import { METRIC, PROCESS_METRIC } from '../src/leaves/metric-names.ts';
 import { TIMEOUT_SECONDS } from '../src/admission/webhook-configs.ts';
 
+/**
+ * The API server's count of admission requests it refused because a webhook failed (its
+ * `error_type` says how): the one view of a webhook the API server cannot reach at all (a timeout,
+ * a refused connection, a certificate it does not trust), which the operator never sees.
+ * kube-prometheus-stack scrapes it; the webhooks' names all end in `.kaos.tools`.
+ */
+export const API_SERVER_WEBHOOK_REJECTIONS = 'apiserver_admission_webhook_rejection_count';
+
 /** Where each alert's runbook entry is: docs/runbooks.md#<alert name, lowercased>. */
 export const RUNBOOK_BASE = 'https://github.com/kaos-tools/kaos-operator/blob/main/docs/runbooks.md';
 
@@ -18,6 +26,7 @@ export interface Thresholds {
   /** Share of admission requests answered 5xx. */
   webhookErrorRatio: number;
   webhookErrorsFor: string;
+  webhookUnreachableFor: string;
   /** Seconds of p99 admission latency (the API server gives up at TIMEOUT_SECONDS). */
   webhookLatencySeconds: number;
   webhookSlowFor: string;
@@ -42,6 +51,7 @@ export interface Thresholds {
 export const DEFAULT_THRESHOLDS: Thresholds = {
   webhookErrorRatio: 0.05,
   webhookErrorsFor: '5m',
+  webhookUnreachableFor: '5m',
   webhookLatencySeconds: TIMEOUT_SECONDS / 2,
   webhookSlowFor: '10m',
   operatorDownFor: '5m',
@@ -98,6 +108,15 @@ export function alerts(t: ThresholdValues = DEFAULT_THRESHOLDS, job = DEFAULT_JO
       for: t.webhookErrorsFor,
       summary: 'The admission webhook answers with server errors.',
       description: '{{ $value | humanizePercentage }} of the admission requests to {{ $labels.webhook }} were answered with HTTP 5xx over the last ' + w + ': the API server refuses those requests.',
+    },
+    {
+      alert: 'KaosWebhookUnreachable',
+      severity: 'critical',
+      query: `sum by (name) (rate(${API_SERVER_WEBHOOK_REJECTIONS}{name=~".+[.]kaos[.]tools",error_type="calling_webhook_error"}[${w}]))`,
+      condition: '> 0',
+      for: t.webhookUnreachableFor,
+      summary: 'The API server cannot call the admission webhook.',
+      description: `The API server refused {{ $value | printf "%.2f" }} requests/s for ${t.webhookUnreachableFor} because it could not call the webhook {{ $labels.name }} (a timeout, a refused connection, a certificate it does not trust): every create and update of that kind fails.`,
     },
     {
       alert: 'KaosWebhookSlow',

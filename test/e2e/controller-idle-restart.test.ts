@@ -31,10 +31,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { DEFAULT_THRESHOLDS, alerts, ruleGroups, type Thresholds } from '../../monitoring/alerts.ts';
+import { API_SERVER_WEBHOOK_REJECTIONS, DEFAULT_THRESHOLDS, alerts, ruleGroups, type Thresholds } from '../../monitoring/alerts.ts';
 import { dashboardQueries } from '../../monitoring/dashboard.ts';
 import { documentedMetrics } from '../support/metrics-doc.ts';
-import { engineTest, families, record, returnsSeries, type Recording } from '../prometheus/recorded.ts';
+import { apiServerScrape, engineTest, families, httpScrape, record, returnsSeries, type Recording } from '../prometheus/recorded.ts';
 import { promtool, promtoolPath } from '../prometheus/promtool.ts';
 
 const IDLE_SECONDS = Number(process.env.KAOS_E2E_IDLE_SECONDS ?? '60');
@@ -129,14 +129,18 @@ t.test('restarting the operator over a converged cluster changes no resourceVers
  */
 const RECORD_INTERVAL_MS = 2_000;
 const TARGET = { job: 'kaos-operator-metrics', pod: OPERATOR_ENV.POD_NAME, instance: 'operator:8080' };
+/** The API server's refusals of webhook calls (KaosWebhookUnreachable's), as kube-prometheus-stack scrapes them. */
+const API_SERVER_TARGET = { job: 'apiserver', instance: 'apiserver:6443' };
 let recording: { stop(): Promise<Recording> } | undefined;
+let apiServerRecording: { stop(): Promise<Recording> } | undefined;
 // promtool builds (or is found in the cache) while the tests before the fault run.
 const promtoolBuilt = promtoolPath();
 promtoolBuilt.catch(() => {});
 
 t.test('SIGKILL while 50 Agents are being created, then a restart: converges with no duplicate or orphaned child', async (t) => {
   const NS = 'e2e-crash';
-  recording = record(() => `http://127.0.0.1:${metricsPort}/metrics`, RECORD_INTERVAL_MS);
+  recording = record(httpScrape(() => `http://127.0.0.1:${metricsPort}/metrics`), RECORD_INTERVAL_MS);
+  apiServerRecording = record(apiServerScrape(plane.server, plane.caFile, plane.token, [API_SERVER_WEBHOOK_REJECTIONS]), RECORD_INTERVAL_MS);
   await kubectlApply(plane, [
     namespace(NS),
     kaos('ModelAPI', NS, 'llm', { mode: 'Proxy', proxyConfig: { model: 'ollama/smollm2:135m' } }),
@@ -247,6 +251,7 @@ t.test('the live metrics through a bulk create, a crash and a policy refusing ev
   // The fault lasts past the shortened thresholds, and a few scrapes more.
   await sleep(10_000 + 3 * RECORD_INTERVAL_MS);
   const recorded = await recording!.stop();
+  const apiServerRecorded = await apiServerRecording!.stop();
   const scraped = recorded.scrapes.filter((s) => s.text !== undefined).length;
   t.comment(`recorded ${recorded.scrapes.length} scrapes (${scraped} answered) over ${((recorded.scrapes.at(-1)?.slot ?? 0) * RECORD_INTERVAL_MS / 1000).toFixed(0)} s`);
   t.ok(recorded.scrapes.some((s) => s.text === undefined), 'the crash shows as failed scrapes');
@@ -279,7 +284,7 @@ t.test('the live metrics through a bulk create, a crash and a policy refusing ev
       // What a healthy operator that was killed once and came back must not raise.
       { expr: 'ALERTS{alertname=~"KaosOperatorDown|KaosNoLeader|KaosWebhookErrors|KaosOperatorRestarting"}', samples: [] },
     ];
-    await writeFile(join(dir, 'live.test.yaml'), stringify(engineTest(recorded, TARGET, ['rules.yaml'], expectations), { lineWidth: 0 }));
+    await writeFile(join(dir, 'live.test.yaml'), stringify(engineTest([{ recording: recorded, target: TARGET }, { recording: apiServerRecorded, target: API_SERVER_TARGET }], ['rules.yaml'], expectations), { lineWidth: 0 }));
     await promtoolBuilt;
     const check = await promtool(['check', 'rules', join(dir, 'rules.yaml')]);
     t.equal(check.code, 0, 'promtool check rules', { stdout: check.stdout, stderr: check.stderr });

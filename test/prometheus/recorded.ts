@@ -1,4 +1,7 @@
-// Scrapes of a live operator's /metrics, recorded at a fixed interval, and turned into what
+import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
+
+// Scrapes of a live operator's /metrics (and the API server's), recorded at a fixed interval, and turned into what
 // Prometheus would have stored from them: each series labelled with the target's labels (job,
 // pod, instance), `up` 1 or 0 per scrape, and a stale marker where a series stops (a scrape
 // without it, or a failed scrape), as Prometheus writes one. promtool's unit-test format
@@ -17,14 +20,14 @@ export interface Recording {
 }
 
 /**
- * Scrapes `url()` (read each time: a restarted operator listens elsewhere) every `intervalMs`
- * until stop(). A scrape that fails (nothing listens, an error, SCRAPE_TIMEOUT_MS, Prometheus'
- * default) is recorded as failed; the slots a slow one overran have no scrape at all, so that a
- * loaded machine delays samples instead of marking the target down.
+ * Scrapes with `scrape` every `intervalMs` until stop(). A scrape that fails (nothing listens, an
+ * error, SCRAPE_TIMEOUT_MS, Prometheus' default) is recorded as failed; the slots a slow one
+ * overran have no scrape at all, so that a loaded machine delays samples instead of marking the
+ * target down.
  */
 const SCRAPE_TIMEOUT_MS = 10_000;
 
-export function record(url: () => string, intervalMs: number): { stop(): Promise<Recording> } {
+export function record(scrape: () => Promise<string | undefined>, intervalMs: number): { stop(): Promise<Recording> } {
   const scrapes: Scrape[] = [];
   const start = performance.now();
   let stopped = false;
@@ -34,7 +37,7 @@ export function record(url: () => string, intervalMs: number): { stop(): Promise
       const slot = Math.floor((performance.now() - start) / intervalMs);
       if (slot > last) {
         last = slot;
-        const text = await fetch(url(), { signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS) }).then((r) => (r.ok ? r.text() : undefined), () => undefined);
+        const text = await scrape().catch(() => undefined);
         scrapes.push({ slot, text });
       }
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, start + (last + 1) * intervalMs - performance.now())));
@@ -47,6 +50,33 @@ export function record(url: () => string, intervalMs: number): { stop(): Promise
       return { intervalMs, scrapes };
     },
   };
+}
+
+/** A plain-HTTP /metrics at `url()` (read each time: a restarted operator listens elsewhere). */
+export function httpScrape(url: () => string): () => Promise<string | undefined> {
+  return async () => {
+    const r = await fetch(url(), { signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS) });
+    return r.ok ? r.text() : undefined;
+  };
+}
+
+/**
+ * The API server's /metrics (its CA, a bearer token), keeping only the families named in `keep`:
+ * what a metric_relabel_configs `keep` would store, instead of its thousands of series.
+ */
+export function apiServerScrape(server: string, caFile: string, token: string, keep: readonly string[]): () => Promise<string | undefined> {
+  const ca = readFileSync(caFile);
+  return () => new Promise((resolve, reject) => {
+    const req = request(new URL('/metrics', server), { ca, headers: { Authorization: `Bearer ${token}` }, timeout: SCRAPE_TIMEOUT_MS, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (c: string) => { body += c; });
+      res.on('end', () => resolve(res.statusCode === 200 ? body.split('\n').filter((line) => keep.some((name) => line.startsWith(name) || line.startsWith(`# HELP ${name} `) || line.startsWith(`# TYPE ${name} `))).join('\n') : undefined));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** One sample line of the exposition: the series (name and labels, as written) and its value. */
@@ -127,16 +157,19 @@ export const returnsSeries = (expr: string): Expectation => ({ expr: `count(${ex
  * A promtool unit-test file: the recording as input series, `ruleFiles` evaluated at the
  * recording's interval, each expectation checked at its last scrape.
  */
-export function engineTest(recording: Recording, target: Readonly<Record<string, string>>, ruleFiles: readonly string[], expectations: readonly Expectation[]): Record<string, unknown> {
-  const interval = `${recording.intervalMs}ms`;
-  const evalTime = `${(recording.scrapes.at(-1)?.slot ?? 0) * recording.intervalMs}ms`;
+export function engineTest(sources: readonly { recording: Recording; target: Readonly<Record<string, string>> }[], ruleFiles: readonly string[], expectations: readonly Expectation[]): Record<string, unknown> {
+  const intervalMs = sources[0]?.recording.intervalMs ?? 0;
+  if (sources.some((s) => s.recording.intervalMs !== intervalMs)) throw new Error('engineTest: the recordings must share one interval');
+  const interval = `${intervalMs}ms`;
+  // The end of the shortest recording: every source has its samples there.
+  const evalTime = `${Math.min(...sources.map((s) => s.recording.scrapes.at(-1)?.slot ?? 0)) * intervalMs}ms`;
   return {
     rule_files: ruleFiles,
     evaluation_interval: interval,
     tests: [{
       name: 'the live operator\'s recorded metrics',
       interval,
-      input_series: inputSeries(recording, target),
+      input_series: sources.flatMap((s) => inputSeries(s.recording, s.target)),
       promql_expr_test: expectations.map((e) => ({ expr: e.expr, eval_time: evalTime, exp_samples: e.samples })),
     }],
   };

@@ -40,9 +40,14 @@ t.test('input series: target labels, up 1/0, a stale marker after a scrape witho
   t.equal(values['g{job="j",pod="p"}'], '1 stale Inf _ Inf');
 });
 
-t.test('a promtool test: every expectation checked at the last scrape, rules evaluated at the interval', async (t) => {
-  const test = engineTest({ intervalMs: 2000, scrapes: [{ slot: 0, text: A }, { slot: 5, text: A }] }, { job: 'j' }, ['r.yaml'], [returnsSeries('g{job="j"}')]);
+t.test('a promtool test: every recording\'s series, every expectation checked at the end, rules evaluated at the interval', async (t) => {
+  const test = engineTest([
+    { recording: { intervalMs: 2000, scrapes: [{ slot: 0, text: A }, { slot: 5, text: A }] }, target: { job: 'j' } },
+    { recording: { intervalMs: 2000, scrapes: [{ slot: 0, text: B }, { slot: 6, text: B }] }, target: { job: 'k' } },
+  ], ['r.yaml'], [returnsSeries('g{job="j"}')]);
   t.same(test['evaluation_interval'], '2000ms');
-  const [only] = test['tests'] as { interval: string; promql_expr_test: unknown[] }[];
-  t.same(only?.promql_expr_test, [{ expr: 'count(g{job="j"}) > bool 0', eval_time: '10000ms', exp_samples: [{ labels: '{}', value: 1 }] }]);
+  const [only] = test['tests'] as { interval: string; input_series: { series: string }[]; promql_expr_test: unknown[] }[];
+  t.same(only?.promql_expr_test, [{ expr: 'count(g{job="j"}) > bool 0', eval_time: '10000ms', exp_samples: [{ labels: '{}', value: 1 }] }], 'at the end of the shorter recording');
+  t.ok(only?.input_series.some((s) => s.series === 'g{job="k"}'), 'both recordings\' series');
+  t.throws(() => engineTest([{ recording: { intervalMs: 1000, scrapes: [] }, target: {} }, { recording: { intervalMs: 2000, scrapes: [] }, target: {} }], [], []), /one interval/);
 });
