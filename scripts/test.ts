@@ -1,6 +1,7 @@
 // `npm test`: every check and every test, arranged to keep both cores busy.
 //   - test/cluster/build.sh starts first, in the background: from an empty Go build cache it
-//     takes minutes, cached a second;
+//     takes minutes, cached a second; test/prometheus/build.sh (promtool, a module of its own)
+//     beside it;
 //   - meanwhile the type check, the import-direction lint and the build of dist/ run side by side,
 //     then the unit tests, at a lower CPU priority (nice): they fill the cores the build and the
 //     end-to-end files leave idle, and never hold up either;
@@ -27,8 +28,11 @@ import { formatFailures, type TapFailure, tapFailures } from './tap-failures.ts'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** Unit tests that run a binary of the control plane's build (lua-health): they wait for it. */
-const NEED_BUILT_BINARIES = ['test/unit/argocd-health.test.ts'];
+/**
+ * Unit tests that run a binary of the control plane's build (lua-health) or promtool: they wait
+ * for those builds.
+ */
+const NEED_BUILT_BINARIES = ['test/unit/argocd-health.test.ts', 'test/unit/prometheus-rules.test.ts'];
 
 /**
  * The end-to-end files that take longest (minutes: traffic, quiet windows, an image build), started
@@ -220,8 +224,10 @@ async function finish(code: number, totals?: { total: number; pass: number; fail
   process.exit(code);
 }
 
-// 1. The control plane's binaries, in the background.
+// 1. The control plane's binaries and promtool, in the background. promtool's build (about 190 s
+// of CPU from an empty Go build cache, docs/development.md) ends long before the control plane's.
 const cluster = run('control plane build (test/cluster/build.sh)', join(ROOT, 'test', 'cluster', 'build.sh'), [], { quiet: true });
+const prometheus = run('promtool build (test/prometheus/build.sh)', join(ROOT, 'test', 'prometheus', 'build.sh'), [], { quiet: true });
 
 // 2. The checks, side by side (each is one process on one core); the first that fails ends the run.
 // With them, in a fresh install, `tap build`: the test files below load tap's Test class, which
@@ -297,6 +303,8 @@ const unitRuns = testPhase(
 );
 
 const built = await cluster;
+// A failed promtool build is not fatal here: the files that use it run build.sh again and fail.
+await prometheus;
 for (const line of built.lines) {
   const ready = /ready: (\S+) at (\d+)s/.exec(line);
   if (ready !== null) phases.push({ name: `  ${ready[1]!} linked`, startS: phases[0]!.startS, endS: phases[0]!.startS + Number(ready[2]) });

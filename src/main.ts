@@ -11,6 +11,7 @@ import { getJson } from './kube/json-get.ts';
 import { watchHarnessRegistry, watchRuntimeRegistry } from './controller/runtime-registry.ts';
 import { httpRoutesWanted, registerControllerWatches, watchGatewayAddress } from './controller/watches.ts';
 import { KaosCache } from './cluster/cache.ts';
+import { registerObjectMetrics } from './controller/object-metrics.ts';
 import { ServiceAccountIssuerDiscovery } from './cluster/service-account-issuer.ts';
 import { KubeClient } from './kube/client.ts';
 import { startAdmission } from './admission-thread/admission.ts';
@@ -44,6 +45,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
 
   let stopping = false;
   const registry = createRegistry();
+  registerObjectMetrics(registry, (kind) => cache.reflector(kind).list());
   // WEBHOOKS_ENABLED=false: controller only — no webhook server, so no certificate is read.
   // Admission starts on this thread and moves to its own once the cache holds WEBHOOK_THREAD_OBJECTS
   // KAOS objects (admission-thread/admission.ts says why); WEBHOOK_THREAD=false keeps it here.

@@ -92,7 +92,8 @@ export interface WebhookConfigOptions {
 }
 
 const LABELS = { 'app.kubernetes.io/name': 'kaos-operator', 'app.kubernetes.io/component': 'webhook' };
-const TIMEOUT_SECONDS = 5;
+/** How long the API server waits for an answer (monitoring/alerts.ts measures latency against it). */
+export const TIMEOUT_SECONDS = 5;
 
 /** Both configurations: mutating first, then validating. */
 export function renderWebhookConfigurations(

@@ -9,6 +9,7 @@
 //
 // The outcome of each pass is what AccessGrants' Enforced condition reports past the gates
 // (reconcile/accessgrant.ts): the grants the pass read are woken when what it says of them changed.
+import { METRIC } from '../leaves/metric-names.ts';
 import type { GrantGateFacts } from '../api/access-grants.ts';
 import { grantGateFacts, projectionNamespaces } from '../config/grant-gates.ts';
 import { accessGrantProjectionActive, serviceAccountIdentity, userPlaneEnabled, type SecurityConfig } from '../config/security.ts';
@@ -190,7 +191,7 @@ export class AuthzProjection {
   #registerMetrics(registry: Registry): void {
     const { counts } = this;
     registerCollected(registry, {
-      name: 'kaos_authz_projection_passes_total',
+      name: METRIC.projectionPasses,
       help: 'Passes of the AccessGrant policy projection, by result.',
       type: 'counter',
       values: () => [
@@ -199,16 +200,16 @@ export class AuthzProjection {
       ],
     });
     registerCollected(registry, {
-      name: 'kaos_authz_projection_writes_total',
+      name: METRIC.projectionWrites,
       help: 'Writes of the policy ConfigMap (a pass whose data is unchanged writes nothing).',
       type: 'counter',
       values: () => [{ value: counts.writes, labels: {} }],
     });
     registerCollected(registry, {
-      name: 'kaos_authz_projection_pass_seconds',
+      name: METRIC.projectionPassSeconds,
       help: 'How long a pass takes: reading the world from the cache, the data, and the write when there is one.',
       type: 'histogram',
-      values: () => this.#passSeconds.values('kaos_authz_projection_pass_seconds', {}),
+      values: () => this.#passSeconds.values(METRIC.projectionPassSeconds, {}),
     });
   }
 

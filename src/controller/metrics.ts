@@ -2,6 +2,7 @@
 // (pkg/internal/controller/metrics and pkg/metrics/workqueue.go), so that its dashboards and
 // alerts work unchanged. As with the webhook metrics, counts are plain numbers that prom-client
 // reads only when /metrics is scraped (src/leaves/prometheus.ts).
+import { METRIC } from '../leaves/metric-names.ts';
 import { Histogram, registerCollected, type MetricType, type MetricValue, type Registry } from '../leaves/prometheus.ts';
 
 /** controller-runtime's `result` label values. */
@@ -20,6 +21,10 @@ export interface ControllerMetrics {
   retried(): void;
   /** A reconcile ended with `result` after `seconds`. */
   reconciled(result: ReconcileResultLabel, seconds: number): void;
+  /** A reconcile that ended with `error` failed for `reason` (kube/errors.ts's errorReason). */
+  failed(reason: string): void;
+  /** Keys whose last reconcile failed, after every change. */
+  failing(n: number): void;
   /** Reconciles running now. */
   activeWorkers(n: number): void;
   maxConcurrentReconciles(n: number): void;
@@ -46,6 +51,9 @@ interface Stats {
   readonly queueDuration: Histogram;
   readonly results: Record<ReconcileResultLabel, number>;
   errors: number;
+  /** Errors by reason, a label controller-runtime's counter lacks. */
+  readonly errorReasons: Map<string, number>;
+  failing: number;
   readonly reconcileTime: Histogram;
   activeWorkers: number;
   maxConcurrent: number;
@@ -59,22 +67,22 @@ export function createControllerMetrics(registry: Registry): ControllerMetricsFa
     registerCollected(registry, { name, help, type, values: () => all.flatMap(values), reset: () => all.forEach(reset) });
   };
 
-  register('workqueue_depth', 'Current depth of workqueue', 'gauge', (s) => [{ value: s.depth, labels: queueLabels(s) }], () => {});
-  register('workqueue_adds_total', 'Total number of adds handled by workqueue', 'counter', (s) => [{ value: s.adds, labels: queueLabels(s) }], (s) => {
+  register(METRIC.queueDepth, 'Current depth of workqueue', 'gauge', (s) => [{ value: s.depth, labels: queueLabels(s) }], () => {});
+  register(METRIC.queueAdds, 'Total number of adds handled by workqueue', 'counter', (s) => [{ value: s.adds, labels: queueLabels(s) }], (s) => {
     s.adds = 0;
   });
-  register('workqueue_retries_total', 'Total number of retries handled by workqueue', 'counter', (s) => [{ value: s.retries, labels: queueLabels(s) }], (s) => {
+  register(METRIC.queueRetries, 'Total number of retries handled by workqueue', 'counter', (s) => [{ value: s.retries, labels: queueLabels(s) }], (s) => {
     s.retries = 0;
   });
   register(
-    'workqueue_queue_duration_seconds',
+    METRIC.queueDuration,
     'How long in seconds an item stays in workqueue before being requested',
     'histogram',
-    (s) => s.queueDuration.values('workqueue_queue_duration_seconds', queueLabels(s)),
+    (s) => s.queueDuration.values(METRIC.queueDuration, queueLabels(s)),
     (s) => s.queueDuration.reset(),
   );
   register(
-    'controller_runtime_reconcile_total',
+    METRIC.reconciles,
     'Total number of reconciliations per controller',
     'counter',
     (s) => RECONCILE_RESULTS.map((result) => ({ value: s.results[result], labels: { controller: s.name, result } })),
@@ -82,18 +90,26 @@ export function createControllerMetrics(registry: Registry): ControllerMetricsFa
       for (const r of RECONCILE_RESULTS) s.results[r] = 0;
     },
   );
-  register('controller_runtime_reconcile_errors_total', 'Total number of reconciliation errors per controller', 'counter', (s) => [{ value: s.errors, labels: { controller: s.name } }], (s) => {
+  register(METRIC.reconcileErrors, 'Total number of reconciliation errors per controller', 'counter', (s) => [{ value: s.errors, labels: { controller: s.name } }], (s) => {
     s.errors = 0;
   });
   register(
-    'controller_runtime_reconcile_time_seconds',
+    METRIC.reconcileErrorsByReason,
+    'Reconcile errors per controller, by reason (the API server\'s, or Timeout, Unreachable, Internal)',
+    'counter',
+    (s) => [...s.errorReasons].map(([reason, value]) => ({ value, labels: { controller: s.name, reason } })),
+    (s) => s.errorReasons.clear(),
+  );
+  register(METRIC.reconcileFailing, 'Objects per controller whose last reconcile failed (retried with backoff until one succeeds)', 'gauge', (s) => [{ value: s.failing, labels: { controller: s.name } }], () => {});
+  register(
+    METRIC.reconcileTime,
     'Length of time per reconciliation per controller',
     'histogram',
-    (s) => s.reconcileTime.values('controller_runtime_reconcile_time_seconds', { controller: s.name }),
+    (s) => s.reconcileTime.values(METRIC.reconcileTime, { controller: s.name }),
     (s) => s.reconcileTime.reset(),
   );
-  register('controller_runtime_active_workers', 'Number of currently used workers per controller', 'gauge', (s) => [{ value: s.activeWorkers, labels: { controller: s.name } }], () => {});
-  register('controller_runtime_max_concurrent_reconciles', 'Maximum number of concurrent reconciles per controller', 'gauge', (s) => [{ value: s.maxConcurrent, labels: { controller: s.name } }], () => {});
+  register(METRIC.activeWorkers, 'Number of currently used workers per controller', 'gauge', (s) => [{ value: s.activeWorkers, labels: { controller: s.name } }], () => {});
+  register(METRIC.maxConcurrentReconciles, 'Maximum number of concurrent reconciles per controller', 'gauge', (s) => [{ value: s.maxConcurrent, labels: { controller: s.name } }], () => {});
 
   return {
     forController(name) {
@@ -107,6 +123,8 @@ export function createControllerMetrics(registry: Registry): ControllerMetricsFa
         // controller-runtime initialises every result to 0, so rate() works from the first scrape.
         results: { success: 0, error: 0, requeue: 0, requeue_after: 0 },
         errors: 0,
+        errorReasons: new Map(),
+        failing: 0,
         reconcileTime: new Histogram(RECONCILE_BUCKETS),
         activeWorkers: 0,
         maxConcurrent: 0,
@@ -122,6 +140,8 @@ export function createControllerMetrics(registry: Registry): ControllerMetricsFa
           if (result === 'error') s.errors += 1;
           s.reconcileTime.observe(seconds);
         },
+        failed: (reason) => void s.errorReasons.set(reason, (s.errorReasons.get(reason) ?? 0) + 1),
+        failing: (n) => void (s.failing = n),
         activeWorkers: (n) => void (s.activeWorkers = n),
         maxConcurrentReconciles: (n) => void (s.maxConcurrent = n),
       };
@@ -137,6 +157,8 @@ export const noControllerMetrics: ControllerMetrics = {
   started: noop,
   retried: noop,
   reconciled: noop,
+  failed: noop,
+  failing: noop,
   activeWorkers: noop,
   maxConcurrentReconciles: noop,
 };

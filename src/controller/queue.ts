@@ -6,6 +6,7 @@
 // - `{ requeueAfter }` puts it back after that delay, `{ requeue: true }` with backoff.
 // A reconciler that throws (or rejects) is a retry; nothing escapes as an unhandled rejection.
 import { Backoff, type BackoffOptions } from '../kube/backoff.ts';
+import { errorReason } from '../kube/errors.ts';
 import { errorFields, silentLogger, type Logger } from '../leaves/logger.ts';
 import { noControllerMetrics, type ControllerMetrics, type ReconcileResultLabel } from './metrics.ts';
 
@@ -109,6 +110,8 @@ export class WorkQueue {
   readonly #ready = new Set<string>();
   /** Keys running now → their reconcile's AbortController. */
   readonly #processing = new Map<string, AbortController>();
+  /** Keys whose last reconcile failed: they are retried with backoff until one succeeds. */
+  readonly #failing = new Set<string>();
   /** Keys put back for later → when, and the timer. */
   readonly #delayed = new Map<string, { at: number; timer: unknown }>();
   #state: State = 'new';
@@ -217,7 +220,9 @@ export class WorkQueue {
     this.#delayed.clear();
     this.#ready.clear();
     this.#dirty.clear();
+    this.#failing.clear();
     this.#metrics.depth(0);
+    this.#metrics.failing(0);
     this.#stopped = this.whenIdle().then(() => {
       this.#state = 'stopped';
     });
@@ -266,6 +271,7 @@ export class WorkQueue {
   }
 
   #handleResult(key: string, result: ReconcileResult): ReconcileResultLabel {
+    if (this.#failing.delete(key)) this.#metrics.failing(this.#failing.size);
     if (result === undefined || result === null) {
       this.#limiter.forget(key);
       return 'success';
@@ -294,6 +300,9 @@ export class WorkQueue {
       return undefined;
     }
     const retryInMs = this.addRateLimited(key);
+    this.#metrics.failed(errorReason(err));
+    this.#failing.add(key);
+    this.#metrics.failing(this.#failing.size);
     this.#log.error({ controller: this.name, key, retryInMs, failures: this.#limiter.failures(key), ...errorFields(err) }, 'reconcile failed');
     return 'error';
   }

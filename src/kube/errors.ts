@@ -85,3 +85,23 @@ export function isConflict(err: unknown): boolean {
 export function isGone(err: unknown): boolean {
   return err instanceof ApiError && (err.code === 410 || err.reason === 'Expired' || err.reason === 'Gone');
 }
+
+/**
+ * A short, bounded name for why a request failed, for a metric's label: the API server's reason
+ * (metav1.StatusReason: Conflict, Forbidden, Invalid, NotFound, Timeout…) when it answered, else
+ * `Timeout` for a request that ran out of time, `Unreachable` for one that never reached it (no
+ * connection, a reset), `Internal` for anything else (a bug of ours).
+ */
+export function errorReason(err: unknown): string {
+  if (err instanceof ApiError) return /^[A-Za-z]{1,40}$/.test(err.reason) ? err.reason : 'Unknown';
+  const name = err instanceof Error ? err.name : '';
+  if (name === 'TimeoutError' || name === 'AbortError') return 'Timeout';
+  const code = errorCode(err) ?? errorCode(err instanceof Error ? err.cause : undefined);
+  if (code !== undefined && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code)) return code.includes('TIMEOUT') ? 'Timeout' : 'Unreachable';
+  return 'Internal';
+}
+
+function errorCode(err: unknown): string | undefined {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}

@@ -9,6 +9,7 @@
 // than the moment any other candidate observed it. Another candidate takes over no earlier than
 // its observation + leaseDuration; this one has stopped (its signal aborted, its in-flight
 // request cancelled) at renew start + renewDeadline, and renewDeadline < leaseDuration.
+import { METRIC } from '../leaves/metric-names.ts';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Registry } from 'prom-client';
@@ -143,7 +144,7 @@ export interface LeaderElectionMetrics {
   setLeading(name: string, leading: boolean): void;
 }
 
-const MASTER_STATUS = 'leader_election_master_status';
+const MASTER_STATUS = METRIC.leaderStatus;
 
 /**
  * `leader_election_master_status{name}`: 1 while this process leads the Lease `name`, else 0

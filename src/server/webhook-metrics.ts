@@ -1,6 +1,7 @@
 // The webhook metrics, under controller-runtime's names and labels so that its dashboards and
 // alerts work unchanged, and the certificate-expiry gauge. They live in the process's registry
 // (src/leaves/prometheus.ts), which main hands to every part of the operator that has metrics.
+import { METRIC } from '../leaves/metric-names.ts';
 import { Histogram, registerCollected, type MetricValue, type Registry } from '../leaves/prometheus.ts';
 
 /** Metrics of one webhook path, bound once so that a request pays no label lookup for them. */
@@ -33,9 +34,9 @@ interface PathStats {
 /** The webhook metrics, read by prom-client only when /metrics is scraped (src/leaves/prometheus.ts). */
 export function createWebhookMetrics(registry: Registry): WebhookMetrics {
   const stats: PathStats[] = [];
-  const latency = 'controller_runtime_webhook_latency_seconds';
+  const latency = METRIC.webhookLatency;
   registerCollected(registry, {
-    name: 'controller_runtime_webhook_requests_total',
+    name: METRIC.webhookRequests,
     help: 'Total number of admission requests by HTTP status code.',
     type: 'counter',
     values: () => stats.flatMap((s) => [...s.codes].map(([code, n]) => ({ value: n, labels: { webhook: s.path, code: String(code) } }))),
@@ -49,7 +50,7 @@ export function createWebhookMetrics(registry: Registry): WebhookMetrics {
     reset: () => stats.forEach((s) => s.latency.reset()),
   });
   registerCollected(registry, {
-    name: 'controller_runtime_webhook_requests_in_flight',
+    name: METRIC.webhookInFlight,
     help: 'Current number of admission requests being served.',
     type: 'gauge',
     values: () => stats.map((s) => ({ value: s.inFlight, labels: { webhook: s.path } })),
@@ -79,7 +80,7 @@ export const noWebhookMetrics: WebhookMetrics = {
   forPath: () => ({ begin: () => 0, end: () => undefined }),
 };
 
-export const CERTIFICATE_EXPIRY_METRIC = 'kaos_operator_webhook_certificate_expiry_seconds';
+export const CERTIFICATE_EXPIRY_METRIC = METRIC.certificateExpiry;
 
 /**
  * Seconds until the served certificate expires (negative once it has), read from the pair in

@@ -3,15 +3,17 @@
 // `kubectl apply --dry-run=server` to a real kube-apiserver (with cert-manager's CRDs from its Go
 // module, so Issuers and Certificates are checked by their real schemas), and values.schema.json
 // enforced by helm itself. Never skipped.
-import { readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { BUILTIN_HARNESS_RUNTIMES } from '../../src/api/harness-runtime-defaults.ts';
 import { renderWebhookConfigurations } from '../../src/admission/webhook-configs.ts';
 import { rulesFor } from '../../src/cluster/rbac.ts';
 import { runCommand, startControlPlane } from '../cluster/control-plane.ts';
+import { promtool } from '../prometheus/promtool.ts';
 
 const CHART = fileURLToPath(new URL('../../chart', import.meta.url));
 const NS = 'kaos-system';
@@ -170,6 +172,37 @@ t.test('config values become the operator\'s variables; the ServiceMonitor rende
   t.match(yaml, /name: MAX_CONCURRENT_RECONCILES\n\s+value: "8"/);
   t.match(yaml, /name: DEFAULT_TOLERATIONS\n\s+value: "\[\{\\"key\\":\\"gpu\\",\\"operator\\":\\"Exists\\"\}\]"/);
   t.match(yaml, /kind: ServiceMonitor/);
+});
+
+t.test('the PrometheusRule and the Grafana dashboard render when asked, off by default, with their namespace, labels and thresholds; promtool accepts the rendered rules', async (t) => {
+  t.same([...find((await render([])).docs, 'PrometheusRule'), ...find((await render([])).docs, 'ConfigMap', 'kaos-operator-dashboard')], [], 'neither by default');
+  const { docs } = await render([
+    '--set', 'metrics.prometheusRule.enabled=true', '--set', 'metrics.prometheusRule.namespace=monitoring', '--set', 'metrics.prometheusRule.labels.release=kps',
+    '--set', 'metrics.prometheusRule.thresholds.notReadySeconds=1800', '--set', 'metrics.prometheusRule.thresholds.reconcileFailingFor=30m',
+    '--set', 'metrics.prometheusRule.thresholds.queueDepth=0',
+    '--set', 'metrics.grafanaDashboard.enabled=true', '--set', 'metrics.grafanaDashboard.label=my_dashboards', '--set', 'metrics.grafanaDashboard.labelValue=yes',
+  ]);
+  const [rule] = find(docs, 'PrometheusRule');
+  t.equal(rule?.metadata.namespace, 'monitoring');
+  t.equal((rule?.metadata as { labels?: Record<string, string> }).labels?.['release'], 'kps');
+  const rules = (rule?.['spec'] as { groups: { rules: { alert: string; expr: string; for?: string; annotations: Record<string, string> }[] }[] }).groups[0]!.rules;
+  const byName = (name: string) => rules.find((r) => r.alert === name);
+  t.match(byName('KaosObjectNotReady')?.expr, /\) > 1800$/, 'a threshold set by value');
+  t.equal(byName('KaosReconcileErrors')?.for, '30m', 'a duration set by value');
+  t.match(byName('KaosWorkQueueBacklog')?.expr, /\) > 0$/, 'a threshold of 0 is 0, not the default');
+  t.equal(byName('KaosNoLeader')?.for, '5m', 'the others keep their defaults');
+  t.match(byName('KaosNoLeader')?.expr, 'leader_election_master_status{job="kaos-operator-metrics"}', 'the job: the metrics Service\'s name');
+  t.equal(byName('KaosObjectNotReady')?.annotations['description'], '{{ $labels.kind }} {{ $labels.object_namespace }}/{{ $labels.name }} has not been Ready for {{ $value | humanizeDuration }} (reason {{ $labels.reason }}).', 'the alert\'s own templates survive Helm');
+  const dir = await mkdtemp(join(tmpdir(), 'kaos-rules-'));
+  await writeFile(join(dir, 'rules.yaml'), stringify(rule?.['spec']));
+  const check = await promtool(['check', 'rules', join(dir, 'rules.yaml')]);
+  t.equal(check.code, 0, `promtool check rules: ${check.stdout}${check.stderr}`);
+  await rm(dir, { recursive: true, force: true });
+
+  const [dashboard] = find(docs, 'ConfigMap', 'kaos-operator-dashboard');
+  t.equal((dashboard?.metadata as { labels?: Record<string, string> }).labels?.['my_dashboards'], 'yes', 'the sidecar\'s label');
+  const json = (dashboard?.['data'] as Record<string, string>)['kaos-operator.json'] ?? '';
+  t.same(JSON.parse(json), JSON.parse(await readFile(join(CHART, 'dashboards', 'kaos-operator.json'), 'utf8')), 'the dashboard file, whole');
 });
 
 t.test('security values become the operator\'s variables: ServiceAccount identity by default, as KAOS\'s chart', async (t) => {

@@ -5,7 +5,9 @@
 // and a restart converge with no duplicate or orphaned child; after a kube-apiserver restart new
 // objects are reconciled; and a KAOS default install (ServiceAccount identity) on the same
 // cluster: each Agent's ServiceAccount, token and env, its pod under it (a harness Agent's too),
-// idle, then switched off.
+// idle, then switched off. The operator's /metrics, recorded from the bulk create through the
+// crash to a policy that refuses every Deployment, are evaluated by Prometheus' engine (promtool)
+// with the chart's alerts and the dashboard's queries, and checked against docs/metrics.md.
 //
 // Leader election is on, as in a cluster (LEADER_ELECT defaults to true): its Lease renewals
 // (`update leases`, every 2 s) are the operator's only expected writes, so they are excluded from
@@ -25,6 +27,15 @@ import {
 } from './support/lifecycle.ts';
 import { eventually } from '../support/poll.ts';
 import { httpGet, probe } from './support/children.ts';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { API_SERVER_WEBHOOK_REJECTIONS, DEFAULT_THRESHOLDS, alerts, ruleGroups, type Thresholds } from '../../monitoring/alerts.ts';
+import { dashboardQueries } from '../../monitoring/dashboard.ts';
+import { documentedMetrics } from '../support/metrics-doc.ts';
+import { apiServerScrape, engineTest, families, httpScrape, record, returnsSeries, type Recording } from '../prometheus/recorded.ts';
+import { promtool, promtoolPath } from '../prometheus/promtool.ts';
 
 const IDLE_SECONDS = Number(process.env.KAOS_E2E_IDLE_SECONDS ?? '60');
 if (!Number.isFinite(IDLE_SECONDS) || IDLE_SECONDS <= 0) throw new Error(`KAOS_E2E_IDLE_SECONDS must be a positive number of seconds, got ${process.env.KAOS_E2E_IDLE_SECONDS}`);
@@ -112,8 +123,24 @@ t.test('restarting the operator over a converged cluster changes no resourceVers
   t.same(changedKeys(before, await resourceVersions(client, [IDLE_NS])), [], 'no resourceVersion changed');
 });
 
+/**
+ * The operator's /metrics from the bulk create below until the fault's test stops it, every
+ * RECORD_INTERVAL_MS, whichever process runs. The labels are those a ServiceMonitor's scrape adds.
+ */
+const RECORD_INTERVAL_MS = 2_000;
+const TARGET = { job: 'kaos-operator-metrics', pod: OPERATOR_ENV.POD_NAME, instance: 'operator:8080' };
+/** The API server's refusals of webhook calls (KaosWebhookUnreachable's), as kube-prometheus-stack scrapes them. */
+const API_SERVER_TARGET = { job: 'apiserver', instance: 'apiserver:6443' };
+let recording: { stop(): Promise<Recording> } | undefined;
+let apiServerRecording: { stop(): Promise<Recording> } | undefined;
+// promtool builds (or is found in the cache) while the tests before the fault run.
+const promtoolBuilt = promtoolPath();
+promtoolBuilt.catch(() => {});
+
 t.test('SIGKILL while 50 Agents are being created, then a restart: converges with no duplicate or orphaned child', async (t) => {
   const NS = 'e2e-crash';
+  recording = record(httpScrape(() => `http://127.0.0.1:${metricsPort}/metrics`), RECORD_INTERVAL_MS);
+  apiServerRecording = record(apiServerScrape(plane.server, plane.caFile, plane.token, [API_SERVER_WEBHOOK_REJECTIONS]), RECORD_INTERVAL_MS);
   await kubectlApply(plane, [
     namespace(NS),
     kaos('ModelAPI', NS, 'llm', { mode: 'Proxy', proxyConfig: { model: 'ollama/smollm2:135m' } }),
@@ -174,6 +201,102 @@ t.test('SIGKILL while 50 Agents are being created, then a restart: converges wit
     const owner = d?.metadata.ownerReferences?.[0];
     if (owner?.name !== name) t.fail(`agent-${name} is owned by ${owner?.name ?? 'nobody'}`);
   }
+});
+
+/**
+ * The alerts the fault must raise, with their thresholds shortened so that the fault need last
+ * seconds instead of 15 minutes; every other threshold is the default.
+ */
+const FAULT_THRESHOLDS: Thresholds = { ...DEFAULT_THRESHOLDS, notReadySeconds: 10, reconcileFailingFor: '10s' };
+const FAULT_AGENTS = ['f-0', 'f-1', 'f-2'];
+/** A ValidatingAdmissionPolicy (CEL, in the API server itself) and its binding refusing every Deployment of `ns`. */
+const FREEZE = (ns: string): KubeObject[] => [
+  {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name: `freeze-${ns}` },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['deployments'] }] },
+      validations: [{ expression: 'false', message: 'deployments are frozen in this namespace', reason: 'Forbidden' }],
+    },
+  } as KubeObject,
+  {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: `freeze-${ns}` },
+    spec: { policyName: `freeze-${ns}`, validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } } },
+  } as KubeObject,
+];
+
+t.test('the live metrics through a bulk create, a crash and a policy refusing every Deployment, evaluated by Prometheus\' engine: every dashboard query and alert query returns series, the fault\'s alerts fire, docs/metrics.md lists what is exported', async (t) => {
+  const NS = 'e2e-fault';
+  // The fault: a cluster policy that refuses every Deployment of the namespace (as a policy
+  // engine's would), so each Agent's reconcile fails (Forbidden) and is retried with backoff, and
+  // no Agent gets Ready. Enforced once a dry-run create is refused.
+  await kubectlApply(plane, [namespace(NS), ...FREEZE(NS)]);
+  await eventually('the policy to refuse Deployments', async () => {
+    const r = await plane.kubectl(['create', 'deployment', 'probe', '--image=x', '-n', NS, '--dry-run=server']);
+    return r.code !== 0 && r.stderr.includes('frozen');
+  }, { timeoutMs: 30_000, intervalMs: 500 });
+  await kubectlApply(plane, [
+    kaos('ModelAPI', NS, 'm', { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' } }),
+    ...FAULT_AGENTS.map((name) => kaos('Agent', NS, name, { modelAPI: 'm', waitForDependencies: false })),
+  ]);
+  const failing = await eventually('the three Agents failing their reconciles', async () => {
+    const n = metricSum(await scrape(metricsPort), 'kaos_operator_reconcile_failing_objects', { controller: 'agent' }) ?? 0;
+    return n >= FAULT_AGENTS.length ? n : undefined;
+  }, { timeoutMs: 60_000, intervalMs: 500, retryErrors: true });
+  t.equal(failing, FAULT_AGENTS.length, 'kaos_operator_reconcile_failing_objects{controller="agent"}');
+  // The fault lasts past the shortened thresholds, and a few scrapes more.
+  await sleep(10_000 + 3 * RECORD_INTERVAL_MS);
+  const recorded = await recording!.stop();
+  const apiServerRecorded = await apiServerRecording!.stop();
+  const scraped = recorded.scrapes.filter((s) => s.text !== undefined).length;
+  t.comment(`recorded ${recorded.scrapes.length} scrapes (${scraped} answered) over ${((recorded.scrapes.at(-1)?.slot ?? 0) * RECORD_INTERVAL_MS / 1000).toFixed(0)} s`);
+  t.ok(recorded.scrapes.some((s) => s.text === undefined), 'the crash shows as failed scrapes');
+  t.ok(recorded.scrapes.at(-1)?.text !== undefined, 'the last scrape answered');
+
+  // docs/metrics.md: every family exported is documented with its type and labels, and every one documented is exported.
+  const live = families(recorded.scrapes);
+  const documented = documentedMetrics(await readFile(join(import.meta.dirname, '..', '..', 'docs', 'metrics.md'), 'utf8'));
+  t.same([...live.keys()].filter((name) => !documented.has(name)).sort(), [], 'no exported metric is missing from docs/metrics.md');
+  t.same([...documented.keys()].filter((name) => !live.has(name)).sort(), [], 'no documented metric is missing from the export');
+  for (const [name, doc] of documented) {
+    const exported = live.get(name);
+    if (exported === undefined) continue;
+    t.equal(exported.type, doc.type, `${name}: type`);
+    t.same([...exported.labels].filter((l) => !doc.labels.includes(l) && !doc.optional.includes(l)).sort(), [], `${name}: no undocumented label`);
+    t.same(doc.labels.filter((l) => !exported.labels.has(l)).sort(), [], `${name}: every documented label is exported`);
+  }
+
+  // Prometheus' engine over the recording: the rules (the fault's thresholds shortened), every
+  // query of the dashboard and of the alerts, and which alerts fire at the end.
+  const dir = await mkdtemp(join(tmpdir(), 'kaos-promtool-'));
+  try {
+    await writeFile(join(dir, 'rules.yaml'), stringify({ groups: ruleGroups(FAULT_THRESHOLDS, TARGET.job) }, { lineWidth: 0 }));
+    const expectations = [
+      ...dashboardQueries(TARGET.job, '1m').map((q) => returnsSeries(q.expr)),
+      ...alerts(FAULT_THRESHOLDS, TARGET.job).map((a) => returnsSeries(a.query)),
+      { expr: 'count by (alertname, controller) (ALERTS{alertname="KaosReconcileErrors",alertstate="firing",controller="agent"})', samples: [{ labels: '{alertname="KaosReconcileErrors",controller="agent"}', value: 1 }] },
+      { expr: `count by (alertname, kind, object_namespace) (ALERTS{alertname="KaosObjectNotReady",alertstate="firing",kind="Agent",object_namespace="${NS}"})`, samples: [{ labels: `{alertname="KaosObjectNotReady",kind="Agent",object_namespace="${NS}"}`, value: FAULT_AGENTS.length }] },
+      { expr: 'count by (controller, reason) (kaos_operator_reconcile_errors_total{controller="agent",reason="Forbidden"})', samples: [{ labels: '{controller="agent",reason="Forbidden"}', value: 1 }] },
+      // What a healthy operator that was killed once and came back must not raise.
+      { expr: 'ALERTS{alertname=~"KaosOperatorDown|KaosNoLeader|KaosWebhookErrors|KaosOperatorRestarting"}', samples: [] },
+    ];
+    await writeFile(join(dir, 'live.test.yaml'), stringify(engineTest([{ recording: recorded, target: TARGET }, { recording: apiServerRecorded, target: API_SERVER_TARGET }], ['rules.yaml'], expectations), { lineWidth: 0 }));
+    await promtoolBuilt;
+    const check = await promtool(['check', 'rules', join(dir, 'rules.yaml')]);
+    t.equal(check.code, 0, 'promtool check rules', { stdout: check.stdout, stderr: check.stderr });
+    const run = await promtool(['test', 'rules', join(dir, 'live.test.yaml')]);
+    t.equal(run.code, 0, `promtool test rules: ${expectations.length} expressions over ${scraped} scrapes`, { stdout: run.stdout.slice(0, 20_000), stderr: run.stderr.slice(0, 4_000) });
+  } finally {
+    if (t.passing()) await rm(dir, { recursive: true, force: true });
+    else t.comment(`promtool's files kept in ${dir}`);
+  }
+  // The tests after this one count the operator's requests: no failing reconcile may be left.
+  await kubectl(plane, ['delete', 'namespace', NS, '--wait=true', '--timeout=120s']);
+  await kubectl(plane, ['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', `freeze-${NS}`]);
 });
 
 t.test('kube-apiserver restarted under a running operator: objects created afterwards are reconciled within 30 s', async (t) => {

@@ -20,17 +20,20 @@ function heldReconciler() {
 function recordingMetrics() {
   const results: { result: ReconcileResultLabel; seconds: number }[] = [];
   const started: number[] = [];
-  const counts = { added: 0, retried: 0, depth: 0, active: 0, max: 0 };
+  const counts = { added: 0, retried: 0, depth: 0, active: 0, max: 0, failing: 0 };
+  const reasons: string[] = [];
   const metrics: ControllerMetrics = {
     added: () => void counts.added++,
     depth: (n) => void (counts.depth = n),
     started: (s) => void started.push(s),
     retried: () => void counts.retried++,
     reconciled: (result, seconds) => void results.push({ result, seconds }),
+    failed: (reason) => void reasons.push(reason),
+    failing: (n) => void (counts.failing = n),
     activeWorkers: (n) => void (counts.active = n),
     maxConcurrentReconciles: (n) => void (counts.max = n),
   };
-  return { metrics, results, started, counts };
+  return { metrics, results, started, counts, reasons };
 }
 
 t.test('duplicate adds of a waiting key merge into one run', async (t) => {
@@ -134,12 +137,15 @@ t.test('a failing key backs off 5 ms doubling; a success resets it', async (t) =
   t.same(clock.pending, [40]);
   t.equal(m.counts.retried, 4);
   t.same(m.results.map((r) => r.result), ['error', 'error', 'error', 'error']);
+  t.same(m.reasons, ['Internal', 'Internal', 'Internal', 'Internal'], 'a thrown Error that is no API error fails for reason Internal');
+  t.equal(m.counts.failing, 1, 'one key failing');
 
   fail = false;
   clock.advance(40);
   await settle();
   t.same(m.results.at(-1)?.result, 'success');
   t.same(clock.pending, [], 'nothing more after a success');
+  t.equal(m.counts.failing, 0, 'a success ends its failing');
   fail = true;
   q.add('k');
   await settle();
@@ -430,6 +436,9 @@ t.test('metrics render under controller-runtime names and labels', async (t) => 
   t.equal(line('controller_runtime_reconcile_total', 'controller="agent",result="requeue"'), 0, 'every result exists from the start');
   t.equal(line('controller_runtime_reconcile_total', 'controller="modelapi",result="success"'), 0);
   t.equal(line('controller_runtime_reconcile_errors_total', 'controller="agent"'), 1);
+  t.equal(line('kaos_operator_reconcile_errors_total', 'controller="agent",reason="Internal"'), 1, 'the error by reason');
+  t.equal(line('kaos_operator_reconcile_failing_objects', 'controller="agent"'), 0, 'its retry succeeded');
+  t.notMatch(text, /kaos_operator_reconcile_errors_total\{controller="modelapi"/, 'no reason series before an error');
   t.equal(line('controller_runtime_reconcile_time_seconds_count', 'controller="agent"'), 4);
   t.equal(line('controller_runtime_reconcile_time_seconds_bucket', 'le="0.005",controller="agent"'), 4, 'fake time: all took 0 s');
   t.equal(line('controller_runtime_max_concurrent_reconciles', 'controller="agent"'), 4);
