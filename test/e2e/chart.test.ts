@@ -196,7 +196,7 @@ t.test('security values become the operator\'s variables: ServiceAccount identit
     { name: 'SECURITY_NETWORK_POLICY_DISABLED', value: 'true' },
   ], 'each value its variable; networkPolicy.enabled=false is SECURITY_NETWORK_POLICY_DISABLED');
   await dryRun(t, yaml);
-  for (const [value, name] of [['security.agentAuth.identity.provider=oidc', 'provider'], ['security.agentAuth.identity.serviceAccount.expirationSeconds=300', 'expirationSeconds'], ['security.agentAuth.identity.serviceAccount.tokenPath=token', 'tokenPath'], ['security.agentAuth.extAuthzUrl=http://kaos-pdp:9191', 'extAuthzUrl']] as const) {
+  for (const [value, name] of [['security.agentAuth.identity.provider=oidc', 'provider'], ['security.agentAuth.identity.serviceAccount.expirationSeconds=300', 'expirationSeconds'], ['security.agentAuth.identity.serviceAccount.tokenPath=token', 'tokenPath'], ['security.agentAuth.extAuthzUrl=http://kaos-pdp:9191', 'extAuthzUrl'], ['security.agentAuth.extAuthzUrl=10.0.0.5:9191', 'extAuthzUrl']] as const) {
     const r = await helm(['template', 'x', CHART, '--kube-version', KUBE_VERSION, '--set', value]);
     t.not(r.code, 0, `${value} is refused, as the operator refuses it at start`);
     t.match(r.stderr, name);

@@ -154,6 +154,14 @@ t.test('refused at start, each naming its setting, all at once', async (t) => {
   for (const bad of ['kaos-pdp', 'kaos-pdp:', ':9191', 'kaos-pdp:http', 'kaos-pdp:70000', 'kaos pdp:9191', 'kaos-pdp.kaos-system.svc:9191/path']) {
     t.match(problems({ SECURITY_AGENT_AUTH_EXT_AUTHZ_URL: bad }), [/^SECURITY_AGENT_AUTH_EXT_AUTHZ_URL: must be a Service address/], `ext_authz ${bad}`);
   }
+  // A Service name is a DNS-1035 label: an IP address is refused by name, not rendered as a
+  // backendRef named "10" in namespace "0".
+  for (const bad of ['10.0.0.5:9191', '9pdp:9191', '9pdp.kaos-system.svc:9191']) {
+    t.same(problems({ SECURITY_AGENT_AUTH_EXT_AUTHZ_URL: bad }), [
+      'SECURITY_AGENT_AUTH_EXT_AUTHZ_URL: must be a Service address name[.namespace]:port whose name is a Service name (a DNS-1035 label: a lowercase letter first; not an IP address), such as kaos-pdp.kaos-system.svc:9191, got "' + bad + '"',
+    ], `ext_authz ${bad}`);
+  }
+  for (const ok of ['kaos-pdp.0-team.svc:9191', 'authz:1', 'a.b.svc.cluster.local:65535']) t.same(problems({ SECURITY_AGENT_AUTH_EXT_AUTHZ_URL: ok }), [], `ext_authz ${ok}`);
   for (const bad of ['/token', '/var/run//token', '/var/run/../token', '/var/run/secrets/', 'token']) {
     t.match(problems({ SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_TOKEN_PATH: bad }), [/^SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_TOKEN_PATH: must/], `token path ${bad}`);
   }
