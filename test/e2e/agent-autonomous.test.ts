@@ -126,7 +126,7 @@ t.test('a blank goal is refused with kubectl apply and --dry-run=server alike', 
 // ---- the harness (docs/api.md, "Agent harness") ------------------------------------------------
 
 /** The registry as the chart ships it (pi's image: the chart's defaultImages.harnessPi), written out. */
-const PI_IMAGE = 'ghcr.io/axsaucedo/kaos-harness-pi:latest';
+const PI_IMAGE = 'ghcr.io/axsaucedo/kaos-harness-pi:0.1.0';
 const SYSTEM_NAMESPACE = 'kaos-system';
 const HARNESS_NS = 'harness';
 const REPO = 'https://github.com/acme/service.git';
