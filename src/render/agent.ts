@@ -11,7 +11,7 @@ import { renderHTTPRoute } from './gateway.ts';
 import { harnessEnv, workspaceParts, workspaceTokenEnv, type WorkspaceParts } from './harness.ts';
 import { defaultAgentImage } from './images.ts';
 import type { AgentDeps, AgentInput, AgentMemoryInput, RenderConfig } from './inputs.ts';
-import type { Container, EnvVar, PodSpec, Probe } from './k8s.ts';
+import type { Child, Container, EnvVar, PodSpec, Probe } from './k8s.ts';
 import { parentIdentity } from './labels.ts';
 import { AGENT_PORT, CONTAINER_NAME, serviceURL, workloadName } from './names.ts';
 import type { Rendered } from './rendered.ts';
@@ -249,6 +249,15 @@ export function agentContainer(agent: AgentInput, deps: AgentDeps, config: Rende
 /** expose defaults to true. Takes any Agent's spec (a peer read from the cache is unchecked). */
 export function agentExposed(agent: { readonly spec: { readonly agentNetwork?: { readonly expose?: unknown } | undefined } }): boolean {
   return agent.spec.agentNetwork?.expose !== false;
+}
+
+/**
+ * The children render gives from the Agent and the settings alone, with no dependency resolved:
+ * its ServiceAccount under ServiceAccount identity (the kind table's `beforeDependencies`).
+ */
+export function renderAgentBeforeDependencies(agent: Pick<AgentInput, 'metadata'>, config: RenderConfig): Child[] {
+  const serviceAccount = renderAgentServiceAccount(parentIdentity('Agent', agent.metadata), config.security);
+  return serviceAccount === undefined ? [] : [serviceAccount];
 }
 
 export function renderAgent(agent: AgentInput, deps: AgentDeps, config: RenderConfig): Rendered {

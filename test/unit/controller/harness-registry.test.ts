@@ -8,6 +8,7 @@ import { harnessRegistryFromConfigMap, parseHarnessRuntimes, type HarnessRegistr
 import type { KubeObject } from '../../../src/api/meta.ts';
 import { runtimesYaml } from '../../../src/api/mcp-runtime-defaults.ts';
 import { harnessAgentKeysForRegistryChange } from '../../../src/controller/runtime-registry.ts';
+import { loadConfig } from '../../../src/config/config.ts';
 import { MemoryReconcileContext } from '../../support/memory-reconcile-context.ts';
 import { deploymentStatus, podSpecOf, reconcile, statusOf } from './reconcile-helpers.ts';
 
@@ -141,3 +142,29 @@ t.test('reconcile: a running harness Agent whose runtime leaves the registry is 
 
 // The registry's reflector against a real API server (one ConfigMap by field selector in
 // SYSTEM_NAMESPACE, edits → wake-ups, a running Agent turned Failed and healed): test/e2e/agent-autonomous.test.ts.
+
+t.test("under ServiceAccount identity an Agent's ServiceAccount is created though its runtime or its ModelAPI does not resolve; the rest waits", async (t) => {
+  const identity = loadConfig({ SECURITY_AGENT_AUTH_IDENTITY_PROVIDER: 'serviceaccount' });
+  for (const [name, setup, reason] of [
+    ['unknown', (ctx: MemoryReconcileContext) => ctx.putKaos(agent('unknown', { runtime: 'codex' })), 'HarnessRuntimeUnresolved'],
+    ['gone', (ctx: MemoryReconcileContext) => { ctx.harnessRuntimes = harnessRegistryFromConfigMap(undefined); ctx.putKaos(agent('gone', { runtime: 'pi' })); }, 'HarnessRuntimeUnresolved'],
+    ['nomodel', (ctx: MemoryReconcileContext) => ctx.putKaos(object('Agent', 'nomodel', { modelAPI: 'missing', model: 'x', harness: { runtime: 'pi' } })), 'ModelAPIUnresolved'],
+  ] as const) {
+    const ctx = new MemoryReconcileContext({ config: identity });
+    ctx.putKaos(object('ModelAPI', 'llm', { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' } }, { ready: true, phase: 'Ready' }));
+    ctx.harnessRuntimes = BUILTIN;
+    setup(ctx);
+    await reconcile(ctx, 'Agent', NS, name);
+    t.same(ctx.requests.map((r) => `${r.verb} ${r.target}`), [`apply ServiceAccount/${NS}/kaos-agent-${name}`, `status Agent/${NS}/${name}`], `${name}: the ServiceAccount, then the status; no Deployment`);
+    t.match(ctx.child('ServiceAccount', NS, `kaos-agent-${name}`), {
+      metadata: { labels: { 'kaos.tools/agent': name }, ownerReferences: [{ kind: 'Agent', name, controller: true }] },
+      automountServiceAccountToken: false,
+    });
+    t.match(statusOf(ctx, 'Agent', NS, name), { phase: 'Failed', ready: false });
+    t.match(conditionsOf(ctx, name)[0], `Ready=False/${reason}`);
+    t.same(ctx.recorded.filter((e) => e.reason === 'Created').map((e) => e.note), [`Created ServiceAccount kaos-agent-${name}`], 'told in a Normal Created Event');
+    ctx.requests.length = 0;
+    await reconcile(ctx, 'Agent', NS, name);
+    t.same(ctx.requests.filter((r) => r.verb !== 'status'), [], `${name}: again, nothing written (the ServiceAccount is unchanged)`);
+  }
+});
