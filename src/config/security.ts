@@ -45,7 +45,7 @@ export interface SecurityConfig {
     /** '' = the user plane is off. */
     readonly issuer: string;
     readonly audience: string;
-    /** SECURITY_USER_AUTH_JWKS_URI, else derived from the issuer; '' without an issuer. */
+    /** SECURITY_USER_AUTH_JWKS_URI; '' = the `jwks_uri` of the issuer's discovery document (controller/user-issuer.ts). */
     readonly jwksUri: string;
   };
   readonly gatewayNamespace: string;
@@ -249,7 +249,7 @@ export function parseSecurity(env: Env, problems: string[]): SecurityConfig {
     userAuth: {
       issuer: userIssuer,
       audience: trimmed('SECURITY_USER_AUTH_AUDIENCE'),
-      jwksUri: userJwksUri || (userIssuer === '' ? '' : `${userIssuer.replace(/\/+$/, '')}/protocol/openid-connect/certs`),
+      jwksUri: userJwksUri,
     },
     gatewayNamespace: checked('SECURITY_GATEWAY_NAMESPACE', trimmed('SECURITY_GATEWAY_NAMESPACE'), label) || SECURITY_DEFAULTS.gatewayNamespace,
     gatewayHost: checked('SECURITY_GATEWAY_HOST', trimmed('SECURITY_GATEWAY_HOST'), (v) => (/^[^\s/:]+(:[0-9]{1,5})?$/.test(v) ? undefined : 'must be a host[:port], without a scheme or path')),

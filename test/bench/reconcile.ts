@@ -500,6 +500,7 @@ export function floorReads(kaos: (kind: KaosKind, name: string) => KubeObject | 
     grantProjection: () => NO_GRANT_PROJECTION,
     securityPoliciesServed: () => false,
     serviceAccountIssuer: () => undefined,
+    userJwksUri: () => undefined,
     gatewayAddress: () => undefined,
     harnessRuntimes: () => ({ problem: 'no harness runtime registry in a floor run' }),
   };

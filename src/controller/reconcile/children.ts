@@ -17,6 +17,7 @@ import {
   securityPolicyApplied,
   securityPolicyApplyFailed,
   securityPolicyCrdMissing,
+  securityPolicyUserIssuerUndiscovered,
   type ExtraCondition,
   type Outcome,
 } from '../status.ts';
@@ -36,15 +37,18 @@ export async function converge(
   extra: { linkedResources?: Record<string, string>; extraConditions?: readonly ExtraCondition[] } = {},
 ): Promise<ReconcileResult> {
   const { ctx } = run;
-  const inputs = securityInputs(ctx.config.security, ctx.reads.serviceAccountIssuer());
+  const inputs = securityInputs(ctx.config.security, ctx.reads.serviceAccountIssuer(), ctx.reads.userJwksUri());
   const security = renderSecurityChildren(parentIdentity(run.kind, run.parent.metadata), rendered.service !== undefined, inputs);
   const desired = desiredChildren(run.kind, rendered, security);
-  const applied = await applyChildren(run, desired, (api) => apiServed(ctx.reads, api));
-  // Fail closed (docs/api.md): the condition says whether the route is guarded, while there is a policy to guard it.
   const policy = security.securityPolicy;
+  // A policy whose user provider cannot name its keys yet is not written (one from before stays).
+  const undiscovered = inputs.user !== undefined && inputs.user.jwksUri === undefined;
+  const applied = await applyChildren(run, desired, { served: (api) => apiServed(ctx.reads, api), held: policy !== undefined && undiscovered ? [policy] : [] });
+  // Fail closed (docs/api.md): the condition says whether the route is guarded, while there is a policy to guard it.
   const refusal = policy === undefined ? undefined : applied.refused.get(policy);
-  const gateway = policy === undefined ? [] : !ctx.reads.securityPoliciesServed() ? [securityPolicyCrdMissing()] : refusal === undefined
-    ? [securityPolicyApplied(policy.metadata.name)]
+  const gateway = policy === undefined ? [] : !ctx.reads.securityPoliciesServed() ? [securityPolicyCrdMissing()]
+    : undiscovered ? [securityPolicyUserIssuerUndiscovered(inputs.user?.issuer ?? '')]
+    : refusal === undefined ? [securityPolicyApplied(policy.metadata.name)]
     : [securityPolicyApplyFailed(policy.metadata.name, refusal)];
   await settleStatus(run, {
     ...deploymentProgress(applied.objects.get(rendered.deployment) ?? {}),
@@ -84,12 +88,17 @@ export interface Applied {
 /**
  * Applies `desired` in order, then prunes, following the kind table: a child whose type needs an
  * API the cluster does not serve (`requires`) is not applied, and one gated on a desired sibling
- * (`gatedOn`) only once that sibling was applied in this pass; what is not applied is pruned if it
- * exists, except a gate the API server refused, which is kept if it was there (an older policy
- * still guards better than none). Each applied child's object (the apply's answer, or the cached
- * one when nothing changed: what the status reads) is returned.
+ * (`gatedOn`) only once that sibling was applied in this pass; `held` children are not applied
+ * now. What is not applied is pruned if it exists, except a gate the API server refused and a held
+ * child, which are kept if they were there (an older policy still guards better than none). Each
+ * applied child's object (the apply's answer, or the cached one when nothing changed: what the
+ * status reads) is returned.
  */
-export async function applyChildren(run: Run, desired: readonly Child[], served: (api: OptionalAPI) => boolean = () => true): Promise<Applied> {
+export async function applyChildren(
+  run: Run,
+  desired: readonly Child[],
+  { served = () => true, held = [] }: { served?: (api: OptionalAPI) => boolean; held?: readonly Child[] } = {},
+): Promise<Applied> {
   const { ctx, key, signal } = run;
   const applyReplicas = KIND_TABLE.kinds[run.kind].replicas === 'spec';
   const gateOf = (child: Child): Child | undefined => {
@@ -103,7 +112,7 @@ export async function applyChildren(run: Run, desired: readonly Child[], served:
   try {
     for (const child of desired) {
       const requires = KIND_TABLE.owned[child.kind as ChildKind]?.requires;
-      if (requires !== undefined && !served(requires)) continue;
+      if ((requires !== undefined && !served(requires)) || held.includes(child)) continue;
       const gate = gateOf(child);
       if (gate !== undefined && !objects.has(gate)) continue;
       const name = child.metadata.name;
@@ -134,7 +143,7 @@ export async function applyChildren(run: Run, desired: readonly Child[], served:
   }
 
   run.applied = true;
-  const keep = [...objects.keys(), ...refused.keys()];
+  const keep = [...objects.keys(), ...refused.keys(), ...held];
   await pruneExcept(run, keep);
   return { objects, refused };
 }

@@ -73,10 +73,10 @@ t.test('booleans read as Go\'s strconv.ParseBool, else false', async (t) => {
   t.same([s.networkPolicy.disabled, s.networkPolicy.egress, s.gatewayRouting, s.strictGatewayApi, s.authorization.policyRegoOverride], [true, true, true, true, true]);
 });
 
-t.test('user plane: a user issuer; its JWKS URI derived unless given', async (t) => {
+t.test('user plane: a user issuer; no JWKS URI unless given (discovery names it: controller/user-issuer.ts), never Keycloak\'s path', async (t) => {
   const s = security({ SECURITY_USER_AUTH_ISSUER: 'https://keycloak.example/realms/kaos/', SECURITY_USER_AUTH_AUDIENCE: 'kaos' });
   t.ok(userPlaneEnabled(s));
-  t.same(s.userAuth, { issuer: 'https://keycloak.example/realms/kaos/', audience: 'kaos', jwksUri: 'https://keycloak.example/realms/kaos/protocol/openid-connect/certs' });
+  t.same(s.userAuth, { issuer: 'https://keycloak.example/realms/kaos/', audience: 'kaos', jwksUri: '' });
   t.equal(security({ SECURITY_USER_AUTH_ISSUER: 'https://idp', SECURITY_USER_AUTH_JWKS_URI: 'https://idp/keys' }).userAuth.jwksUri, 'https://idp/keys');
   t.equal(security({ SECURITY_USER_AUTH_JWKS_URI: 'https://idp/keys' }).userAuth.jwksUri, 'https://idp/keys', 'given without an issuer: kept, the user plane stays off');
 });
