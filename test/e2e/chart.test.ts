@@ -94,7 +94,14 @@ t.test('the webhook entries are webhook-configs.ts entries, with the chart\'s na
     };
     t.same(rendered.webhooks.map(strip), source.webhooks.map((w) => strip(w as unknown as Record<string, unknown>)), source.kind);
     for (const w of rendered.webhooks) {
-      t.same(w['namespaceSelector'], { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [NS] }] }, `${String(w['name'])}: never the operator's own namespace`);
+      t.equal(w['namespaceSelector'], undefined, `${String(w['name'])}: every namespace, the release namespace included`);
+    }
+  }
+  const limited = await render(['--set', 'certManager.enabled=false', '--set', 'watchNamespaces={team-a,team-b}', '--set-json', 'webhooks.namespaceSelectorExpressions=[{"key":"tier","operator":"Exists"}]']);
+  for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
+    const [configuration] = find(limited.docs, kind) as [Doc & { webhooks: Record<string, unknown>[] }];
+    for (const w of configuration.webhooks) {
+      t.same(w['namespaceSelector'], { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['team-a', 'team-b'] }, { key: 'tier', operator: 'Exists' }] }, `${String(w['name'])}: watchNamespaces and the extra expressions`);
     }
   }
 });
