@@ -3,7 +3,7 @@
 // runtime that does not resolve is Failed with KAOS's message, Ready=False reason
 // HarnessRuntimeUnresolved, Stalled=True, the Deployment left as it was, until the registry heals.
 import t from 'tap';
-import { BUILTIN_HARNESS_RUNTIMES, DEFAULT_HARNESS_PI_IMAGE } from '../../../src/api/harness-runtime-defaults.ts';
+import { BUILTIN_HARNESS_RUNTIMES } from '../../../src/api/harness-runtime-defaults.ts';
 import { harnessRegistryFromConfigMap, parseHarnessRuntimes, type HarnessRegistryState } from '../../../src/api/harness-runtimes.ts';
 import type { KubeObject } from '../../../src/api/meta.ts';
 import { runtimesYaml } from '../../../src/api/mcp-runtime-defaults.ts';
@@ -69,7 +69,7 @@ t.test('reconcile: rendered from the entry (image, driver); an edit of the entry
   ctx.putKaos(agent('coder', { runtime: 'pi', workspace: { repoURL: 'https://example.com/r.git' } }));
   t.equal(await reconcile(ctx, 'Agent', NS, 'coder'), undefined);
   let pod = podSpecOf(ctx.child('Deployment', NS, 'agent-coder'));
-  t.equal(pod.containers[0]?.image, DEFAULT_HARNESS_PI_IMAGE);
+  t.equal(pod.containers[0]?.image, 'ghcr.io/axsaucedo/kaos-harness-pi:0.1.0', 'the pi image the chart pins');
   t.same(pod.containers[0]?.env?.slice(-3), [
     { name: 'HARNESS_DRIVER', value: 'pi' },
     { name: 'HARNESS_WORKSPACE', value: '/workspace' },
