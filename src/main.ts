@@ -6,7 +6,9 @@ import { ConfigError, loadConfig, type Config } from './config/config.ts';
 import { gatewayRoutingEnabled, networkPoliciesEnabled, securityEnabled, securityWarnings, serviceAccountIdentity } from './config/security.ts';
 import { AuthzProjection, projectionSettings, registerProjectionWatches } from './controller/authz-projection.ts';
 import { Controller } from './controller/controller.ts';
-import { UserIssuerKeys } from './controller/user-issuer.ts';
+import { registerUserIssuerMetrics, STALE_AFTER_REFRESHES, UserIssuerKeys } from './controller/user-issuer.ts';
+import { EventRecorder } from './kube/events.ts';
+import { defaultIdentity } from './kube/leader-election.ts';
 import { getJson } from './kube/json-get.ts';
 import { watchHarnessRegistry, watchRuntimeRegistry } from './controller/runtime-registry.ts';
 import { httpRoutesWanted, registerControllerWatches, watchGatewayAddress } from './controller/watches.ts';
@@ -21,6 +23,13 @@ import { createRegistry } from './leaves/prometheus.ts';
 
 /** The admission thread's entry point, beside this one (dist/, or src/ when run from source). */
 const ADMISSION_ENTRY = new URL(import.meta.url.endsWith('.ts') ? './admission-worker.ts' : './admission-worker.js', import.meta.url);
+
+/** An Event recorder for what the operator tells outside a reconcile (made when first needed). */
+let eventRecorder: EventRecorder | undefined;
+function operatorEvents(client: KubeClient, config: Config): EventRecorder {
+  eventRecorder ??= new EventRecorder({ client, instance: config.controller.podName !== '' ? config.controller.podName : defaultIdentity() });
+  return eventRecorder;
+}
 
 async function main(config: Config, logger: Logger): Promise<void> {
   const client = await KubeClient.fromKubeConfig(config.kubeconfig, { userAgent: 'kaos-operator' });
@@ -95,16 +104,40 @@ async function main(config: Config, logger: Logger): Promise<void> {
     logger.fatal({ err: discoveryFailure.message }, 'ServiceAccount issuer discovery failed with security enabled; exiting');
     process.exit(1);
   }
-  const userIssuer = authz.user === undefined
+  // The user issuer (any OIDC provider): its discovery names where its keys are, for the policy
+  // data and for every SecurityPolicy's user provider. Its outage never stops the operator: the
+  // keys it had are kept, their age is a metric, and past the bound a Warning Event on the policy
+  // ConfigMap says so (user-issuer.ts).
+  const background = new AbortController();
+  const refreshIntervalMs = config.security.jwksRefreshIntervalSeconds * 1000;
+  const policyConfigMap = authz.configMap;
+  const userIssuer = authz.user === undefined || watches === undefined
     ? undefined
-    : new UserIssuerKeys({ issuer: authz.user.issuer, jwksUri: config.security.userAuth.jwksUri, get: getJson, logger });
+    : new UserIssuerKeys({
+        issuer: authz.user.issuer,
+        jwksUri: config.security.userAuth.jwksUri,
+        get: getJson,
+        logger,
+        staleAfterMs: STALE_AFTER_REFRESHES * refreshIntervalMs,
+        ...(policyConfigMap === undefined ? {} : {
+          onStale: ({ stale, message }) => operatorEvents(client, config).record({
+            regarding: { apiVersion: 'v1', kind: 'ConfigMap', namespace: policyConfigMap.namespace, name: policyConfigMap.name },
+            type: stale ? 'Warning' : 'Normal',
+            reason: stale ? 'UserIssuerKeysStale' : 'UserIssuerKeysRefreshed',
+            action: 'RefreshKeys',
+            note: message,
+          }),
+        }),
+      });
+  registerUserIssuerMetrics(registry, userIssuer);
+  userIssuer?.discoverUntilKnown(background.signal);
   const projection = watches === undefined
     ? undefined
     : new AuthzProjection({
         cache,
         settings: authz,
         serviceAccountKeys: () => issuer?.current(),
-        ...(userIssuer === undefined ? {} : { userKeys: userIssuer, refreshIntervalMs: config.security.jwksRefreshIntervalSeconds * 1000 }),
+        ...(userIssuer === undefined ? {} : { userKeys: userIssuer, refreshIntervalMs }),
         client,
         ...authzWatches,
         logger,
@@ -125,6 +158,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
         ...(projection === undefined ? {} : { projection }),
         grantGates: authz.gates,
         ...(issuer === undefined ? {} : { serviceAccountIssuer: issuer }),
+        ...(userIssuer === undefined ? {} : { userIssuer }),
         ...(gatewayAddress === undefined ? {} : { gatewayAddress }),
       });
   controller?.start();
@@ -163,6 +197,7 @@ async function main(config: Config, logger: Logger): Promise<void> {
     // it opens the next where its view of the endpoints sends it, and close() finds no
     // connection it could cut under a review being written (docs/reliability.md).
     if (delayMs > 0) admission?.drain();
+    background.abort();
     void Promise.all([controller?.stop(), new Promise((resolve) => setTimeout(resolve, delayMs))])
       .then(() => admission?.close())
       .then(() => Promise.all([health.close(), cache.stop()]))

@@ -115,17 +115,21 @@ certificate does not churn; `helm template` (Argo CD) has no cluster and generat
 {{- end }}
 
 {{- /*
-Never the release namespace (the operator's own objects are never admitted by itself); with
-watchNamespaces, only those.
+Every namespace, the release namespace included: the webhooks match only kaos.tools objects, so
+there is no bootstrap loop to break (the operator's pods and Secrets are never admitted by it),
+and a KAOS object there (an AccessGrant beside the PDP) is validated like anywhere else. With
+watchNamespaces, only those (the operator reads no other); no selector when nothing limits them.
 */}}
 {{- define "kaos-operator.webhook.namespaceSelector" -}}
 {{- $root := .root }}
-{{- $expressions := list (dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" (list $root.Release.Namespace)) }}
+{{- $expressions := list }}
 {{- if $root.Values.watchNamespaces }}
 {{- $expressions = append $expressions (dict "key" "kubernetes.io/metadata.name" "operator" "In" "values" $root.Values.watchNamespaces) }}
 {{- end }}
 {{- $expressions = concat $expressions $root.Values.webhooks.namespaceSelectorExpressions }}
+{{- if $expressions }}
 {{ .key }}:
   matchExpressions:
     {{- toYaml $expressions | nindent 4 }}
+{{- end }}
 {{- end }}

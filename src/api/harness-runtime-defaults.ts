@@ -8,9 +8,12 @@ import { registryConfigMap } from './mcp-runtime-defaults.ts';
 
 /**
  * KAOS's pi harness image (chart value `defaultImages.harnessPi`). The image's own entrypoint is
- * the harness; the operator renders no command for it, only the HARNESS_* env it reads.
+ * the harness; the operator renders no command for it, only the HARNESS_* env it reads. Pinned to
+ * the tag KAOS's own chart deploys beside the harness code this operator follows (0.1.0: the
+ * harness image is versioned apart from KAOS): `latest` would change what a running Agent's pod
+ * pulls at its next restart, under a contract written against that release.
  */
-export const DEFAULT_HARNESS_PI_IMAGE = 'ghcr.io/axsaucedo/kaos-harness-pi:latest';
+export const DEFAULT_HARNESS_PI_IMAGE = 'ghcr.io/axsaucedo/kaos-harness-pi:0.1.0';
 
 export const BUILTIN_HARNESS_RUNTIMES: Readonly<Record<string, HarnessRuntimeEntry>> = {
   pi: { image: DEFAULT_HARNESS_PI_IMAGE, driver: 'pi', description: 'pi coding harness (MIT)' },

@@ -81,6 +81,20 @@ export interface ChildEntry<C extends string = string> {
   readonly name: (parent: string) => string;
   /** When render desires it (render decides; prune looks at the name either way). Absent: always. */
   readonly when?: string;
+  /**
+   * The sibling this child is applied behind (fail closed): while render desires that sibling,
+   * this child is applied only once the sibling's apply succeeded in the same pass. When the
+   * sibling cannot be written (its type's API not served) or the API server refuses it, this
+   * child is withheld and one from before pruned; a refused sibling is then the parent's status,
+   * not a failed reconcile, and the sibling from before is kept. Absent: applied on its own.
+   */
+  readonly gatedOn?: C;
+  /**
+   * Render reads only the parent and the settings for it, so it is applied even while the
+   * parent's dependencies (or an Agent's harness runtime) do not resolve. Absent: applied only
+   * with the rest, once they do.
+   */
+  readonly beforeDependencies?: true;
 }
 
 /** An object in another namespace than the parent's (e.g. one in the operator's namespace). */
@@ -249,7 +263,7 @@ const workload = (kind: WorkloadKind, serviceWhen?: string): ChildEntry<ChildKin
   { kind: 'Deployment', name: (parent) => workloadName(kind, parent) },
   { kind: 'Service', name: (parent) => workloadName(kind, parent), ...(serviceWhen === undefined ? {} : { when: serviceWhen }) },
   { kind: 'SecurityPolicy', name: (parent) => routeName(kind, parent), when: "security enabled, Envoy Gateway's CRD served, and the Service exists" },
-  { kind: 'HTTPRoute', name: (parent) => routeName(kind, parent), when: 'the gateway is enabled (GATEWAY_API_ENABLED, the Gateway API served), the Service exists, and with security enabled its SecurityPolicy applied' },
+  { kind: 'HTTPRoute', name: (parent) => routeName(kind, parent), when: 'the gateway is enabled (GATEWAY_API_ENABLED, the Gateway API served), the Service exists, and with security enabled its SecurityPolicy applied', gatedOn: 'SecurityPolicy' },
 ];
 
 export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {
@@ -258,8 +272,9 @@ export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {
   kinds: {
     Agent: {
       children: [
-        // First: a pod naming a ServiceAccount that does not exist yet is refused.
-        { kind: 'ServiceAccount', name: agentServiceAccountName, when: 'ServiceAccount identity (SECURITY_AGENT_AUTH_IDENTITY_PROVIDER=serviceaccount)' },
+        // First: a pod naming a ServiceAccount that does not exist yet is refused. The Agent's
+        // identity waits on nothing it names (KAOS creates it before its harness step).
+        { kind: 'ServiceAccount', name: agentServiceAccountName, when: 'ServiceAccount identity (SECURITY_AGENT_AUTH_IDENTITY_PROVIDER=serviceaccount)', beforeDependencies: true },
         ...workload('Agent', 'agentNetwork.expose is not false'),
       ],
       dependsOn: {
@@ -316,6 +331,24 @@ export function childTypes<C extends string>(table: KindTable<C, string>): Reado
 /** Every (kind, name) a parent of `kind` named `name` can own: the only places prune looks. */
 export function possibleChildren<C extends string>(kind: KaosKind, name: string, table: KindTable<C, string>): { kind: C; name: string }[] {
   return table.kinds[kind].children.map((child) => ({ kind: child.kind, name: child.name(name) }));
+}
+
+/**
+ * Pure: `children` of a parent of `kind` in the table's apply order (stable; a kind the table does
+ * not list for it goes last).
+ */
+export function inApplyOrder<T extends { readonly kind: string }>(kind: KaosKind, children: readonly T[], table: KindTable = KIND_TABLE): T[] {
+  const order = table.kinds[kind].children.map((c) => c.kind as string);
+  const rank = (child: T): number => {
+    const at = order.indexOf(child.kind);
+    return at === -1 ? order.length : at;
+  };
+  return [...children].sort((a, b) => rank(a) - rank(b));
+}
+
+/** Pure: the child entry of `childKind` under a parent of `kind`, if the table lists one. */
+export function childEntry<C extends string>(kind: KaosKind, childKind: string, table: KindTable<C, string>): ChildEntry<C> | undefined {
+  return table.kinds[kind].children.find((c) => c.kind === childKind);
 }
 
 /** One object a KAOS object depends on; `namespace` only when not the object's own. */

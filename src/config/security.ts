@@ -45,7 +45,7 @@ export interface SecurityConfig {
     /** '' = the user plane is off. */
     readonly issuer: string;
     readonly audience: string;
-    /** SECURITY_USER_AUTH_JWKS_URI, else derived from the issuer; '' without an issuer. */
+    /** SECURITY_USER_AUTH_JWKS_URI; '' = the `jwks_uri` of the issuer's discovery document (controller/user-issuer.ts). */
     readonly jwksUri: string;
   };
   readonly gatewayNamespace: string;
@@ -114,13 +114,20 @@ export function durationSeconds(raw: string): number | undefined {
   return total;
 }
 
-/** A `name[.namespace]:port` ext_authz address's problem, or undefined when it is one. */
+/** A Service name: a DNS-1035 label (a lowercase letter first), as the API server requires of Services. */
+const DNS1035_LABEL = /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * A `name[.namespace[.svc…]]:port` ext_authz address's problem, or undefined when it is one. The
+ * first label becomes a Service's name (a DNS-1035 label), the rest DNS-1123 labels: an IP address
+ * such as 10.0.0.5:9191 is not a Service and would render a backendRef named `10` in namespace `0`.
+ */
 function hostPortProblem(value: string): string | undefined {
   const m = /^([^:]+):([0-9]+)$/.exec(value);
   const port = Number(m?.[2]);
-  const labels = (m?.[1] ?? '').split('.');
-  if (m === null || labels.some((l) => dns1123LabelProblems(l).length > 0) || !(port >= 1 && port <= 65535)) {
-    return 'must be a Service address name[.namespace]:port, such as kaos-pdp.kaos-system.svc:9191';
+  const [service = '', ...rest] = (m?.[1] ?? '').split('.');
+  if (m === null || !DNS1035_LABEL.test(service) || rest.some((l) => dns1123LabelProblems(l).length > 0) || !(port >= 1 && port <= 65535)) {
+    return 'must be a Service address name[.namespace]:port whose name is a Service name (a DNS-1035 label: a lowercase letter first; not an IP address), such as kaos-pdp.kaos-system.svc:9191';
   }
   return undefined;
 }
@@ -242,7 +249,7 @@ export function parseSecurity(env: Env, problems: string[]): SecurityConfig {
     userAuth: {
       issuer: userIssuer,
       audience: trimmed('SECURITY_USER_AUTH_AUDIENCE'),
-      jwksUri: userJwksUri || (userIssuer === '' ? '' : `${userIssuer.replace(/\/+$/, '')}/protocol/openid-connect/certs`),
+      jwksUri: userJwksUri,
     },
     gatewayNamespace: checked('SECURITY_GATEWAY_NAMESPACE', trimmed('SECURITY_GATEWAY_NAMESPACE'), label) || SECURITY_DEFAULTS.gatewayNamespace,
     gatewayHost: checked('SECURITY_GATEWAY_HOST', trimmed('SECURITY_GATEWAY_HOST'), (v) => (/^[^\s/:]+(:[0-9]{1,5})?$/.test(v) ? undefined : 'must be a host[:port], without a scheme or path')),

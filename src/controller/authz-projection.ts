@@ -162,8 +162,25 @@ export function holdsPolicy(live: KubeObject | undefined, desired: ReturnType<ty
   return Object.entries(desired.data).every(([key, value]) => liveData[key] === value);
 }
 
+/**
+ * Pure: whether the policy ConfigMap holds rules for the PDP: the policy.rego this operator copies
+ * (AUTHZ_POLICY_REGO_FROM), else one Helm or the user wrote. Without them the PDP has data and no
+ * rules, and with the SecurityPolicies' `failOpen: false` every gateway request is denied.
+ */
+export function policyRulesPresent(live: KubeObject | undefined, desired: ReturnType<typeof policyConfigMap>): boolean {
+  const theirs = asString(asRecord((live as { data?: unknown } | undefined)?.data)?.[POLICY_KEY]);
+  return (desired.data[POLICY_KEY] ?? theirs ?? '').trim() !== '';
+}
+
+/** The warning of a policy ConfigMap without rules (policyRulesPresent), naming what supplies them. */
+export function policyRulesMissing(target: NamespacedName): string {
+  return `the policy ConfigMap ${target.namespace}/${target.name} has data.json and no policy.rego: the PDP has data and no rules, so with the SecurityPolicies' failOpen: false every gateway request is denied. This operator writes only the data: set AUTHZ_POLICY_REGO_FROM (the chart's security.agentAuth.authorization.policyRegoFrom) to a ConfigMap key holding KAOS's policy, or write policy.rego into that ConfigMap with Helm or kubectl`;
+}
+
 export class AuthzProjection {
   readonly #o: AuthzProjectionOptions;
+  /** Whether the last pass found the policy ConfigMap without rules; undefined before a pass. */
+  #rulesMissing: boolean | undefined;
   readonly #namespaces: ReadonlySet<string> | undefined;
   #coalescer: Coalescer | undefined;
   /** The grants the last successful pass read, by `namespace/name`, with their generation. */
@@ -306,6 +323,7 @@ export class AuthzProjection {
       });
       const desired = policyConfigMap(target, data.json, this.#rego());
       const live = this.#o.policyConfigMap?.list().find((o) => o.metadata?.name === target.name);
+      this.#sayRules(target, settings.gates.securityEnabled && !policyRulesPresent(live, desired));
       if (!holdsPolicy(live, desired)) {
         await this.#o.client.apply(resourcePath(CONFIG_MAP, target), desired, { fieldManager: AUTHZ_FIELD_MANAGER, force: true, signal });
         this.counts.writes++;
@@ -322,6 +340,17 @@ export class AuthzProjection {
     } finally {
       this.#passSeconds.observe((performance.now() - started) / 1000);
     }
+  }
+
+  /** Logs a policy ConfigMap without rules once when found so (the first pass: at start), and once when it has them again. */
+  #sayRules(target: NamespacedName, missing: boolean): void {
+    if (missing === this.#rulesMissing || (this.#rulesMissing === undefined && !missing)) {
+      this.#rulesMissing = missing;
+      return;
+    }
+    this.#rulesMissing = missing;
+    if (missing) this.#o.logger.warn({ configMap: `${target.namespace}/${target.name}` }, policyRulesMissing(target));
+    else this.#o.logger.info({ configMap: `${target.namespace}/${target.name}` }, 'the policy ConfigMap has policy.rego: the PDP has rules');
   }
 
   async #userKeys(signal: AbortSignal): Promise<IssuerKeys> {

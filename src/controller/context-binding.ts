@@ -42,6 +42,8 @@ export interface ContextBindingOptions {
   securityPoliciesServed?: () => boolean;
   /** The discovered ServiceAccount issuer (cluster/service-account-issuer.ts); absent: none. */
   serviceAccountIssuer?: () => IssuerKeys | undefined;
+  /** The discovered URI of the user issuer's keys (controller/user-issuer.ts); absent: none. */
+  userJwksUri?: () => string | undefined;
   /** The Gateway's status address; absent: none. */
   gatewayAddress?: () => string | undefined;
   client: WriteClient;
@@ -52,7 +54,7 @@ export interface ContextBindingOptions {
 }
 
 export function bindReads(
-  options: Pick<ContextBindingOptions, 'cache' | 'children' | 'secrets' | 'configMaps' | 'httpRoutesServed' | 'grantProjection' | 'securityPoliciesServed' | 'serviceAccountIssuer' | 'gatewayAddress'>,
+  options: Pick<ContextBindingOptions, 'cache' | 'children' | 'secrets' | 'configMaps' | 'httpRoutesServed' | 'grantProjection' | 'securityPoliciesServed' | 'serviceAccountIssuer' | 'userJwksUri' | 'gatewayAddress'>,
 ): ReconcileReads {
   const { cache, children, secrets, configMaps, httpRoutesServed, grantProjection } = options;
   return {
@@ -65,6 +67,7 @@ export function bindReads(
     grantProjection,
     securityPoliciesServed: () => options.securityPoliciesServed?.() ?? false,
     serviceAccountIssuer: () => options.serviceAccountIssuer?.(),
+    userJwksUri: () => options.userJwksUri?.(),
     gatewayAddress: () => options.gatewayAddress?.(),
     harnessRuntimes: () => cache.harnessRuntimes?.() ?? HARNESS_REGISTRY_NOT_READ,
   };

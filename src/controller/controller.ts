@@ -69,6 +69,8 @@ export interface ControllerOptions {
   grantGates?: GrantGateFacts;
   /** The discovered ServiceAccount issuer: the routes' SecurityPolicies verify agent tokens with its keys. */
   serviceAccountIssuer?: ServiceAccountIssuerSource;
+  /** The user issuer's keys' URI (user-issuer.ts): the routes' SecurityPolicies name it in their user JWT provider. */
+  userIssuer?: { jwksUri(): string | undefined; onChange(listener: () => void): void };
   /** The Gateway's status address, for gateway routing (watches.ts watchGatewayAddress). */
   gatewayAddress?: { address(): string | undefined; onChange(listener: () => void): void };
   /** Default: the RECONCILERS table. */
@@ -117,6 +119,7 @@ export class Controller {
       grantProjection: () => this.#projection?.reads() ?? { gates: this.#grantGates, of: () => ({ state: 'pending' }) },
       securityPoliciesServed: () => watches.optional.envoyGateway?.served() ?? false,
       serviceAccountIssuer: () => options.serviceAccountIssuer?.current(),
+      userJwksUri: () => options.userIssuer?.jwksUri(),
       gatewayAddress: () => options.gatewayAddress?.address(),
       client,
       events,
@@ -140,6 +143,10 @@ export class Controller {
     // the routes are withheld) and, with security enabled, the ServiceAccount issuer's keys they inline.
     watches.optional.envoyGateway?.onChange(() => this.#enqueueKinds(WORKLOAD_KINDS));
     options.serviceAccountIssuer?.onChange(() => {
+      if (securityEnabled(config.security)) this.#enqueueKinds(WORKLOAD_KINDS);
+    });
+    // And the URI of the user issuer's keys, once discovered or when it moves.
+    options.userIssuer?.onChange(() => {
       if (securityEnabled(config.security)) this.#enqueueKinds(WORKLOAD_KINDS);
     });
     options.gatewayAddress?.onChange(() => this.#enqueueKinds(['Agent']));

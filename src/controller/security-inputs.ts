@@ -23,14 +23,17 @@ export function extAuthzService(address: string): SecurityInputs['extAuthz'] {
   return { name, ...(namespace === undefined || namespace === '' ? {} : { namespace }), port: Number(m[2]) };
 }
 
-/** Pure: the inputs of the per-route policies. The `agent` JWT provider needs ServiceAccount identity and its issuer. */
-export function securityInputs(s: SecurityConfig, issuer: IssuerKeys | undefined): SecurityInputs {
+/**
+ * Pure: the inputs of the per-route policies. The `agent` JWT provider needs ServiceAccount identity
+ * and its issuer; the `user` provider the URI of the user issuer's keys (undefined: not discovered yet).
+ */
+export function securityInputs(s: SecurityConfig, issuer: IssuerKeys | undefined, userJwksUri?: string): SecurityInputs {
   return {
     enabled: securityEnabled(s),
     extAuthz: extAuthzService(extAuthzAddress(s)),
     agentIssuer: serviceAccountIdentity(s) ? issuer : undefined,
     agentAudience: s.serviceAccount.audience,
-    user: userPlaneEnabled(s) ? { issuer: s.userAuth.issuer, jwksUri: s.userAuth.jwksUri, audience: s.userAuth.audience } : undefined,
+    user: userPlaneEnabled(s) ? { issuer: s.userAuth.issuer, jwksUri: s.userAuth.jwksUri !== '' ? s.userAuth.jwksUri : userJwksUri, audience: s.userAuth.audience } : undefined,
     networkPolicies: networkPoliciesEnabled(s),
     egress: networkPolicyEgressEnabled(s),
     gatewayNamespace: s.gatewayNamespace,

@@ -370,6 +370,16 @@ export function securityPolicyCrdMissing(): ExtraCondition {
   };
 }
 
+/** The user plane's keys' URI is not known yet (no SECURITY_USER_AUTH_JWKS_URI, discovery not answered): the policy is held, the route withheld. */
+export function securityPolicyUserIssuerUndiscovered(issuer: string): ExtraCondition {
+  return {
+    type: GATEWAY_AUTHORIZATION,
+    status: 'False',
+    reason: 'UserIssuerNotDiscovered',
+    message: `The user issuer's OIDC discovery (${issuer.trim().replace(/\/+$/, '')}/.well-known/openid-configuration) has not answered yet: the SecurityPolicy's user provider needs its jwks_uri`,
+  };
+}
+
 /** The API server refused the SecurityPolicy: the route is withheld until it is applied. */
 export function securityPolicyApplyFailed(name: string, error: string): ExtraCondition {
   return { type: GATEWAY_AUTHORIZATION, status: 'False', reason: 'ApplyFailed', message: `Failed to apply SecurityPolicy ${name}: ${error}` };

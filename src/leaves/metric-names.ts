@@ -26,6 +26,7 @@ export const METRIC = {
   projectionPasses: 'kaos_authz_projection_passes_total',
   projectionWrites: 'kaos_authz_projection_writes_total',
   projectionPassSeconds: 'kaos_authz_projection_pass_seconds',
+  userIssuerKeysLastSuccess: 'kaos_authz_user_issuer_keys_last_success_timestamp_seconds',
 } as const;
 
 /** prom-client's default metrics (leaves/prometheus.ts registers them), those the alerts and the dashboard read. */

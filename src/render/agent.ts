@@ -8,10 +8,10 @@ import { memoryPostureEnv } from './posture.ts';
 import { applyContainerOverride, copyEnv, env, hasEnv, httpGetProbe, httpPort, placeUserEnv, uniqueEnv, withoutEnv } from './container.ts';
 import { agentTelemetryEnv, logLevelEnv, telemetrySettings } from './observability.ts';
 import { renderHTTPRoute } from './gateway.ts';
-import { harnessEnv, workspaceParts, type WorkspaceParts } from './harness.ts';
+import { harnessEnv, workspaceParts, workspaceTokenEnv, type WorkspaceParts } from './harness.ts';
 import { defaultAgentImage } from './images.ts';
 import type { AgentDeps, AgentInput, AgentMemoryInput, RenderConfig } from './inputs.ts';
-import type { Container, EnvVar, PodSpec, Probe } from './k8s.ts';
+import type { Child, Container, EnvVar, PodSpec, Probe } from './k8s.ts';
 import { parentIdentity } from './labels.ts';
 import { AGENT_PORT, CONTAINER_NAME, serviceURL, workloadName } from './names.ts';
 import type { Rendered } from './rendered.ts';
@@ -89,7 +89,8 @@ const telemetry: EnvStep = (i) => agentTelemetryEnv(i.agent.metadata, telemetryS
 const logLevel: EnvStep = (i) => logLevelEnv('LOG_LEVEL', i.config.defaultLogLevel, cfgOf(i)?.env, i.agent.spec.container?.env);
 /** Who the agent is and where its token is: the last generated entries, under ServiceAccount identity. */
 const agentAuth: EnvStep = ({ agent, config }) => agentAuthEnv({ name: agent.metadata?.name ?? '', namespace: agent.metadata?.namespace ?? '' }, config.security);
-const harness: EnvStep = ({ agent, deps }) => (agent.spec.harness === undefined ? [] : harnessEnv(deps.harness?.driver ?? ''));
+/** HARNESS_*, then a workspace's GIT_TOKEN for the credential helper the clone stores (a harness that pushes). */
+const harness: EnvStep = ({ agent, deps }) => (agent.spec.harness === undefined ? [] : [...harnessEnv(deps.harness?.driver ?? ''), ...workspaceTokenEnv(agent.spec.harness)]);
 
 /**
  * The original shape (docs/api.md, "Agent environment"), steps 1–9, then agent identity's (none
@@ -248,6 +249,15 @@ export function agentContainer(agent: AgentInput, deps: AgentDeps, config: Rende
 /** expose defaults to true. Takes any Agent's spec (a peer read from the cache is unchecked). */
 export function agentExposed(agent: { readonly spec: { readonly agentNetwork?: { readonly expose?: unknown } | undefined } }): boolean {
   return agent.spec.agentNetwork?.expose !== false;
+}
+
+/**
+ * The children render gives from the Agent and the settings alone, with no dependency resolved:
+ * its ServiceAccount under ServiceAccount identity (the kind table's `beforeDependencies`).
+ */
+export function renderAgentBeforeDependencies(agent: Pick<AgentInput, 'metadata'>, config: RenderConfig): Child[] {
+  const serviceAccount = renderAgentServiceAccount(parentIdentity('Agent', agent.metadata), config.security);
+  return serviceAccount === undefined ? [] : [serviceAccount];
 }
 
 export function renderAgent(agent: AgentInput, deps: AgentDeps, config: RenderConfig): Rendered {

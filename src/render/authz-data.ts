@@ -131,7 +131,11 @@ export function projectPolicyData(world: ProjectionWorld, inputs: ProjectionInpu
   const agents: Record<string, { autonomous: boolean; issuer_sub: string }> = {};
   for (const agent of world.agents) {
     const id = kaosId('Agent', namespaceOf(agent), nameOf(agent));
-    grants[id] = agentTargets(agent);
+    const targets = agentTargets(agent);
+    // An Agent that names nothing is in neither map, as KAOS leaves it out: with no edge it may
+    // call nothing either way, and its entry would only grow the data every PDP loads.
+    if (targets.length === 0) continue;
+    grants[id] = targets;
     if (inputs.serviceAccountIdentity) {
       agents[id] = { autonomous: isAutonomous(agent), issuer_sub: `system:serviceaccount:${namespaceOf(agent)}:kaos-agent-${nameOf(agent)}` };
     }

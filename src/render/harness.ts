@@ -19,27 +19,52 @@ export const STATE_PATH = '/state';
 export const WORKSPACE_ENV = { repoURL: 'WORKSPACE_REPO_URL', branch: 'WORKSPACE_BRANCH', token: 'GIT_TOKEN' } as const;
 
 /**
+ * The git credential helper an https:// workspace gets: it answers git's `get` with user
+ * `x-access-token` (as KAOS puts it into the URL) and the token from the env `GIT_TOKEN` of
+ * whichever container runs git, at the moment git asks. The token is never in a command's
+ * arguments (echo is the shell's builtin) and never written to disk: the clone's remote stays the
+ * URL as written, and the helper stored in /workspace/.git/config holds no secret, only where to
+ * read one (the agent container's GIT_TOKEN, so a harness that pushes authenticates as the clone did).
+ */
+export const WORKSPACE_CREDENTIAL_HELPER =
+  '!f() { if [ "$1" = get ] && [ -n "${GIT_TOKEN:-}" ]; then echo username=x-access-token; echo "password=${GIT_TOKEN}"; fi; }; f';
+
+/**
  * Clones the branch into /workspace. The repository and the branch come from the env, always
  * double-quoted, never spliced into the script (KAOS splices them in Go-quoted, where `$(…)` still
  * runs): whatever characters they hold reach git as one argument each and are never parsed by the
- * shell. With a token, an https:// URL gets it as KAOS puts it there (user `x-access-token`),
- * by parameter expansion, so the token is never an argument of any command either. `--` ends git's
- * options before the URL.
+ * shell. With a token and an https:// URL, git gets the token from WORKSPACE_CREDENTIAL_HELPER
+ * (`-c` for the clone, then stored in the repository's config for later pushes) instead of from
+ * the URL, where KAOS puts it: there it would be an argument of git, visible in the process table,
+ * and stay in `remote.origin.url` on the workspace volume. `--` ends git's options before the URL.
+ * The helper holds no single quote, so the script holds it single-quoted.
  */
 export const WORKSPACE_CLONE_SCRIPT = [
   'set -e',
-  'url="$WORKSPACE_REPO_URL"',
+  'set -- clone --depth 1 --single-branch --branch "$WORKSPACE_BRANCH" -- "$WORKSPACE_REPO_URL" /workspace',
+  'helper=',
   'if [ -n "${GIT_TOKEN:-}" ]; then',
-  '  case "$url" in',
-  '    https://*) url="https://x-access-token:${GIT_TOKEN}@${url#https://}" ;;',
+  '  case "$WORKSPACE_REPO_URL" in',
+  `    https://*) helper='${WORKSPACE_CREDENTIAL_HELPER}' ;;`,
   '  esac',
   'fi',
-  'exec git clone --depth 1 --single-branch --branch "$WORKSPACE_BRANCH" -- "$url" /workspace',
+  'if [ -z "$helper" ]; then exec git "$@"; fi',
+  'git -c credential.helper="$helper" "$@"',
+  'exec git -C /workspace config credential.helper "$helper"',
 ].join('\n');
 
 /** HARNESS_DRIVER, HARNESS_WORKSPACE, HARNESS_STATE_DIR: after LOG_LEVEL in the agent's env. */
 export function harnessEnv(driver: string): EnvVar[] {
   return [env('HARNESS_DRIVER', driver), env('HARNESS_WORKSPACE', WORKSPACE_PATH), env('HARNESS_STATE_DIR', STATE_PATH)];
+}
+
+/**
+ * The agent container's GIT_TOKEN (after HARNESS_*), by reference to the workspace's credentials:
+ * the credential helper the clone stores reads it when the harness pushes. None without credentials.
+ */
+export function workspaceTokenEnv(harness: AgentHarnessInput | undefined): EnvVar[] {
+  const credentials = harness?.workspace?.credentialsSecretRef;
+  return credentials === undefined ? [] : [{ name: WORKSPACE_ENV.token, valueFrom: { secretKeyRef: copySecretKeySelector(credentials) } }];
 }
 
 /** What a workspace adds to the pod; undefined without one. */
@@ -54,7 +79,6 @@ export function workspaceParts(harness: AgentHarnessInput | undefined): Workspac
   const workspace = harness?.workspace;
   if (workspace === undefined) return undefined;
   const branch = workspace.branch !== undefined && workspace.branch !== '' ? workspace.branch : AGENT_DEFAULTS.workspaceBranch;
-  const credentials = workspace.credentialsSecretRef;
   const clone: Container = {
     name: WORKSPACE_CLONE_CONTAINER,
     image: WORKSPACE_CLONE_IMAGE,
@@ -63,7 +87,7 @@ export function workspaceParts(harness: AgentHarnessInput | undefined): Workspac
     env: [
       env(WORKSPACE_ENV.repoURL, workspace.repoURL),
       env(WORKSPACE_ENV.branch, branch),
-      ...(credentials === undefined ? [] : [{ name: WORKSPACE_ENV.token, valueFrom: { secretKeyRef: copySecretKeySelector(credentials) } }]),
+      ...workspaceTokenEnv(harness),
     ],
     volumeMounts: [{ name: WORKSPACE_VOLUME, mountPath: WORKSPACE_PATH }],
   };

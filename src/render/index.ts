@@ -10,7 +10,7 @@ import { renderModelAPI } from './modelapi.ts';
 import { renderMemoryStore } from './memorystore.ts';
 import { endpointFor } from './names.ts';
 
-export { renderAgent, agentEnv, agentExposed, MEMORY_DEFAULTS } from './agent.ts';
+export { renderAgent, renderAgentBeforeDependencies, agentEnv, agentExposed, MEMORY_DEFAULTS } from './agent.ts';
 export { renderModelAPI } from './modelapi.ts';
 export { isRuntimeShape, renderMCPServer } from './mcpserver.ts';
 export { renderMemoryStore } from './memorystore.ts';

@@ -20,7 +20,8 @@ export interface SecurityInputs {
   /** SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_AUDIENCE: what an agent token must be for. */
   readonly agentAudience: string;
   /** The user plane: the `user` JWT provider. */
-  readonly user: { readonly issuer: string; readonly jwksUri: string; readonly audience: string } | undefined;
+  /** `jwksUri`: the setting, else the discovery document's; undefined while not discovered (the policy is then held: children.ts). */
+  readonly user: { readonly issuer: string; readonly jwksUri: string | undefined; readonly audience: string } | undefined;
   /** NetworkPolicies (strict, or security enabled and not SECURITY_NETWORK_POLICY_DISABLED). */
   readonly networkPolicies: boolean;
   readonly egress: boolean;
@@ -52,7 +53,7 @@ function jwtProviders(inputs: SecurityInputs): JwtProvider[] {
       name: 'user',
       issuer: inputs.user.issuer.trim(),
       ...(audience === '' ? {} : { audiences: [audience] }),
-      remoteJWKS: { uri: inputs.user.jwksUri },
+      ...(inputs.user.jwksUri === undefined ? {} : { remoteJWKS: { uri: inputs.user.jwksUri } }),
       claimToHeaders: [
         { claim: 'sub', header: 'x-user-claim-sub' },
         { claim: 'preferred_username', header: 'x-user-claim-username' },

@@ -59,6 +59,7 @@ import type { KubeObject } from '../../src/api/meta.ts';
 import { loadConfig } from '../../src/config/config.ts';
 import { resolveAgentDeps } from '../../src/controller/reconcile/agent.ts';
 import { desiredChildren } from '../../src/controller/reconcile/children.ts';
+import type { KaosKind } from '../../src/api/kinds.ts';
 import { deploymentProgress, memoryDegraded, nextStatus } from '../../src/controller/status.ts';
 import { applyIntent } from '../../src/kube/apply.ts';
 import { childPath, FIELD_MANAGER } from '../../src/cluster/child-apply.ts';
@@ -292,7 +293,7 @@ async function floorRun(admin: KubeClient, writer: KubeClient, pids: ReturnType<
       if (object !== undefined) {
         const rendered = render(object);
         waitingReady.set(rendered.deployment.metadata.name, { object, rendered });
-        for (const child of desiredChildren(rendered, false).map((c) => applyIntent(c, false))) {
+        for (const child of desiredChildren(object.kind as KaosKind, rendered).map((c) => applyIntent(c, false))) {
           await writer.apply(childPath(child), child, { fieldManager: FIELD_MANAGER, force: true });
           requests++;
         }

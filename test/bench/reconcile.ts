@@ -500,6 +500,7 @@ export function floorReads(kaos: (kind: KaosKind, name: string) => KubeObject | 
     grantProjection: () => NO_GRANT_PROJECTION,
     securityPoliciesServed: () => false,
     serviceAccountIssuer: () => undefined,
+    userJwksUri: () => undefined,
     gatewayAddress: () => undefined,
     harnessRuntimes: () => ({ problem: 'no harness runtime registry in a floor run' }),
   };
@@ -664,7 +665,7 @@ async function runFloor(admin: KubeClient, pids: ReturnType<ControlPlane['pids']
   const work = copies.map(({ object, status }) => {
     const resolution = resolveAgentDeps(reads, FLOOR_NS, object.spec);
     if ('verdict' in resolution) throw new Error(`floor: ${object.metadata?.name ?? ''} does not resolve: ${resolution.verdict.message}`);
-    const children = desiredChildren(renderAgent(object as unknown as AgentInput, resolution.deps, config), false).map((c) => applyIntent(c, false));
+    const children = desiredChildren('Agent', renderAgent(object as unknown as AgentInput, resolution.deps, config)).map((c) => applyIntent(c, false));
     const { managedFields: _m, ...metadata } = object.metadata ?? {};
     return { name: object.metadata?.name ?? '', children, statusBody: { ...object, metadata, status } };
   });

@@ -195,6 +195,26 @@ await t.test('kubectl apply goes through the chart\'s webhook configurations to 
     return JSON.parse(r.stdout) as { metadata: { annotations?: Record<string, string> } };
   }, { timeoutMs: 60_000, intervalMs: 500, retryErrors: true });
   t.ok(applied.metadata.annotations?.['kaos.tools/defaulted'], 'defaulted by the mutating webhook, reached through the Service');
+  // The release namespace is no exception: a KAOS object there (an AccessGrant beside the PDP)
+  // is validated like anywhere else. The selector's operator is checked by the webhook alone.
+  const grant = { apiVersion: 'kaos.tools/v1alpha1', kind: 'AccessGrant', metadata: { name: 'beside-the-pdp', namespace: NS }, spec: { subjects: [{ kind: 'User', name: 'alice' }], resources: [{ selector: { matchExpressions: [{ key: 'team', operator: 'Near', values: ['a'] }] } }] } };
+  // As above, a call that did not reach the operator (the API server still resolving the Service's
+  // endpoints) is tried again; an answer from the webhook is final.
+  const refused = await eventually('an answer from the webhooks', async () => {
+    const r = await plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify(grant) });
+    if (r.stderr.includes('failed calling webhook')) throw new Error(r.stderr);
+    return r;
+  }, { timeoutMs: 60_000, intervalMs: 500, retryErrors: true });
+  t.not(refused.code, 0, 'refused in the release namespace');
+  t.match(refused.stderr, 'Warning: this AccessGrant will not be enforced: Gateway authorization is not enabled; this AccessGrant is not enforced', 'the mutating and validating webhooks answered');
+  t.match(refused.stderr, 'The AccessGrant "beside-the-pdp" is invalid: spec.resources[0].selector.matchExpressions[0].operator: Invalid value: "Near": not a valid selector operator');
+  const inRelease = await eventually('an answer from the webhooks', async () => {
+    const r = await plane.kubectl(['apply', '--dry-run=server', '-f', '-', '-o', 'json'], { input: JSON.stringify({ ...modelApi, metadata: { name: 'hosted', namespace: NS } }) });
+    if (r.stderr.includes('failed calling webhook')) throw new Error(r.stderr);
+    return r;
+  }, { timeoutMs: 60_000, intervalMs: 500, retryErrors: true });
+  t.equal(inRelease.code, 0, inRelease.stderr);
+  t.ok((JSON.parse(inRelease.stdout) as { metadata: { annotations?: Record<string, string> } }).metadata.annotations?.['kaos.tools/defaulted'], 'and defaulted there by the mutating webhook (a server-side dry run: nothing stored)');
   t.equal(operator?.hasExited(), false);
 });
 

@@ -96,7 +96,14 @@ t.test('the webhook entries are webhook-configs.ts entries, with the chart\'s na
     };
     t.same(rendered.webhooks.map(strip), source.webhooks.map((w) => strip(w as unknown as Record<string, unknown>)), source.kind);
     for (const w of rendered.webhooks) {
-      t.same(w['namespaceSelector'], { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [NS] }] }, `${String(w['name'])}: never the operator's own namespace`);
+      t.equal(w['namespaceSelector'], undefined, `${String(w['name'])}: every namespace, the release namespace included`);
+    }
+  }
+  const limited = await render(['--set', 'certManager.enabled=false', '--set', 'watchNamespaces={team-a,team-b}', '--set-json', 'webhooks.namespaceSelectorExpressions=[{"key":"tier","operator":"Exists"}]']);
+  for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
+    const [configuration] = find(limited.docs, kind) as [Doc & { webhooks: Record<string, unknown>[] }];
+    for (const w of configuration.webhooks) {
+      t.same(w['namespaceSelector'], { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['team-a', 'team-b'] }, { key: 'tier', operator: 'Exists' }] }, `${String(w['name'])}: watchNamespaces and the extra expressions`);
     }
   }
 });
@@ -229,7 +236,7 @@ t.test('security values become the operator\'s variables: ServiceAccount identit
     { name: 'SECURITY_NETWORK_POLICY_DISABLED', value: 'true' },
   ], 'each value its variable; networkPolicy.enabled=false is SECURITY_NETWORK_POLICY_DISABLED');
   await dryRun(t, yaml);
-  for (const [value, name] of [['security.agentAuth.identity.provider=oidc', 'provider'], ['security.agentAuth.identity.serviceAccount.expirationSeconds=300', 'expirationSeconds'], ['security.agentAuth.identity.serviceAccount.tokenPath=token', 'tokenPath'], ['security.agentAuth.extAuthzUrl=http://kaos-pdp:9191', 'extAuthzUrl']] as const) {
+  for (const [value, name] of [['security.agentAuth.identity.provider=oidc', 'provider'], ['security.agentAuth.identity.serviceAccount.expirationSeconds=300', 'expirationSeconds'], ['security.agentAuth.identity.serviceAccount.tokenPath=token', 'tokenPath'], ['security.agentAuth.extAuthzUrl=http://kaos-pdp:9191', 'extAuthzUrl'], ['security.agentAuth.extAuthzUrl=10.0.0.5:9191', 'extAuthzUrl']] as const) {
     const r = await helm(['template', 'x', CHART, '--kube-version', KUBE_VERSION, '--set', value]);
     t.not(r.code, 0, `${value} is refused, as the operator refuses it at start`);
     t.match(r.stderr, name);

@@ -187,7 +187,7 @@ async function assertSecurityPlane(t: Test, kubectl: Kubectl): Promise<void> {
 
   const coder = podSpecOf(await getJson(kubectl, 'deployment', ns, 'agent-coder'));
   const agent = coder.containers.find((c) => c.name === 'agent');
-  t.equal(agent?.image, 'ghcr.io/axsaucedo/kaos-harness-pi:latest', 'the harness Agent runs pi\'s image from the registry');
+  t.equal(agent?.image, 'ghcr.io/axsaucedo/kaos-harness-pi:0.1.0', 'the harness Agent runs pi\'s image from the registry');
   t.same(agent?.env?.slice(-5, -2), [
     { name: 'HARNESS_DRIVER', value: 'pi' },
     { name: 'HARNESS_WORKSPACE', value: '/workspace' },

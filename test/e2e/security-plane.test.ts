@@ -5,8 +5,9 @@
 // field by field, security enabled without Envoy Gateway's CRDs (the routes withheld) and then with
 // them installed (healed, no restart), and no write from the operator while all of it sits idle.
 //
-// The user plane needs an OIDC issuer: this file serves one (discovery and a JWKS) over HTTP on
-// loopback. The Gateway API's CRDs are installed from the start, Envoy Gateway's SecurityPolicy
+// The user plane needs an OIDC issuer: this file serves one over HTTP on loopback, not Keycloak:
+// its discovery document names its keys at a path of its own (as Dex, Auth0 or Entra do), which
+// the operator must read from the document, and it fails after start (the keys kept, and said so). The Gateway API's CRDs are installed from the start, Envoy Gateway's SecurityPolicy
 // only later (scripts/local-stack.ts installGatewayCrds, from the copy test/cluster/build.sh makes
 // of Envoy Gateway's Go module).
 import http from 'node:http';
@@ -42,12 +43,16 @@ const issuerServer = http.createServer((req, res) => {
     res.end(JSON.stringify(body));
   };
   if (issuerAnswers === 'down') return send(503, { error: 'down for the test' });
-  if (req.url === '/realms/kaos/.well-known/openid-configuration') return send(200, { issuer, jwks_uri: `${issuer}/protocol/openid-connect/certs` });
-  if (req.url === '/realms/kaos/protocol/openid-connect/certs') return send(200, USER_JWKS);
+  if (req.url === '/realms/kaos/.well-known/openid-configuration') return send(200, { issuer, jwks_uri: userJwksUri() });
+  if (req.url === '/keys/tenant-1.json') return send(200, USER_JWKS);
   return send(404, { error: 'not found' });
 });
 await new Promise<void>((resolve) => issuerServer.listen(0, '127.0.0.1', resolve));
 const USER_ISSUER = `http://127.0.0.1:${(issuerServer.address() as AddressInfo).port}/realms/kaos`;
+/** Where the discovery document says the keys are: not Keycloak's `<issuer>/protocol/openid-connect/certs`. */
+function userJwksUri(): string {
+  return `http://127.0.0.1:${(issuerServer.address() as AddressInfo).port}/keys/tenant-1.json`;
+}
 
 // ---- the stack -------------------------------------------------------------------------------
 
@@ -112,6 +117,12 @@ async function policyConfigMap(): Promise<(KubeObject & { data?: Record<string, 
 async function grantEvents(name: string): Promise<{ type: string; reason: string; note: string }[]> {
   const list = await client.list<{ type: string; reason: string; note: string; regarding: { kind: string; name: string } }>(`/apis/events.k8s.io/v1/namespaces/${NS}/events`);
   return list.items.filter((e) => e.regarding.kind === 'AccessGrant' && e.regarding.name === name).map(({ type, reason, note }) => ({ type, reason, note }));
+}
+
+/** The Events on the policy ConfigMap (the user issuer's keys' staleness and recovery). */
+async function configMapEvents(): Promise<{ type: string; reason: string; note: string }[]> {
+  const list = await client.list<{ type: string; reason: string; note: string; regarding: { kind: string; name: string } }>(`/apis/events.k8s.io/v1/namespaces/${POLICY.namespace}/events`);
+  return list.items.filter((e) => e.regarding.kind === 'ConfigMap' && e.regarding.name === POLICY.name).map(({ type, reason, note }) => ({ type, reason, note }));
 }
 
 const GATEWAY_CONDITION_TYPE = 'GatewayAuthorization';
@@ -213,7 +224,9 @@ t.test('the projection switched to manual: PolicyProjectionInactive, and the Con
 
 t.test('the user issuer down: ProjectionFailed; back up: retried, Enforced, and data.json field by field', async (t) => {
   issuerAnswers = 'down';
-  await restart('projection', { ...SECURITY, ...USER_PLANE });
+  // Keys read every second, stale after three (user-issuer.ts STALE_AFTER_REFRESHES): the test
+  // below sees an outage told in seconds.
+  await restart('projection', { ...SECURITY, ...USER_PLANE, AUTHZ_JWKS_REFRESH_INTERVAL: '1s' });
   await waitForEnforced('alice', 'ProjectionFailed');
   t.same(await enforced('alice'), { status: 'False', reason: 'ProjectionFailed', message: 'Policy projection failed; this AccessGrant is not currently enforced', observedGeneration: 1 });
   issuerAnswers = 'ok';
@@ -234,7 +247,7 @@ t.test('the user issuer down: ProjectionFailed; back up: retried, Enforced, and 
     'user:alice@example.com': [`kaos://agent/${NS}/worker`, `kaos://mcpserver/${NS}/tools`],
   }, 'named resources (a missing one kept) and the selector team=a; Agent subjects not projected');
   const apiServerKeys = await client.get<Json>(API_SERVER_JWKS_PATH, { accept: JWKS_ACCEPT });
-  t.same(data.kaos.jwks, { [SA_ISSUER]: apiServerKeys, [USER_ISSUER]: USER_JWKS }, "the ServiceAccount issuer's keys as the API server serves them, and the user issuer's");
+  t.same(data.kaos.jwks, { [SA_ISSUER]: apiServerKeys, [USER_ISSUER]: USER_JWKS }, "the ServiceAccount issuer's keys as the API server serves them, and the user issuer's, from the jwks_uri its discovery names");
   t.same((await grantEvents('alice')).map((e) => [e.type, e.reason]), [
     ['Warning', 'AuthorizationDisabled'],
     ['Warning', 'NoUserIdentityProvider'],
@@ -258,6 +271,25 @@ t.test('a new generation is Enforced at that generation; a label a selector read
   t.same(users, [`kaos://agent/${NS}/worker`, `kaos://mcpserver/${NS}/tools`, `kaos://modelapi/${NS}/llm`]);
 });
 
+t.test('the identity provider fails after start: grants stay Enforced on the keys held, a Warning Event on the policy ConfigMap past the bound, the metric stops; back: told', async (t) => {
+  const metric = 'kaos_authz_user_issuer_keys_last_success_timestamp_seconds';
+  const before = metricSum(await scrape(operator.metricsPort), metric) ?? 0;
+  t.ok(before > 0, `${metric} is set once the keys were read`);
+  const rv = (await policyConfigMap())?.metadata?.resourceVersion;
+  issuerAnswers = 'down';
+  const stale = await eventually('a UserIssuerKeysStale Event', async () => (await configMapEvents()).find((e) => e.reason === 'UserIssuerKeysStale'), { timeoutMs: 60_000, intervalMs: 500, retryErrors: true });
+  t.equal(stale.type, 'Warning');
+  t.match(stale.note, /^The user issuer's keys could not be refreshed for \d+s \(last success [0-9T:.-]+Z\): the policy keeps the keys it had; discovering issuer from http:\/\/127\.0\.0\.1:\d+\/realms\/kaos\/\.well-known\/openid-configuration: /);
+  t.same(await enforced('alice'), { status: 'True', reason: 'Enforced', message: 'AccessGrant is included in the successfully projected authorization policy', observedGeneration: 2 }, 'the grants stay Enforced');
+  t.equal((await policyConfigMap())?.metadata?.resourceVersion, rv, 'the policy data is kept as it was');
+  t.equal(metricSum(await scrape(operator.metricsPort), metric), before, 'the last success stays where it was: time() minus it is the keys\' age');
+  issuerAnswers = 'ok';
+  const back = await eventually('a UserIssuerKeysRefreshed Event', async () => (await configMapEvents()).find((e) => e.reason === 'UserIssuerKeysRefreshed'), { timeoutMs: 60_000, intervalMs: 500, retryErrors: true });
+  t.same(back, { type: 'Normal', reason: 'UserIssuerKeysRefreshed', note: `The user issuer's keys were refreshed from ${userJwksUri()}` });
+  t.ok((metricSum(await scrape(operator.metricsPort), metric) ?? 0) > before, 'the metric moves again');
+  t.same((await configMapEvents()).map((e) => e.reason), ['UserIssuerKeysStale', 'UserIssuerKeysRefreshed'], 'each told once');
+});
+
 t.test("Envoy Gateway's CRDs installed while the operator runs: every route gets its SecurityPolicy, turns Applied and is routed again", async (t) => {
   await installGatewayCrds(client, plane.binDir, ['envoyGateway']);
   for (const [kind, name, route] of [['ModelAPI', 'llm', 'modelapi-llm'], ['MCPServer', 'tools', 'mcp-tools'], ['Agent', 'worker', 'agent-worker']] as const) {
@@ -270,7 +302,7 @@ t.test("Envoy Gateway's CRDs installed while the operator runs: every route gets
       jwt: {
         providers: [
           { name: 'agent', issuer: SA_ISSUER, audiences: ['kaos-gateway'], extractFrom: { headers: [{ name: 'x-agent-authorization', valuePrefix: 'Bearer ' }] }, claimToHeaders: [{ claim: 'sub', header: 'x-agent-claim-sub' }], localJWKS: { type: 'Inline' } },
-          { name: 'user', issuer: USER_ISSUER, audiences: ['kaos-web'], remoteJWKS: { uri: `${USER_ISSUER}/protocol/openid-connect/certs` } },
+          { name: 'user', issuer: USER_ISSUER, audiences: ['kaos-web'], remoteJWKS: { uri: userJwksUri() } },
         ],
       },
     }, `${kind}: its SecurityPolicy`);

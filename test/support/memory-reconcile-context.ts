@@ -83,6 +83,8 @@ export class MemoryReconcileContext implements ReconcileContext {
   securityPoliciesServed = false;
   /** The discovered ServiceAccount issuer (tests set it). */
   serviceAccountIssuer: IssuerKeys | undefined = undefined;
+  /** The discovered URI of the user issuer's keys (tests set it). */
+  userJwksUri: string | undefined = undefined;
   /** The Gateway's status address (tests set it). */
   gatewayAddress: string | undefined = undefined;
   /** What AccessGrants read of the policy projection (tests set it). */
@@ -136,6 +138,7 @@ export class MemoryReconcileContext implements ReconcileContext {
     grantProjection: () => this.grantProjection,
     securityPoliciesServed: () => this.securityPoliciesServed,
     serviceAccountIssuer: () => this.serviceAccountIssuer,
+    userJwksUri: () => this.userJwksUri,
     gatewayAddress: () => this.gatewayAddress,
     harnessRuntimes: () => this.harnessRuntimes,
   };

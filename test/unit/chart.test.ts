@@ -110,6 +110,8 @@ t.test('values.schema.json refuses the security settings the operator refuses at
   t.notOk(validate(agentAuth({ identity: { serviceAccount: { tokenPath: 'token' } } })), 'a relative token path');
   t.notOk(validate(agentAuth({ extAuthzUrl: 'http://kaos-pdp:9191' })), 'an ext_authz URL with a scheme');
   t.notOk(validate(agentAuth({ extAuthzUrl: 'kaos-pdp' })), 'an ext_authz URL without a port');
+  t.notOk(validate(agentAuth({ extAuthzUrl: '10.0.0.5:9191' })), 'an IP address: not a Service name (a DNS-1035 label)');
+  t.notOk(validate(agentAuth({ extAuthzUrl: '9pdp.kaos-system:9191' })), 'a Service name with a digit first');
   t.notOk(validate({ ...defaults, security: { ...defaults.security, pdp: { enable: true } } }), 'a misspelt key');
 });
 

@@ -38,6 +38,12 @@ t.test('the operator entry point is one bundled file and loads no undici, http2 
   t.same(loaded.builtins.filter((m) => /undici|http2/.test(m)), [], 'no undici (fetch), no http2');
 });
 
+t.test('an IP address as the ext_authz Service stops the operator at startup, naming the setting', async (t) => {
+  const run = spawnSync(process.execPath, [MAIN], { env: { ...process.env, LOG_LEVEL: 'info', SECURITY_AGENT_AUTH_EXT_AUTHZ_URL: '10.0.0.5:9191' }, encoding: 'utf8' });
+  t.equal(run.status, 2, 'exit code 2, as for every invalid setting');
+  t.equal(run.stderr, 'kaos-operator: invalid configuration:\n  - SECURITY_AGENT_AUTH_EXT_AUTHZ_URL: must be a Service address name[.namespace]:port whose name is a Service name (a DNS-1035 label: a lowercase letter first; not an IP address), such as kaos-pdp.kaos-system.svc:9191, got "10.0.0.5:9191"\n');
+});
+
 t.test('the admission thread\'s entry point is one bundled file too', async (t) => {
   t.ok(existsSync(ADMISSION), 'dist/admission-worker.js exists (run npm run build before this test)');
   const { loaded, stderr } = load(ADMISSION, { LOG_LEVEL: 'info' });

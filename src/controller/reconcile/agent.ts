@@ -29,7 +29,8 @@
 // A harness (docs/api.md, "Agent harness"), once the dependencies resolve: its runtime from the
 // registry the cache watches, never read here from the API server. A runtime that does not resolve
 // is Failed with KAOS's message and terminal (the registry's change wakes the Agent), and the
-// Deployment stays as an earlier reconcile left it.
+// Deployment stays as an earlier reconcile left it. The Agent's ServiceAccount is applied either
+// way: its identity depends on nothing it names (KAOS creates it before its harness step).
 import { harnessFailure, resolveHarness } from '../../api/harness-runtimes.ts';
 import { asArray, asRecord, asString, getIn } from '../../api/json.ts';
 import { ceilingExceeded, storeCeiling, userScopeRefused, type ReadScopePosture } from '../../api/memory-rules.ts';
@@ -37,7 +38,7 @@ import { userIdentityEnforced } from '../../config/security.ts';
 import { isModelServed, servedPatterns } from '../../api/model-patterns.ts';
 import { memoryShapeOf } from '../../api/shapes.ts';
 import type { KubeObject } from '../../api/meta.ts';
-import { agentExposed, endpointFor, renderAgent, workloadName, type AgentDeps } from '../../render/index.ts';
+import { agentExposed, endpointFor, renderAgent, renderAgentBeforeDependencies, workloadName, type AgentDeps } from '../../render/index.ts';
 import { routeDepsThroughGateway } from '../../render/gateway.ts';
 import { gatewayRoutingEnabled, securityEnabled, type SecurityConfig } from '../../config/security.ts';
 import {
@@ -55,7 +56,7 @@ import {
   type ExtraCondition,
   type Verdict,
 } from '../status.ts';
-import { converge, existingChildren, ownedChild } from './children.ts';
+import { applyBeforeDependencies, converge, existingChildren, ownedChild } from './children.ts';
 import type { KindReconciler, ReconcileReads } from './context.ts';
 import { reconciler, recordDependencyEvent, regarding, settleStatus, type Run } from './frame.ts';
 
@@ -188,6 +189,8 @@ export const reconcileAgent: KindReconciler = reconciler('Agent', async (run) =>
   if (!firstCreation) recordMemoryEvent(run, extraConditions);
   const resolution = resolveAgentDeps(ctx.reads, key.namespace, run.parent.spec, firstCreation, { userIdentity: userIdentityEnforced(ctx.config.security) });
   if ('verdict' in resolution) {
+    // The Agent's identity waits on nothing it names (the kind table's beforeDependencies).
+    await applyBeforeDependencies(run, renderAgentBeforeDependencies(run.parent, ctx.config));
     recordDependencyEvent(run, resolution.verdict);
     const endpoint = endpointFor('Agent', key.name, key.namespace);
     await settleStatus(run, { ...resolution.verdict, ...existingChildren(run, endpoint), linkedResources, extraConditions });

@@ -1,7 +1,8 @@
 // The children half of a reconcile: apply what render desires (each apply skipped when the
 // cached child already holds it), then delete the owned children that are no longer desired.
 // Each write becomes a Normal Event on the parent and an entry of the reconcile's log line.
-import { KIND_TABLE, possibleChildren, type ChildKind } from '../../cluster/kind-table.ts';
+import { childEntry, inApplyOrder, KIND_TABLE, possibleChildren, type ChildKind, type OptionalAPI } from '../../cluster/kind-table.ts';
+import type { KaosKind } from '../../api/kinds.ts';
 import { controllerUid, type ObjectLike } from '../../kube/apply.ts';
 import { childrenOf, workloadName, type Child, type Rendered } from '../../render/index.ts';
 import { parentIdentity } from '../../render/labels.ts';
@@ -16,9 +17,11 @@ import {
   securityPolicyApplied,
   securityPolicyApplyFailed,
   securityPolicyCrdMissing,
+  securityPolicyUserIssuerUndiscovered,
   type ExtraCondition,
   type Outcome,
 } from '../status.ts';
+import type { ReconcileReads } from './context.ts';
 import { regarding, settleStatus, type Run } from './frame.ts';
 
 /**
@@ -34,67 +37,84 @@ export async function converge(
   extra: { linkedResources?: Record<string, string>; extraConditions?: readonly ExtraCondition[] } = {},
 ): Promise<ReconcileResult> {
   const { ctx } = run;
-  const inputs = securityInputs(ctx.config.security, ctx.reads.serviceAccountIssuer());
-  const exposed = rendered.service !== undefined;
-  const security = renderSecurityChildren(parentIdentity(run.kind, run.parent.metadata), exposed, inputs);
-  // Fail closed (docs/api.md): with security enabled, a route is served only behind its policy.
-  const guarded = inputs.enabled && exposed;
-  const served = ctx.reads.securityPoliciesServed();
-  const desired = desiredChildren(rendered, ctx.reads.httpRoutesServed(), served ? security : { ...security, securityPolicy: undefined });
-  const applied = await applyChildren(run, desired, guarded ? (served ? 'policy' : 'withhold') : 'open');
-  const gateway = !guarded ? [] : !served ? [securityPolicyCrdMissing()] : applied.policyError === undefined
-    ? [securityPolicyApplied(security.securityPolicy?.metadata.name ?? '')]
-    : [securityPolicyApplyFailed(security.securityPolicy?.metadata.name ?? '', applied.policyError)];
+  const inputs = securityInputs(ctx.config.security, ctx.reads.serviceAccountIssuer(), ctx.reads.userJwksUri());
+  const security = renderSecurityChildren(parentIdentity(run.kind, run.parent.metadata), rendered.service !== undefined, inputs);
+  const desired = desiredChildren(run.kind, rendered, security);
+  const policy = security.securityPolicy;
+  // A policy whose user provider cannot name its keys yet is not written (one from before stays).
+  const undiscovered = inputs.user !== undefined && inputs.user.jwksUri === undefined;
+  const applied = await applyChildren(run, desired, { served: (api) => apiServed(ctx.reads, api), held: policy !== undefined && undiscovered ? [policy] : [] });
+  // Fail closed (docs/api.md): the condition says whether the route is guarded, while there is a policy to guard it.
+  const refusal = policy === undefined ? undefined : applied.refused.get(policy);
+  const gateway = policy === undefined ? [] : !ctx.reads.securityPoliciesServed() ? [securityPolicyCrdMissing()]
+    : undiscovered ? [securityPolicyUserIssuerUndiscovered(inputs.user?.issuer ?? '')]
+    : refusal === undefined ? [securityPolicyApplied(policy.metadata.name)]
+    : [securityPolicyApplyFailed(policy.metadata.name, refusal)];
   await settleStatus(run, {
-    ...deploymentProgress(applied.deployment ?? {}),
+    ...deploymentProgress(applied.objects.get(rendered.deployment) ?? {}),
     ...(rendered.endpoint === undefined ? {} : { endpoint: rendered.endpoint }),
     ...extra,
     extraConditions: [...(extra.extraConditions ?? []), ...gateway],
   });
-  return applied.policyError === undefined ? undefined : { requeue: true };
+  return applied.refused.size === 0 ? undefined : { requeue: true };
+}
+
+/** Whether the cluster serves an optional API now: what a child type's `requires` asks (the kind table). */
+const API_SERVED: Readonly<Record<OptionalAPI, (reads: ReconcileReads) => boolean>> = {
+  gatewayAPI: (reads) => reads.httpRoutesServed(),
+  envoyGateway: (reads) => reads.securityPoliciesServed(),
+};
+
+function apiServed(reads: ReconcileReads, api: OptionalAPI): boolean {
+  return API_SERVED[api](reads);
 }
 
 /**
- * The children to apply, in order: render's (config and storage first), with the security plane's
- * NetworkPolicy before the Deployment and SecurityPolicy before the HTTPRoute; without those whose
- * type needs the Gateway API when HTTPRoutes cannot be written (gateway off, or its CRD not
- * served: the kind table's `requires`). An HTTPRoute left over from before is then pruned if the
- * cache holds it.
+ * The children render desires for a parent of `kind`, with the security plane's (its NetworkPolicy,
+ * the route's SecurityPolicy), in the kind table's apply order: config and storage first, the
+ * NetworkPolicy before the pods, the SecurityPolicy before the route it guards.
  */
-export function desiredChildren(rendered: Rendered, httpRoutesServed: boolean, security: { networkPolicy?: Child | undefined; securityPolicy?: Child | undefined } = {}): Child[] {
-  const out: Child[] = [];
-  for (const child of childrenOf(rendered)) {
-    if (child.kind === 'Deployment' && security.networkPolicy !== undefined) out.push(security.networkPolicy);
-    if (child.kind === 'HTTPRoute' && !httpRoutesServed) continue;
-    if (child.kind === 'HTTPRoute' && security.securityPolicy !== undefined) out.push(security.securityPolicy);
-    out.push(child);
-  }
-  if (security.securityPolicy !== undefined && !out.includes(security.securityPolicy)) out.push(security.securityPolicy);
-  return out;
+export function desiredChildren(kind: KaosKind, rendered: Rendered, security: { networkPolicy?: Child | undefined; securityPolicy?: Child | undefined } = {}): Child[] {
+  const extra = [security.networkPolicy, security.securityPolicy].filter((c): c is Child => c !== undefined);
+  return inApplyOrder(kind, [...childrenOf(rendered), ...extra]);
+}
+
+/** What applyChildren did: each applied child's object as it now is, and the gates the API server refused, with why. */
+export interface Applied {
+  readonly objects: ReadonlyMap<Child, ObjectLike>;
+  readonly refused: ReadonlyMap<Child, string>;
 }
 
 /**
- * How the HTTPRoute is treated: `open` (security disabled, or nothing to guard), `policy` (applied
- * only once its SecurityPolicy is), `withhold` (no SecurityPolicy can be written: not applied, and
- * a route from before is pruned).
+ * Applies `desired` in order, then prunes, following the kind table: a child whose type needs an
+ * API the cluster does not serve (`requires`) is not applied, and one gated on a desired sibling
+ * (`gatedOn`) only once that sibling was applied in this pass; `held` children are not applied
+ * now. What is not applied is pruned if it exists, except a gate the API server refused and a held
+ * child, which are kept if they were there (an older policy still guards better than none). Each
+ * applied child's object (the apply's answer, or the cached one when nothing changed: what the
+ * status reads) is returned.
  */
-export type RouteGuard = 'open' | 'policy' | 'withhold';
-
-/**
- * Applies `desired` in order (config first), then prunes. Returns the Deployment as it now is (the
- * apply's answer when one was made, else the cached one: what the status reads) and, when the API
- * server refused the SecurityPolicy, why — the route is then withheld like a route without a policy.
- */
-export async function applyChildren(run: Run, desired: readonly Child[], guard: RouteGuard = 'open'): Promise<{ deployment?: ObjectLike; policyError?: string }> {
+export async function applyChildren(
+  run: Run,
+  desired: readonly Child[],
+  { served = () => true, held = [] }: { served?: (api: OptionalAPI) => boolean; held?: readonly Child[] } = {},
+): Promise<Applied> {
   const { ctx, key, signal } = run;
   const applyReplicas = KIND_TABLE.kinds[run.kind].replicas === 'spec';
-  let deployment: ObjectLike | undefined;
-  let policyError: string | undefined;
-  const kept: Child[] = [];
+  const gateOf = (child: Child): Child | undefined => {
+    const gate = childEntry(run.kind, child.kind, KIND_TABLE)?.gatedOn;
+    return gate === undefined ? undefined : desired.find((c) => c.kind === gate);
+  };
+  const gates = new Set(desired.map(gateOf).filter((c): c is Child => c !== undefined));
+  const objects = new Map<Child, ObjectLike>();
+  const refused = new Map<Child, string>();
   const written: Record<'Created' | 'Updated', string[]> = { Created: [], Updated: [] };
   try {
     for (const child of desired) {
-      if (child.kind === 'HTTPRoute' && (guard === 'withhold' || policyError !== undefined)) continue;
+      const requires = KIND_TABLE.owned[child.kind as ChildKind]?.requires;
+      if ((requires !== undefined && !served(requires)) || held.includes(child)) continue;
+      const gate = gateOf(child);
+      if (gate !== undefined && !objects.has(gate)) continue;
       const name = child.metadata.name;
       // One just deleted as an earlier object's leftover (frame.ts) is created afresh.
       const live = run.cleared.has(`${child.kind}/${name}`) ? undefined : ctx.reads.child(child.kind, key.namespace, name);
@@ -102,13 +122,12 @@ export async function applyChildren(run: Run, desired: readonly Child[], guard: 
       try {
         result = await ctx.writes.ensureChild(child, live, signal, { applyReplicas });
       } catch (err) {
-        // A refused SecurityPolicy is the parent's status (GatewayAuthorization), not a failed reconcile.
-        if (child.kind !== 'SecurityPolicy' || signal.aborted || isConflict(err)) throw err;
-        policyError = errorMessage(err);
+        // A refused gate is the parent's status (GatewayAuthorization), not a failed reconcile.
+        if (!gates.has(child) || signal.aborted || isConflict(err)) throw err;
+        refused.set(child, errorMessage(err));
         continue;
       }
-      kept.push(child);
-      if (child.kind === 'Deployment') deployment = result.object;
+      objects.set(child, result.object);
       if (result.action === 'unchanged') continue;
       run.changes.push(`${result.action} ${child.kind}/${name}`);
       written[result.action === 'created' ? 'Created' : 'Updated'].push(`${child.kind} ${name}`);
@@ -124,19 +143,45 @@ export async function applyChildren(run: Run, desired: readonly Child[], guard: 
   }
 
   run.applied = true;
-  // What was not applied goes: a withheld route, and a refused policy only if it was never there
-  // (one from before stays: an older policy still guards better than none).
-  const keep = policyError === undefined ? kept : [...kept, ...desired.filter((c) => c.kind === 'SecurityPolicy')];
+  const keep = [...objects.keys(), ...refused.keys(), ...held];
+  await pruneExcept(run, keep);
+  return { objects, refused };
+}
+
+/** Deletes the owned children not in `keep`, told in one Normal Event. */
+async function pruneExcept(run: Run, keep: readonly Child[]): Promise<void> {
+  const { ctx, signal } = run;
   const existing = ownedChildren(run);
-  if (existing.length > 0) {
-    const pruned = await ctx.writes.pruneChildren(existing, run.uid, keep, signal);
-    const deleted = pruned.deleted.map((child) => `${child.kind ?? ''} ${child.metadata?.name ?? ''}`);
-    for (const child of pruned.deleted) run.changes.push(`deleted ${child.kind ?? ''}/${child.metadata?.name ?? ''}`);
-    if (deleted.length > 0) {
-      ctx.events.record({ regarding: regarding(run), type: 'Normal', reason: 'Deleted', action: 'Prune', note: `Deleted ${deleted.join(', ')}: no longer desired` });
-    }
+  if (existing.length === 0) return;
+  const pruned = await ctx.writes.pruneChildren(existing, run.uid, keep, signal);
+  const deleted = pruned.deleted.map((child) => `${child.kind ?? ''} ${child.metadata?.name ?? ''}`);
+  for (const child of pruned.deleted) run.changes.push(`deleted ${child.kind ?? ''}/${child.metadata?.name ?? ''}`);
+  if (deleted.length > 0) {
+    ctx.events.record({ regarding: regarding(run), type: 'Normal', reason: 'Deleted', action: 'Prune', note: `Deleted ${deleted.join(', ')}: no longer desired` });
   }
-  return { ...(deployment === undefined ? {} : { deployment }), ...(policyError === undefined ? {} : { policyError }) };
+}
+
+/**
+ * While the parent's dependencies do not resolve: applies those of `candidates` the kind table
+ * marks `beforeDependencies` (render needs only the parent for them), pruning nothing, so that
+ * they never wait on what the parent names. Told like any apply; a conflict or refusal throws.
+ */
+export async function applyBeforeDependencies(run: Run, candidates: readonly Child[]): Promise<void> {
+  const { ctx, key, signal } = run;
+  const early = inApplyOrder(run.kind, candidates.filter((c) => childEntry(run.kind, c.kind, KIND_TABLE)?.beforeDependencies === true));
+  const created: string[] = [];
+  const updated: string[] = [];
+  for (const child of early) {
+    const name = child.metadata.name;
+    const live = run.cleared.has(`${child.kind}/${name}`) ? undefined : ctx.reads.child(child.kind, key.namespace, name);
+    const result = await ctx.writes.ensureChild(child, live, signal);
+    if (result.action === 'unchanged') continue;
+    run.changes.push(`${result.action} ${child.kind}/${name}`);
+    (result.action === 'created' ? created : updated).push(`${child.kind} ${name}`);
+  }
+  for (const [reason, list] of [['Created', created], ['Updated', updated]] as const) {
+    if (list.length > 0) ctx.events.record({ regarding: regarding(run), type: 'Normal', reason, action: 'Apply', note: `${reason} ${list.join(', ')}` });
+  }
 }
 
 /**

@@ -52,6 +52,8 @@ export interface ReconcileReads {
   securityPoliciesServed(): boolean;
   /** The ServiceAccount issuer and its keys as last discovered (the SecurityPolicies' agent JWT provider). */
   serviceAccountIssuer(): IssuerKeys | undefined;
+  /** The URI of the user issuer's keys as last discovered (the SecurityPolicies' user JWT provider); undefined before. */
+  userJwksUri(): string | undefined;
   /** The address the Gateway (GATEWAY_NAME) reports in its status, when it reports one (gateway routing). */
   gatewayAddress(): string | undefined;
   /** The harness runtime registry (docs/api.md, "Agent harness"), from its one-ConfigMap watch (controller/runtime-registry.ts). */

@@ -5,7 +5,7 @@
 // a harness gives an Agent, and the webhook choosing no image for it.
 import t from 'tap';
 import { defaultObject } from '../../../src/api/defaulting/default-object.ts';
-import { BUILTIN_HARNESS_RUNTIMES, DEFAULT_HARNESS_PI_IMAGE, harnessRuntimesConfigMap } from '../../../src/api/harness-runtime-defaults.ts';
+import { BUILTIN_HARNESS_RUNTIMES, harnessRuntimesConfigMap } from '../../../src/api/harness-runtime-defaults.ts';
 import {
   HARNESS_REGISTRY_NOT_READ,
   harnessFailure,
@@ -28,12 +28,14 @@ import { agent, CONFIG, deepFreeze, hosted, referencesIn } from './objects.ts';
 
 const entries = (state: HarnessRegistryState) => ('registry' in state ? Object.fromEntries(state.registry.entries) : state);
 const broken = (state: HarnessRegistryState) => ('registry' in state ? Object.fromEntries(state.registry.broken) : state);
+/** The pi image KAOS's chart pins (`defaultImages.harnessPi` beside harness_runtime.go @9c12be82), written out. */
+const PI_IMAGE = 'ghcr.io/axsaucedo/kaos-harness-pi:0.1.0';
 /** The registry the chart ships: pi with an image, claude without. */
 const BUILTIN = parseHarnessRuntimes(runtimesYaml(BUILTIN_HARNESS_RUNTIMES));
 
 t.test('the built-in registry parses back to pi (with the chart\'s image) and claude (bring your own)', async (t) => {
   t.same(entries(BUILTIN), {
-    pi: { image: DEFAULT_HARNESS_PI_IMAGE, driver: 'pi', description: 'pi coding harness (MIT)' },
+    pi: { image: PI_IMAGE, driver: 'pi', description: 'pi coding harness (MIT)' },
     claude: { image: '', driver: 'claude', description: 'Claude Code (proprietary, bring your own image)' },
   });
   t.same(entries(harnessRegistryFromConfigMap(harnessRuntimesConfigMap('kaos'))), entries(BUILTIN), 'from its ConfigMap');
@@ -88,8 +90,8 @@ t.test('a hostile registry at its length limit is read within the guard', async 
 });
 
 t.test('image precedence: spec.container.image, else the entry\'s; an entry without one needs spec.container.image', async (t) => {
-  t.same(resolveHarness(BUILTIN, 'pi', undefined), { kind: 'resolved', image: DEFAULT_HARNESS_PI_IMAGE, driver: 'pi' });
-  t.same(resolveHarness(BUILTIN, 'pi', ''), { kind: 'resolved', image: DEFAULT_HARNESS_PI_IMAGE, driver: 'pi' }, 'an empty image is none');
+  t.same(resolveHarness(BUILTIN, 'pi', undefined), { kind: 'resolved', image: PI_IMAGE, driver: 'pi' });
+  t.same(resolveHarness(BUILTIN, 'pi', ''), { kind: 'resolved', image: PI_IMAGE, driver: 'pi' }, 'an empty image is none');
   t.same(resolveHarness(BUILTIN, 'pi', 'me/pi:9'), { kind: 'resolved', image: 'me/pi:9', driver: 'pi' });
   t.same(resolveHarness(BUILTIN, 'claude', undefined), { kind: 'no-image' });
   t.same(resolveHarness(BUILTIN, 'claude', 'me/claude-code:1'), { kind: 'resolved', image: 'me/claude-code:1', driver: 'claude' });

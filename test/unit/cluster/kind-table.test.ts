@@ -1,5 +1,6 @@
 // The kind table is the one place a child kind or a dependency is stated: adding one entry makes
 // the reflectors, the RBAC rules, the apply types, the prune list and the triggers follow.
+import { readdirSync, readFileSync } from 'node:fs';
 import t from 'tap';
 import type { KubeObject } from '../../../src/api/meta.ts';
 import { DependencyIndex } from '../../../src/cluster/dependency-index.ts';
@@ -10,6 +11,7 @@ import {
   dependenciesOf,
   configMapMetadata,
   dependencyNames,
+  inApplyOrder,
   possibleChildren,
   type ChildKind,
   type DependencyTypeKind,
@@ -211,4 +213,30 @@ t.test('bindingsTo: the roles in which an object names another, with what it ask
   ], 'an Agent asks its store for its read scope');
   t.same(bindingsTo('Agent', agent({ agentNetwork: { access: ['b'] } }), { kind: 'Agent', namespace: 'ns', name: 'b' }), [{ role: 'peers' }], 'a peer asks nothing');
   t.same(bindingsTo('MemoryStore', { metadata: { name: 's', namespace: 'ns' }, spec: 'malformed' }, chat), []);
+});
+
+t.test('relations between children are rows of the table: the route behind its SecurityPolicy, the Agent\'s identity before its dependencies', async (t) => {
+  const relations = (kind: 'Agent' | 'ModelAPI' | 'MCPServer' | 'MemoryStore' | 'AccessGrant') =>
+    KIND_TABLE.kinds[kind].children.flatMap((c) => [...(c.gatedOn === undefined ? [] : [`${c.kind} gatedOn ${c.gatedOn}`]), ...(c.beforeDependencies === true ? [`${c.kind} beforeDependencies`] : [])]);
+  t.same(relations('Agent'), ['ServiceAccount beforeDependencies', 'HTTPRoute gatedOn SecurityPolicy']);
+  for (const kind of ['ModelAPI', 'MCPServer', 'MemoryStore'] as const) t.same(relations(kind), ['HTTPRoute gatedOn SecurityPolicy'], kind);
+  t.same(relations('AccessGrant'), []);
+  const child = (kind: string) => ({ kind });
+  t.same(inApplyOrder('ModelAPI', [child('HTTPRoute'), child('Deployment'), child('SecurityPolicy'), child('NetworkPolicy'), child('ConfigMap'), child('Service')]).map((c) => c.kind),
+    ['ConfigMap', 'NetworkPolicy', 'Deployment', 'Service', 'SecurityPolicy', 'HTTPRoute'], "the table's order: the pods' NetworkPolicy before them, the route's SecurityPolicy before it");
+  t.same(inApplyOrder('Agent', [child('Unlisted'), child('Deployment'), child('ServiceAccount')]).map((c) => c.kind), ['ServiceAccount', 'Deployment', 'Unlisted'], 'a kind the table does not list goes last');
+});
+
+t.test('no reconcile code branches on a child kind\'s name: the reconcile loop follows the table', async (t) => {
+  const dir = new URL('../../../src/controller/reconcile/', import.meta.url);
+  const childKinds = Object.keys(KIND_TABLE.owned).join('|');
+  const branch = new RegExp(`kind\\s*[!=]==\\s*'(${childKinds})'|'(${childKinds})'\\s*[!=]==\\s*[\\w.]*kind`);
+  const offending: string[] = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
+    readFileSync(new URL(file, dir), 'utf8').split('\n').forEach((line, i) => {
+      if (branch.test(line)) offending.push(`${file}:${i + 1}: ${line.trim()}`);
+    });
+  }
+  t.same(offending, []);
+  t.ok(branch.test("if (child.kind === 'HTTPRoute') continue;"), 'the pattern finds such a branch');
 });

@@ -73,10 +73,10 @@ t.test('booleans read as Go\'s strconv.ParseBool, else false', async (t) => {
   t.same([s.networkPolicy.disabled, s.networkPolicy.egress, s.gatewayRouting, s.strictGatewayApi, s.authorization.policyRegoOverride], [true, true, true, true, true]);
 });
 
-t.test('user plane: a user issuer; its JWKS URI derived unless given', async (t) => {
+t.test('user plane: a user issuer; no JWKS URI unless given (discovery names it: controller/user-issuer.ts), never Keycloak\'s path', async (t) => {
   const s = security({ SECURITY_USER_AUTH_ISSUER: 'https://keycloak.example/realms/kaos/', SECURITY_USER_AUTH_AUDIENCE: 'kaos' });
   t.ok(userPlaneEnabled(s));
-  t.same(s.userAuth, { issuer: 'https://keycloak.example/realms/kaos/', audience: 'kaos', jwksUri: 'https://keycloak.example/realms/kaos/protocol/openid-connect/certs' });
+  t.same(s.userAuth, { issuer: 'https://keycloak.example/realms/kaos/', audience: 'kaos', jwksUri: '' });
   t.equal(security({ SECURITY_USER_AUTH_ISSUER: 'https://idp', SECURITY_USER_AUTH_JWKS_URI: 'https://idp/keys' }).userAuth.jwksUri, 'https://idp/keys');
   t.equal(security({ SECURITY_USER_AUTH_JWKS_URI: 'https://idp/keys' }).userAuth.jwksUri, 'https://idp/keys', 'given without an issuer: kept, the user plane stays off');
 });
@@ -154,6 +154,14 @@ t.test('refused at start, each naming its setting, all at once', async (t) => {
   for (const bad of ['kaos-pdp', 'kaos-pdp:', ':9191', 'kaos-pdp:http', 'kaos-pdp:70000', 'kaos pdp:9191', 'kaos-pdp.kaos-system.svc:9191/path']) {
     t.match(problems({ SECURITY_AGENT_AUTH_EXT_AUTHZ_URL: bad }), [/^SECURITY_AGENT_AUTH_EXT_AUTHZ_URL: must be a Service address/], `ext_authz ${bad}`);
   }
+  // A Service name is a DNS-1035 label: an IP address is refused by name, not rendered as a
+  // backendRef named "10" in namespace "0".
+  for (const bad of ['10.0.0.5:9191', '9pdp:9191', '9pdp.kaos-system.svc:9191']) {
+    t.same(problems({ SECURITY_AGENT_AUTH_EXT_AUTHZ_URL: bad }), [
+      'SECURITY_AGENT_AUTH_EXT_AUTHZ_URL: must be a Service address name[.namespace]:port whose name is a Service name (a DNS-1035 label: a lowercase letter first; not an IP address), such as kaos-pdp.kaos-system.svc:9191, got "' + bad + '"',
+    ], `ext_authz ${bad}`);
+  }
+  for (const ok of ['kaos-pdp.0-team.svc:9191', 'authz:1', 'a.b.svc.cluster.local:65535']) t.same(problems({ SECURITY_AGENT_AUTH_EXT_AUTHZ_URL: ok }), [], `ext_authz ${ok}`);
   for (const bad of ['/token', '/var/run//token', '/var/run/../token', '/var/run/secrets/', 'token']) {
     t.match(problems({ SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_TOKEN_PATH: bad }), [/^SECURITY_AGENT_AUTH_SERVICE_ACCOUNT_TOKEN_PATH: must/], `token path ${bad}`);
   }

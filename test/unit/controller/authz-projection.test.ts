@@ -5,9 +5,9 @@
 import t from 'tap';
 import type { KaosKind } from '../../../src/api/kinds.ts';
 import type { KubeObject } from '../../../src/api/meta.ts';
-import { AuthzProjection, feedsProjection, type ObjectWatch, type ProjectionSettings } from '../../../src/controller/authz-projection.ts';
+import { AuthzProjection, feedsProjection, policyConfigMap, policyRulesPresent, type ObjectWatch, type ProjectionSettings } from '../../../src/controller/authz-projection.ts';
 import type { ReflectorEvent } from '../../../src/kube/reflector.ts';
-import { silentLogger } from '../../../src/leaves/logger.ts';
+import { silentLogger, type Logger } from '../../../src/leaves/logger.ts';
 import { FakeClock, settle } from './fake-clock.ts';
 
 type Listener = (event: ReflectorEvent<KubeObject>) => void;
@@ -50,7 +50,7 @@ const kaos = (kind: KaosKind, name: string, spec: unknown, extra: { generation?:
   ...(extra.status === undefined ? {} : { status: extra.status }),
 });
 
-function setup(settings: ProjectionSettings = SETTINGS, more: { userKeys?: { get: () => Promise<{ issuer: string; jwks: unknown }>; refresh: () => Promise<boolean> }; rego?: FakeStore } = {}) {
+function setup(settings: ProjectionSettings = SETTINGS, more: { userKeys?: { get: () => Promise<{ issuer: string; jwks: unknown }>; refresh: () => Promise<boolean> }; rego?: FakeStore; logger?: Logger } = {}) {
   const stores = new Map<KaosKind, FakeStore>();
   const store = (kind: KaosKind): FakeStore => {
     let s = stores.get(kind);
@@ -69,15 +69,18 @@ function setup(settings: ProjectionSettings = SETTINGS, more: { userKeys?: { get
     client: {
       apply: async <T>(path: string, body: unknown, options: unknown): Promise<T> => {
         applies.push({ path, body: body as KubeObject, options });
-        // The API server's answer, and the watch event it makes.
-        const live = { ...(body as KubeObject), metadata: { ...(body as KubeObject).metadata, resourceVersion: String(++version) } };
+        // The API server's answer, and the watch event it makes: server-side apply keeps the keys
+        // other managers own (a policy.rego written by Helm).
+        const previous = policy.objects.get(`${TARGET.namespace}/${TARGET.name}`) as { data?: Record<string, string> } | undefined;
+        const applied = body as KubeObject & { data?: Record<string, string> };
+        const live = { ...applied, metadata: { ...applied.metadata, resourceVersion: String(++version) }, data: { ...previous?.data, ...applied.data } };
         policy.put(live);
         return live as T;
       },
     },
     policyConfigMap: policy,
     ...(more.rego === undefined ? {} : { regoSource: more.rego }),
-    logger: silentLogger,
+    logger: more.logger ?? silentLogger,
     clock,
   });
   projection.onGrantsChanged((keys) => woken.push(keys));
@@ -236,4 +239,33 @@ t.test('AUTHZ_PROJECTION_NAMESPACES: other namespaces are neither read nor judge
   t.notOk('agents' in data);
   t.same(projection.reads().of(NS, 'g', 1), { state: 'unprojected' });
   abort.abort();
+});
+
+t.test('a policy ConfigMap without policy.rego is said once at the first pass (the PDP would deny every request), and once when it has rules', async (t) => {
+  const lines: [string, unknown, string][] = [];
+  const logger = { ...silentLogger, warn: (fields: unknown, message: string) => void lines.push(['warn', fields, message]), info: (fields: unknown, message: string) => void lines.push(['info', fields, message]) } as Logger;
+  const { store, policy, applies, projection, abort, run } = setup(SETTINGS, { logger });
+  store('Agent').put(kaos('Agent', 'a', { modelAPI: 'm' }));
+  projection.lead(abort.signal);
+  await run(2000);
+  const said = lines.filter(([, , m]) => m !== 'policy data projected');
+  t.same(said, [['warn', { configMap: 'kaos-system/kaos-authz-policy' }, "the policy ConfigMap kaos-system/kaos-authz-policy has data.json and no policy.rego: the PDP has data and no rules, so with the SecurityPolicies' failOpen: false every gateway request is denied. This operator writes only the data: set AUTHZ_POLICY_REGO_FROM (the chart's security.agentAuth.authorization.policyRegoFrom) to a ConfigMap key holding KAOS's policy, or write policy.rego into that ConfigMap with Helm or kubectl"]]);
+  store('Agent').put(kaos('Agent', 'b', { modelAPI: 'm' }));
+  await run(2000);
+  t.equal(lines.filter(([level]) => level === 'warn').length, 1, 'not again at the next pass');
+  const ours = applies.at(-1)?.body as KubeObject & { data: Record<string, string> };
+  policy.put({ ...ours, metadata: { ...ours.metadata, resourceVersion: '950' }, data: { ...ours.data, 'policy.rego': 'package kaos.authz\n' } });
+  store('Agent').put(kaos('Agent', 'c', { modelAPI: 'm' }));
+  await run(2000);
+  t.same(lines.filter(([, , m]) => m !== 'policy data projected').at(-1), ['info', { configMap: 'kaos-system/kaos-authz-policy' }, 'the policy ConfigMap has policy.rego: the PDP has rules']);
+  abort.abort();
+});
+
+t.test('policyRulesPresent: the copied policy.rego, else one someone else wrote; a blank one is none', async (t) => {
+  const desired = (rego?: string) => policyConfigMap(TARGET, '{}', rego);
+  const live = (rego: string): KubeObject => ({ ...desired(), data: { 'data.json': '{}', 'policy.rego': rego } } as KubeObject);
+  t.equal(policyRulesPresent(undefined, desired()), false, 'no ConfigMap yet');
+  t.equal(policyRulesPresent(live('package kaos.authz'), desired()), true, 'Helm\'s or the user\'s');
+  t.equal(policyRulesPresent(live('  \n'), desired()), false, 'blank');
+  t.equal(policyRulesPresent(undefined, desired('package kaos.authz')), true, 'AUTHZ_POLICY_REGO_FROM\'s');
 });

@@ -3,11 +3,12 @@
 // runtime that does not resolve is Failed with KAOS's message, Ready=False reason
 // HarnessRuntimeUnresolved, Stalled=True, the Deployment left as it was, until the registry heals.
 import t from 'tap';
-import { BUILTIN_HARNESS_RUNTIMES, DEFAULT_HARNESS_PI_IMAGE } from '../../../src/api/harness-runtime-defaults.ts';
+import { BUILTIN_HARNESS_RUNTIMES } from '../../../src/api/harness-runtime-defaults.ts';
 import { harnessRegistryFromConfigMap, parseHarnessRuntimes, type HarnessRegistryState } from '../../../src/api/harness-runtimes.ts';
 import type { KubeObject } from '../../../src/api/meta.ts';
 import { runtimesYaml } from '../../../src/api/mcp-runtime-defaults.ts';
 import { harnessAgentKeysForRegistryChange } from '../../../src/controller/runtime-registry.ts';
+import { loadConfig } from '../../../src/config/config.ts';
 import { MemoryReconcileContext } from '../../support/memory-reconcile-context.ts';
 import { deploymentStatus, podSpecOf, reconcile, statusOf } from './reconcile-helpers.ts';
 
@@ -68,7 +69,7 @@ t.test('reconcile: rendered from the entry (image, driver); an edit of the entry
   ctx.putKaos(agent('coder', { runtime: 'pi', workspace: { repoURL: 'https://example.com/r.git' } }));
   t.equal(await reconcile(ctx, 'Agent', NS, 'coder'), undefined);
   let pod = podSpecOf(ctx.child('Deployment', NS, 'agent-coder'));
-  t.equal(pod.containers[0]?.image, DEFAULT_HARNESS_PI_IMAGE);
+  t.equal(pod.containers[0]?.image, 'ghcr.io/axsaucedo/kaos-harness-pi:0.1.0', 'the pi image the chart pins');
   t.same(pod.containers[0]?.env?.slice(-3), [
     { name: 'HARNESS_DRIVER', value: 'pi' },
     { name: 'HARNESS_WORKSPACE', value: '/workspace' },
@@ -141,3 +142,29 @@ t.test('reconcile: a running harness Agent whose runtime leaves the registry is 
 
 // The registry's reflector against a real API server (one ConfigMap by field selector in
 // SYSTEM_NAMESPACE, edits → wake-ups, a running Agent turned Failed and healed): test/e2e/agent-autonomous.test.ts.
+
+t.test("under ServiceAccount identity an Agent's ServiceAccount is created though its runtime or its ModelAPI does not resolve; the rest waits", async (t) => {
+  const identity = loadConfig({ SECURITY_AGENT_AUTH_IDENTITY_PROVIDER: 'serviceaccount' });
+  for (const [name, setup, reason] of [
+    ['unknown', (ctx: MemoryReconcileContext) => ctx.putKaos(agent('unknown', { runtime: 'codex' })), 'HarnessRuntimeUnresolved'],
+    ['gone', (ctx: MemoryReconcileContext) => { ctx.harnessRuntimes = harnessRegistryFromConfigMap(undefined); ctx.putKaos(agent('gone', { runtime: 'pi' })); }, 'HarnessRuntimeUnresolved'],
+    ['nomodel', (ctx: MemoryReconcileContext) => ctx.putKaos(object('Agent', 'nomodel', { modelAPI: 'missing', model: 'x', harness: { runtime: 'pi' } })), 'ModelAPIUnresolved'],
+  ] as const) {
+    const ctx = new MemoryReconcileContext({ config: identity });
+    ctx.putKaos(object('ModelAPI', 'llm', { mode: 'Hosted', hostedConfig: { model: 'smollm2:135m' } }, { ready: true, phase: 'Ready' }));
+    ctx.harnessRuntimes = BUILTIN;
+    setup(ctx);
+    await reconcile(ctx, 'Agent', NS, name);
+    t.same(ctx.requests.map((r) => `${r.verb} ${r.target}`), [`apply ServiceAccount/${NS}/kaos-agent-${name}`, `status Agent/${NS}/${name}`], `${name}: the ServiceAccount, then the status; no Deployment`);
+    t.match(ctx.child('ServiceAccount', NS, `kaos-agent-${name}`), {
+      metadata: { labels: { 'kaos.tools/agent': name }, ownerReferences: [{ kind: 'Agent', name, controller: true }] },
+      automountServiceAccountToken: false,
+    });
+    t.match(statusOf(ctx, 'Agent', NS, name), { phase: 'Failed', ready: false });
+    t.match(conditionsOf(ctx, name)[0], `Ready=False/${reason}`);
+    t.same(ctx.recorded.filter((e) => e.reason === 'Created').map((e) => e.note), [`Created ServiceAccount kaos-agent-${name}`], 'told in a Normal Created Event');
+    ctx.requests.length = 0;
+    await reconcile(ctx, 'Agent', NS, name);
+    t.same(ctx.requests.filter((r) => r.verb !== 'status'), [], `${name}: again, nothing written (the ServiceAccount is unchanged)`);
+  }
+});

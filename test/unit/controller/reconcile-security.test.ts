@@ -146,3 +146,37 @@ t.test('gateway routing: an Agent\'s dependency URLs through SECURITY_GATEWAY_HO
   await reconcile(off, 'Agent', NS, 'a');
   t.equal(env(off).MODEL_API_URL, 'http://modelapi-llm.team-a.svc.cluster.local:11434', 'security disabled: unchanged');
 });
+
+t.test("the user plane: the policy's user provider names the discovered keys' URI; before discovery the policy is held and the route withheld", async (t) => {
+  const issuer = 'https://idp.example/tenant-1/v2.0';
+  const ctx = setup(loadConfig({ ...GATEWAY, SECURITY_AGENT_AUTH_EXT_AUTHZ_URL: 'authz.authz-system:9000', SECURITY_USER_AUTH_ISSUER: issuer, SECURITY_USER_AUTH_AUDIENCE: 'web' }));
+  ctx.securityPoliciesServed = true;
+  await reconcile(ctx, 'ModelAPI', NS, 'llm');
+  t.same(kinds(ctx), ['apply NetworkPolicy', 'apply Deployment', 'apply Service', 'status ModelAPI'], 'no policy, no route');
+  t.match(gatewayCondition(ctx), {
+    status: 'False',
+    reason: 'UserIssuerNotDiscovered',
+    message: "The user issuer's OIDC discovery (https://idp.example/tenant-1/v2.0/.well-known/openid-configuration) has not answered yet: the SecurityPolicy's user provider needs its jwks_uri",
+  });
+  ctx.clearRecords();
+  ctx.userJwksUri = 'https://keys.idp.example/tenant-1/discovery/v2.0/keys';
+  await reconcile(ctx, 'ModelAPI', NS, 'llm');
+  t.same(kinds(ctx), ['apply SecurityPolicy', 'apply HTTPRoute', 'status ModelAPI']);
+  t.match(gatewayCondition(ctx), { status: 'True', reason: 'Applied' });
+  t.same((ctx.child('SecurityPolicy', NS, 'modelapi-llm') as { spec: { jwt: { providers: unknown[] } } }).spec.jwt.providers, [{
+    name: 'user',
+    issuer,
+    audiences: ['web'],
+    remoteJWKS: { uri: 'https://keys.idp.example/tenant-1/discovery/v2.0/keys' },
+    claimToHeaders: [{ claim: 'sub', header: 'x-user-claim-sub' }, { claim: 'preferred_username', header: 'x-user-claim-username' }],
+  }], 'the discovered URI, not <issuer>/protocol/openid-connect/certs');
+});
+
+t.test('SECURITY_USER_AUTH_JWKS_URI: the user provider names it, with no discovery needed', async (t) => {
+  const ctx = setup(loadConfig({ ...GATEWAY, SECURITY_AGENT_AUTH_EXT_AUTHZ_URL: 'authz.authz-system:9000', SECURITY_USER_AUTH_ISSUER: 'https://idp.example', SECURITY_USER_AUTH_JWKS_URI: 'https://mirror.example/keys' }));
+  ctx.securityPoliciesServed = true;
+  ctx.userJwksUri = 'https://discovered.example/keys';
+  await reconcile(ctx, 'ModelAPI', NS, 'llm');
+  t.match(gatewayCondition(ctx), { status: 'True', reason: 'Applied' });
+  t.match(ctx.child('SecurityPolicy', NS, 'modelapi-llm'), { spec: { jwt: { providers: [{ name: 'user', remoteJWKS: { uri: 'https://mirror.example/keys' } }] } } });
+});

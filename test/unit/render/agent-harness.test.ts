@@ -9,12 +9,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { WORKSPACE_CLONE_SCRIPT } from '../../../src/render/harness.ts';
 import { renderAgent } from '../../../src/render/agent.ts';
 import type { AgentDeps, AgentInput } from '../../../src/render/inputs.ts';
 import type { Deployment } from '../../../src/render/k8s.ts';
 import { loadConfig } from '../../../src/config/config.ts';
 import { config, mainContainer } from './helpers.ts';
+
+/**
+ * The clone, written out: the repository and branch only from the env (docs/api.md, "Agent
+ * harness"), and a token, for an https:// URL only, handed to git by a credential helper that reads
+ * GIT_TOKEN when git asks, instead of spliced into the URL (where it would be in git's arguments
+ * and stay in /workspace/.git/config); the helper, holding no secret, is stored for pushes.
+ */
+const HELPER = '!f() { if [ "$1" = get ] && [ -n "${GIT_TOKEN:-}" ]; then echo username=x-access-token; echo "password=${GIT_TOKEN}"; fi; }; f';
+const CLONE_SCRIPT = `set -e
+set -- clone --depth 1 --single-branch --branch "$WORKSPACE_BRANCH" -- "$WORKSPACE_REPO_URL" /workspace
+helper=
+if [ -n "\${GIT_TOKEN:-}" ]; then
+  case "$WORKSPACE_REPO_URL" in
+    https://*) helper='${HELPER}' ;;
+  esac
+fi
+if [ -z "$helper" ]; then exec git "$@"; fi
+git -c credential.helper="$helper" "$@"
+exec git -C /workspace config credential.helper "$helper"`;
 
 const meta = { name: 'coder', namespace: 'ns', uid: 'uid-coder' };
 const deps: AgentDeps = { modelAPI: { endpoint: 'http://modelapi-m.ns.svc.cluster.local:8000' }, mcpServers: [], peers: [], harness: { image: 'r/pi:1', driver: 'pi' } };
@@ -77,7 +95,7 @@ t.test('a workspace: volumes, mounts and the clone, field by field; the branch d
     name: 'workspace-clone',
     image: 'alpine/git:2.45.2',
     imagePullPolicy: 'IfNotPresent',
-    command: ['sh', '-c', WORKSPACE_CLONE_SCRIPT],
+    command: ['sh', '-c', CLONE_SCRIPT],
     env: [
       { name: 'WORKSPACE_REPO_URL', value: 'https://github.com/acme/repo.git' },
       { name: 'WORKSPACE_BRANCH', value: 'main' },
@@ -85,10 +103,10 @@ t.test('a workspace: volumes, mounts and the clone, field by field; the branch d
     volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }],
     securityContext: HARDENED,
   }], 'hardened like every generated container');
-  t.notOk(WORKSPACE_CLONE_SCRIPT.includes('github.com'), 'the repository is not in the script');
+  t.notOk(CLONE_SCRIPT.includes('github.com'), 'the repository is not in the script');
 });
 
-t.test('credentials: GIT_TOKEN from the Secret key, by reference only', async (t) => {
+t.test('credentials: GIT_TOKEN from the Secret key, by reference only, in the clone and (for pushes) in agent after HARNESS_*', async (t) => {
   const deployment = renderAgent(harnessAgent({
     harness: { runtime: 'pi', workspace: { repoURL: 'https://github.com/acme/repo.git', branch: 'feature/x', credentialsSecretRef: { name: 'git-creds', key: 'token' } } },
   }), deps, config).deployment;
@@ -97,6 +115,14 @@ t.test('credentials: GIT_TOKEN from the Secret key, by reference only', async (t
     { name: 'WORKSPACE_BRANCH', value: 'feature/x' },
     { name: 'GIT_TOKEN', valueFrom: { secretKeyRef: { name: 'git-creds', key: 'token' } } },
   ]);
+  t.strictSame((mainContainer(deployment).env ?? []).slice(-4), [
+    { name: 'HARNESS_DRIVER', value: 'pi' },
+    { name: 'HARNESS_WORKSPACE', value: '/workspace' },
+    { name: 'HARNESS_STATE_DIR', value: '/state' },
+    { name: 'GIT_TOKEN', valueFrom: { secretKeyRef: { name: 'git-creds', key: 'token' } } },
+  ]);
+  const without = renderAgent(harnessAgent({ harness: { runtime: 'pi', workspace: { repoURL: 'https://github.com/acme/repo.git' } } }), deps, config).deployment;
+  t.notOk((mainContainer(without).env ?? []).some((e) => e.name === 'GIT_TOKEN'), 'no credentials, no GIT_TOKEN');
 });
 
 t.test('it all precedes spec.podSpec: a user can change the clone, the volumes and the mounts there', async (t) => {
@@ -109,7 +135,7 @@ t.test('it all precedes spec.podSpec: a user can change the clone, the volumes a
   }), deps, config).deployment;
   const pod = podOf(deployment);
   t.equal(pod.initContainers?.[0]?.image, 'me/git:2', 'the clone\'s image replaced, by name');
-  t.same(pod.initContainers?.[0]?.command, ['sh', '-c', WORKSPACE_CLONE_SCRIPT], 'the rest kept');
+  t.same(pod.initContainers?.[0]?.command, ['sh', '-c', CLONE_SCRIPT], 'the rest kept');
   t.strictSame(pod.volumes, [{ name: 'workspace', emptyDir: {} }, { name: 'state', persistentVolumeClaim: { claimName: 'coder-state' } }], 'a volume replaced whole, by name');
 });
 
@@ -144,37 +170,66 @@ t.test('an original-shape Agent renders as before (no harness, nothing new)', as
 
 const exec = promisify(execFile);
 
-/** Runs the clone script with `env` in a real sh, a stand-in git recording its arguments; returns them and what else happened. */
-async function runClone(env: Record<string, string>): Promise<{ args: string[]; files: string[] }> {
+/** Runs the clone script with `env` in a real sh, a stand-in git recording each call's arguments; returns them and what else happened. */
+async function runClone(env: Record<string, string>): Promise<{ calls: string[][]; files: string[] }> {
   const dir = await mkdtemp(join(tmpdir(), 'kaos-clone-'));
   try {
     const bin = join(dir, 'bin');
     await exec('mkdir', [bin]);
-    // One argument per line, NUL-free: printf '%s\n' keeps each exactly as git would get it.
-    await writeFile(join(bin, 'git'), `#!/bin/sh\nprintf '%s\\n' "$@" > "${join(dir, 'args')}"\n`);
+    // One argument per line, a line `--end--` after each call: printf '%s\n' keeps each argument exactly as git would get it.
+    await writeFile(join(bin, 'git'), `#!/bin/sh\nprintf '%s\\n' "$@" --end-- >> "${join(dir, 'args')}"\n`);
     await chmod(join(bin, 'git'), 0o755);
-    await exec('sh', ['-c', WORKSPACE_CLONE_SCRIPT], { cwd: dir, env: { PATH: `${bin}:/usr/bin:/bin`, ...env } });
-    const args = (await readFile(join(dir, 'args'), 'utf8')).split('\n').slice(0, -1);
-    return { args, files: (await readdir(dir)).sort() };
+    await exec('sh', ['-c', CLONE_SCRIPT], { cwd: dir, env: { PATH: `${bin}:/usr/bin:/bin`, ...env } });
+    const lines = (await readFile(join(dir, 'args'), 'utf8')).split('\n').slice(0, -1);
+    const calls: string[][] = [[]];
+    for (const line of lines) {
+      if (line === '--end--') calls.push([]);
+      else calls[calls.length - 1]?.push(line);
+    }
+    return { calls: calls.slice(0, -1), files: (await readdir(dir)).sort() };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
+const CLONE_ARGS = (branch: string, url: string): string[] => ['clone', '--depth', '1', '--single-branch', '--branch', branch, '--', url, '/workspace'];
+
 t.test('the clone script: URL and branch reach git as one argument each, never run by the shell', async (t) => {
   const hostile = 'https://example.com/r.git$(touch pwned)`touch pwned2`;touch pwned3';
-  const { args, files } = await runClone({ WORKSPACE_REPO_URL: hostile, WORKSPACE_BRANCH: 'main$(touch pwned4)' });
-  t.strictSame(args, ['clone', '--depth', '1', '--single-branch', '--branch', 'main$(touch pwned4)', '--', hostile, '/workspace']);
+  const { calls, files } = await runClone({ WORKSPACE_REPO_URL: hostile, WORKSPACE_BRANCH: 'main$(touch pwned4)' });
+  t.strictSame(calls, [CLONE_ARGS('main$(touch pwned4)', hostile)]);
   t.strictSame(files, ['args', 'bin'], 'no command in them ran');
 });
 
-t.test('the clone script: a token goes into an https:// URL as KAOS puts it there, and nowhere else', async (t) => {
-  const https = await runClone({ WORKSPACE_REPO_URL: 'https://github.com/acme/repo.git', WORKSPACE_BRANCH: 'dev', GIT_TOKEN: 'ghp_$(id)' });
-  t.equal(https.args[7], 'https://x-access-token:ghp_$(id)@github.com/acme/repo.git');
+t.test('the clone script: a token reaches git through the credential helper, never in an argument or the URL; only for https://', async (t) => {
+  const token = 'ghp_$(id)';
+  const https = await runClone({ WORKSPACE_REPO_URL: 'https://github.com/acme/repo.git', WORKSPACE_BRANCH: 'dev', GIT_TOKEN: token });
+  t.strictSame(https.calls, [
+    ['-c', `credential.helper=${HELPER}`, ...CLONE_ARGS('dev', 'https://github.com/acme/repo.git')],
+    ['-C', '/workspace', 'config', 'credential.helper', HELPER],
+  ], 'the clone with the helper, the URL as written; then the helper stored in the repository for pushes');
+  t.notOk(https.calls.flat().some((a) => a.includes('ghp_')), 'the token is in no argument');
   const ssh = await runClone({ WORKSPACE_REPO_URL: 'git@github.com:acme/repo.git', WORKSPACE_BRANCH: 'dev', GIT_TOKEN: 't' });
-  t.equal(ssh.args[7], 'git@github.com:acme/repo.git', 'not into an ssh one');
+  t.strictSame(ssh.calls, [CLONE_ARGS('dev', 'git@github.com:acme/repo.git')], 'not for an ssh URL');
+  const http = await runClone({ WORKSPACE_REPO_URL: 'http://git.example/acme/repo.git', WORKSPACE_BRANCH: 'dev', GIT_TOKEN: 't' });
+  t.strictSame(http.calls, [CLONE_ARGS('dev', 'http://git.example/acme/repo.git')], 'not for plain http, where it would cross the network in the clear');
   const none = await runClone({ WORKSPACE_REPO_URL: 'https://github.com/acme/repo.git', WORKSPACE_BRANCH: 'dev' });
-  t.equal(none.args[7], 'https://github.com/acme/repo.git', 'without a token, the URL as written');
+  t.strictSame(none.calls, [CLONE_ARGS('dev', 'https://github.com/acme/repo.git')], 'without a token, no helper');
   const empty = await runClone({ WORKSPACE_REPO_URL: 'https://github.com/acme/repo.git', WORKSPACE_BRANCH: 'dev', GIT_TOKEN: '' });
-  t.equal(empty.args[7], 'https://github.com/acme/repo.git', 'an empty token is none');
+  t.strictSame(empty.calls, [CLONE_ARGS('dev', 'https://github.com/acme/repo.git')], 'an empty token is none');
+});
+
+t.test("the credential helper, run by a real git: KAOS's user and the token from the env of the container that runs git, nothing without one", async (t) => {
+  const fill = (env: Record<string, string>) => new Promise<{ code: number; stdout: string }>((resolve) => {
+    const child = execFile('git', ['-c', `credential.helper=${HELPER}`, 'credential', 'fill'], { env: { PATH: '/usr/bin:/bin', HOME: tmpdir(), GIT_TERMINAL_PROMPT: '0', ...env } }, (err, stdout) => {
+      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout });
+    });
+    child.stdin?.end('protocol=https\nhost=github.com\npath=acme/repo.git\n\n');
+  });
+  const answered = await fill({ GIT_TOKEN: 'ghp_$(id) x' });
+  t.equal(answered.code, 0);
+  t.equal(answered.stdout, 'protocol=https\nhost=github.com\nusername=x-access-token\npassword=ghp_$(id) x\n', 'the token as written, no command in it run');
+  const unanswered = await fill({});
+  t.not(unanswered.code, 0, 'no GIT_TOKEN: git has no credential (and may not prompt)');
+  t.notMatch(unanswered.stdout, 'password=');
 });

@@ -121,8 +121,15 @@ t.test('probes: docs/api.md\'s for the original shape, KAOS 2026\'s once an Agen
   t.strictSame(probes({ ...original, spec: { ...original.spec, config: { memory: { memoryStore: 'store' } } } }), kaos2026, 'the newest memory block');
   t.strictSame(probes({ ...original, spec: { ...original.spec, config: { memory: { enabled: true, contextLimit: 6 } } } }).liveness?.initialDelaySeconds, 30, 'the original memory block: original');
   t.strictSame(probes({ ...original, spec: { ...original.spec, harness: { runtime: 'pi' } } } as unknown as AgentInput), kaos2026, 'a harness');
-  t.strictSame(probes(original), probes({ ...original }), 'ServiceAccount identity alone changes no probe');
-  t.strictSame(mainContainer(renderAgent(original, deps, identity).deployment).livenessProbe, probes(original).liveness);
+  // ServiceAccount identity is not a field of the Agent: under it an original-shape Agent keeps the
+  // original timings (an upgrade that turns it on rolls no probe), written out again here.
+  const underIdentity = mainContainer(renderAgent(original, deps, identity).deployment);
+  t.strictSame({ liveness: underIdentity.livenessProbe, readiness: underIdentity.readinessProbe }, {
+    liveness: { httpGet: { path: '/health', port: 8000, scheme: 'HTTP' }, initialDelaySeconds: 30, periodSeconds: 10 },
+    readiness: { httpGet: { path: '/ready', port: 8000, scheme: 'HTTP' }, initialDelaySeconds: 10, periodSeconds: 5 },
+  }, 'ServiceAccount identity alone changes no probe');
+  const newerUnderIdentity = mainContainer(renderAgent(newer, deps, identity).deployment);
+  t.strictSame({ liveness: newerUnderIdentity.livenessProbe, readiness: newerUnderIdentity.readinessProbe }, kaos2026, 'nor a newer-shape Agent\'s');
 });
 
 t.test('a KAOS default install\'s Agent from the 2026 fixtures gets all of it', async (t) => {

@@ -119,11 +119,15 @@ t.test('the whole document: grants, agents, jwks, user and user_grants, exactly 
   );
 });
 
-t.test('grants: every Agent, its edges sorted and de-duplicated, never itself; an Agent with no edges has an empty list', async (t) => {
-  const world = { ...WORLD, agents: [...WORLD.agents, obj('Agent', 'team-a', 'loner', { modelAPI: '' })] };
-  const grants = projectPolicyData(world, FULL).document.kaos.grants as Record<string, string[]>;
+t.test('grants: every Agent with an edge, its edges sorted and de-duplicated, never itself; an Agent with none is in neither grants nor agents (as KAOS)', async (t) => {
+  const world = { ...WORLD, agents: [...WORLD.agents, obj('Agent', 'team-a', 'loner', { modelAPI: '' }), obj('Agent', 'team-a', 'narcissus', { agentNetwork: { access: ['narcissus'] } })] };
+  const { kaos } = projectPolicyData(world, FULL).document;
+  const grants = kaos.grants as Record<string, string[]>;
   t.same(grants['kaos://agent/team-a/planner'], ['kaos://agent/team-a/writer', 'kaos://mcpserver/team-a/tools', 'kaos://memorystore/team-a/notes', 'kaos://modelapi/team-a/llm']);
-  t.same(grants['kaos://agent/team-a/loner'], []);
+  for (const name of ['loner', 'narcissus']) {
+    t.notOk(Object.hasOwn(grants, `kaos://agent/team-a/${name}`), `${name}: no grants entry`);
+    t.notOk(Object.hasOwn(kaos.agents as Record<string, unknown>, `kaos://agent/team-a/${name}`), `${name}: no agents entry`);
+  }
 });
 
 t.test('agents only with ServiceAccount identity; user and user_grants only with the user plane; user_grants only past every gate', async (t) => {
