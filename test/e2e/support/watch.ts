@@ -43,3 +43,24 @@ export function watchObject(plane: ControlPlane, resource: string, namespace: st
     },
   };
 }
+
+/** Every holder a Lease names, in order, as a watch delivers each version ('' for none). */
+export function watchLeaseHolders(plane: ControlPlane, namespace: string, name: string): { readonly seen: readonly string[]; stop(): Promise<void> } {
+  const child = spawn(join(plane.binDir, 'kubectl'), ['--kubeconfig', plane.kubeconfigPath, 'get', 'lease', name, '-n', namespace, '-w', '-o', 'jsonpath=holder={.spec.holderIdentity}{"\\n"}'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const seen: string[] = [];
+  let partial = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    partial += chunk;
+    const lines = partial.split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) if (line.startsWith('holder=')) seen.push(line.slice('holder='.length));
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    seen,
+    async stop(): Promise<void> {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
