@@ -11,6 +11,15 @@ export interface PrinterColumn {
   type: 'string' | 'boolean' | 'integer' | 'number' | 'date';
   jsonPath: string;
   description?: string;
+  /** 1: shown by `kubectl get -o wide` only. */
+  priority?: number;
+}
+
+/** The scale subresource (`kubectl scale`, an HPA or a KEDA ScaledObject aimed at the object). */
+export interface ScaleSubresource {
+  specReplicasPath: string;
+  statusReplicasPath: string;
+  labelSelectorPath: string;
 }
 
 export interface CustomResourceDefinition {
@@ -25,7 +34,7 @@ export interface CustomResourceDefinition {
       name: string;
       served: boolean;
       storage: boolean;
-      subresources: { status: Record<string, never> };
+      subresources: { status: Record<string, never>; scale?: ScaleSubresource };
       additionalPrinterColumns: PrinterColumn[];
       schema: { openAPIV3Schema: JsonSchemaProps };
     }>;
@@ -51,6 +60,16 @@ const SPEC_COLUMNS: Readonly<Record<KaosKind, readonly PrinterColumn[]>> = {
 const SHAPE_COLUMNS: Readonly<Partial<Record<KaosKind, readonly PrinterColumn[]>>> = {
   MCPServer: [{ name: 'Runtime', type: 'string', jsonPath: '.spec.runtime' }],
 };
+
+/**
+ * The kinds that scale like a Deployment (docs/api.md, "Agent replicas"): the scale subresource
+ * and the Replicas column, for `-o wide`.
+ */
+const SCALE: Readonly<Partial<Record<KaosKind, ScaleSubresource>>> = {
+  Agent: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
+};
+
+const replicasColumn = (scale: ScaleSubresource): PrinterColumn => ({ name: 'Replicas', type: 'integer', jsonPath: scale.statusReplicasPath, priority: 1 });
 
 const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 
@@ -106,6 +125,7 @@ function isObject(v: unknown): v is JsonSchemaProps {
 
 export function crdFor(kind: KaosKind): CustomResourceDefinition {
   const names = KIND_NAMES[kind];
+  const scale = SCALE[kind];
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -125,8 +145,13 @@ export function crdFor(kind: KaosKind): CustomResourceDefinition {
           name: VERSION,
           served: true,
           storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: [...SPEC_COLUMNS[kind], ...(SHAPE_COLUMNS[kind] ?? []), ...STATUS_COLUMNS[kind]],
+          subresources: scale === undefined ? { status: {} } : { status: {}, scale },
+          additionalPrinterColumns: [
+            ...SPEC_COLUMNS[kind],
+            ...(SHAPE_COLUMNS[kind] ?? []),
+            ...(scale === undefined ? [] : [replicasColumn(scale)]),
+            ...STATUS_COLUMNS[kind],
+          ],
           schema: { openAPIV3Schema: toSchemaProps(OBJECT_SCHEMAS[kind]) },
         },
       ],
