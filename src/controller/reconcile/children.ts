@@ -1,7 +1,7 @@
 // The children half of a reconcile: apply what render desires (each apply skipped when the
 // cached child already holds it), then delete the owned children that are no longer desired.
 // Each write becomes a Normal Event on the parent and an entry of the reconcile's log line.
-import { KIND_TABLE, possibleChildren, type ChildKind } from '../../cluster/kind-table.ts';
+import { appliesReplicas, KIND_TABLE, possibleChildren, type ChildKind } from '../../cluster/kind-table.ts';
 import { controllerUid, type ObjectLike } from '../../kube/apply.ts';
 import { childrenOf, workloadName, type Child, type Rendered } from '../../render/index.ts';
 import { parentIdentity } from '../../render/labels.ts';
@@ -87,7 +87,7 @@ export type RouteGuard = 'open' | 'policy' | 'withhold';
  */
 export async function applyChildren(run: Run, desired: readonly Child[], guard: RouteGuard = 'open'): Promise<{ deployment?: ObjectLike; policyError?: string }> {
   const { ctx, key, signal } = run;
-  const applyReplicas = KIND_TABLE.kinds[run.kind].replicas === 'spec';
+  const applyReplicas = appliesReplicas(run.kind, run.parent.spec);
   let deployment: ObjectLike | undefined;
   let policyError: string | undefined;
   const kept: Child[] = [];
