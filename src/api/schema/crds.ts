@@ -1,7 +1,7 @@
 // Builds the five CustomResourceDefinitions from the schemas (pure; crds/generate.ts writes them).
 import type { TSchema } from '@sinclair/typebox';
 import { Document, Scalar, visit } from 'yaml';
-import { GROUP, KIND_NAMES, KINDS, VERSION, WORKLOAD_KINDS, type KaosKind, type WorkloadKind } from '../kinds.ts';
+import { GROUP, KIND_NAMES, KINDS, SCALE_SUBRESOURCES, VERSION, WORKLOAD_KINDS, type KaosKind, type ScaleSubresource, type WorkloadKind } from '../kinds.ts';
 import { OBJECT_SCHEMAS } from './index.ts';
 
 export type JsonSchemaProps = { [key: string]: unknown };
@@ -15,12 +15,7 @@ export interface PrinterColumn {
   priority?: number;
 }
 
-/** The scale subresource (`kubectl scale`, an HPA or a KEDA ScaledObject aimed at the object). */
-export interface ScaleSubresource {
-  specReplicasPath: string;
-  statusReplicasPath: string;
-  labelSelectorPath: string;
-}
+
 
 export interface CustomResourceDefinition {
   apiVersion: 'apiextensions.k8s.io/v1';
@@ -61,14 +56,7 @@ const SHAPE_COLUMNS: Readonly<Partial<Record<KaosKind, readonly PrinterColumn[]>
   MCPServer: [{ name: 'Runtime', type: 'string', jsonPath: '.spec.runtime' }],
 };
 
-/**
- * The kinds that scale like a Deployment (docs/api.md, "Agent replicas"): the scale subresource
- * and the Replicas column, for `-o wide`.
- */
-const SCALE: Readonly<Partial<Record<KaosKind, ScaleSubresource>>> = {
-  Agent: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
-};
-
+/** The Replicas column of a kind with a scale subresource: `kubectl get -o wide` only. */
 const replicasColumn = (scale: ScaleSubresource): PrinterColumn => ({ name: 'Replicas', type: 'integer', jsonPath: scale.statusReplicasPath, priority: 1 });
 
 const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
@@ -125,7 +113,7 @@ function isObject(v: unknown): v is JsonSchemaProps {
 
 export function crdFor(kind: KaosKind): CustomResourceDefinition {
   const names = KIND_NAMES[kind];
-  const scale = SCALE[kind];
+  const scale = SCALE_SUBRESOURCES[kind];
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
