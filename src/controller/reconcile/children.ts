@@ -13,6 +13,8 @@ import { securityInputs } from '../security-inputs.ts';
 import {
   deploymentProgress,
   mirrorDeployment,
+  scaledToZero,
+  scaleStatus,
   securityPolicyApplied,
   securityPolicyApplyFailed,
   securityPolicyCrdMissing,
@@ -47,6 +49,8 @@ export async function converge(
     : [securityPolicyApplyFailed(security.securityPolicy?.metadata.name ?? '', applied.policyError)];
   await settleStatus(run, {
     ...deploymentProgress(applied.deployment ?? {}),
+    ...scaledToZero(run.kind, run.parent.spec),
+    ...scaleStatus(run.kind, run.key.name, run.parent.spec, applied.deployment),
     ...(rendered.endpoint === undefined ? {} : { endpoint: rendered.endpoint }),
     ...extra,
     extraConditions: [...(extra.extraConditions ?? []), ...gateway],
@@ -154,14 +158,16 @@ export function ownedChildren(run: Pick<Run, 'ctx' | 'kind' | 'key' | 'uid'>): O
 
 /**
  * What the status says of children an earlier reconcile made, while dependencies hold the parent
- * back: the owned Deployment's mirror, and `endpoint` while the owned Service exists.
+ * back: the owned Deployment's mirror (and the scale subresource's replicas and selector), and
+ * `endpoint` while the owned Service exists.
  */
-export function existingChildren(run: Pick<Run, 'ctx' | 'kind' | 'key' | 'uid'>, endpoint: string): Pick<Outcome, 'deployment' | 'endpoint'> {
+export function existingChildren(run: Pick<Run, 'ctx' | 'kind' | 'key' | 'uid' | 'parent'>, endpoint: string): Pick<Outcome, 'deployment' | 'endpoint' | 'replicas' | 'selector'> {
   const name = workloadName(run.kind, run.key.name);
   const deployment = ownedChild(run, 'Deployment', name);
   const service = ownedChild(run, 'Service', name);
   return {
     ...(deployment === undefined ? {} : { deployment: mirrorDeployment(deployment) }),
+    ...scaleStatus(run.kind, run.key.name, run.parent.spec, deployment),
     ...(service === undefined ? {} : { endpoint }),
   };
 }
