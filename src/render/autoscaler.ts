@@ -2,7 +2,7 @@
 // and autoscaling"): autoscaling/v2, aimed at the Deployment of the same name, one Resource metric
 // per utilization target.
 import { isAutoscaled, minReplicas, utilizationTargets } from '../api/agent-scaling.ts';
-import { asRecord, getIn } from '../api/json.ts';
+import { getIn } from '../api/json.ts';
 import type { HorizontalPodAutoscaler } from './k8s.ts';
 import { childMeta, type ParentIdentity } from './labels.ts';
 import { workloadName } from './names.ts';
@@ -10,7 +10,7 @@ import { workloadName } from './names.ts';
 /** The HPA `spec.autoscaling` asks for, or undefined without it. */
 export function renderAutoscaler(parent: ParentIdentity, spec: unknown): HorizontalPodAutoscaler | undefined {
   if (!isAutoscaled(spec)) return undefined;
-  const maxReplicas = getIn(asRecord(getIn(spec, 'autoscaling')), 'maxReplicas');
+  const maxReplicas = getIn(spec, 'autoscaling', 'maxReplicas');
   const name = workloadName(parent.kind, parent.name);
   return {
     apiVersion: 'autoscaling/v2',
