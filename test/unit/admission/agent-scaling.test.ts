@@ -8,6 +8,7 @@ import type { AdmissionRequest } from '../../../src/admission/types.ts';
 import { MemoryLookup } from '../../support/memory-lookup.ts';
 import { agent, CONFIG, hosted, NS, store } from '../api/objects.ts';
 import { admissionRequest } from '../../support/admission-request.ts';
+import { LookupBudget, LookupNotMade } from '../../../src/api/lookup-budget.ts';
 
 const world = () => new MemoryLookup().setNamespace(NS).add(hosted('m'), store('shared'));
 const handler = (lookup = world(), config = CONFIG) => createValidatingHandler('Agent', { lookup, config });
@@ -87,4 +88,15 @@ t.test('kubectl scale: judged on the Agent as stored, with the contract\'s messa
   t.same(await handler(lookup)(scaleRequest('remote', 3, 1)), { allowed: true }, 'a MemoryStore: allowed');
   t.ok(lookup.calls.includes('current Agent ns/remote'), 'the Agent read as the API server holds it');
   t.same(await handler(lookup)(scaleRequest('gone', 3, 1)), { allowed: true }, 'an Agent gone meanwhile: the API server answers NotFound itself');
+});
+
+t.test('kubectl scale while the Agent cannot be read: refused (503), never let through unjudged', async (t) => {
+  const lookup = Object.assign(world(), {
+    current: async () => {
+      throw new LookupNotMade('unavailable', new LookupBudget(), 'ECONNRESET');
+    },
+  });
+  const decision = await handler(lookup)(scaleRequest('remote', 3, 1));
+  t.equal(decision.allowed, false);
+  t.match(decision.status, { code: 503, reason: 'ServiceUnavailable', message: /^Agent ns\/remote could not be read to judge its scale: / });
 });
