@@ -233,13 +233,17 @@ export function fieldTable(rows: readonly FieldRow[]): string {
 function resourceSummary(kind: KaosKind): string {
   const names = KIND_NAMES[kind];
   const version = crdFor(kind).spec.versions[0];
-  const columns = (version?.additionalPrinterColumns ?? []).map((c) => `${c.name} (${code(c.jsonPath)})`).join(', ');
+  const columns = (version?.additionalPrinterColumns ?? []).map((c) => `${c.name} (${code(c.jsonPath)}${c.priority === undefined ? '' : ', with `-o wide`'})`).join(', ');
+  const scale = version?.subresources.scale;
+  const subresources = scale === undefined
+    ? 'a `status` subresource'
+    : `\`status\` and \`scale\` subresources (replicas ${code(scale.specReplicasPath)} and ${code(scale.statusReplicasPath)}, selector ${code(scale.labelSelectorPath)})`;
   const lines = [
     '| | |',
     '|---|---|',
     `| API version, kind | ${code(API_VERSION)}, ${code(kind)} |`,
     `| resource | ${code(names.plural)} (singular ${code(names.singular)}; short names ${names.shortNames.map(code).join(', ')}) |`,
-    '| scope | namespaced, with a `status` subresource |',
+    `| scope | namespaced, with ${subresources} |`,
     `| \`kubectl get\` columns | ${columns} |`,
   ];
   return `${lines.join('\n')}\n`;

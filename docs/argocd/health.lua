@@ -5,6 +5,8 @@
 --   a Ready condition Unknown/Pending) or a newer spec not yet observed      -> Progressing
 --   Stalled=True (phase Failed for a reason retrying will not fix)           -> Degraded
 --   phase Ready with Ready=True                                              -> Healthy
+--   settled where the user asked it to be (Reconciling=False and not Ready:
+--   an Agent scaled to zero replicas, reason ScaledToZero)                   -> Healthy
 --   anything else: Pending, Waiting (an Agent's dependencies), Failed that
 --   the operator retries (e.g. a ModelAPI not created yet: sync waves)       -> Progressing
 -- Argo CD runs it in gopher-lua with only the base and table libraries: no string functions.
@@ -50,5 +52,9 @@ if message ~= "" then
   hs.message = phase .. ": " .. message
 else
   hs.message = phase
+end
+local reconciling = condition("Reconciling")
+if reconciling ~= nil and reconciling.status == "False" then
+  hs.status = "Healthy"
 end
 return hs

@@ -44,7 +44,7 @@ import type {
   WebhookType,
 } from './types.ts';
 import { isRecord } from '../api/json.ts';
-import { GROUP, KIND_NAMES, VERSION, type KaosKind } from '../api/kinds.ts';
+import { GROUP, KIND_NAMES, SCALE, SCALE_SUBRESOURCES, VERSION, type KaosKind } from '../api/kinds.ts';
 import { kubeObjectProblem } from '../api/object-meta.ts';
 import { clampWarning } from '../api/warnings.ts';
 import { clip } from '../api/bounded-text.ts';
@@ -155,9 +155,12 @@ export function decodeReview(body: unknown, kind: KaosKind): DecodeResult {
 
   const deny = (message: string): DecodeResult => ({ ok: false, uid, message, facts });
   const names = KIND_NAMES[kind];
+  // The scale subresource of a kind that has one carries an autoscaling/v1 Scale (an UPDATE only).
+  const scale = request.subResource === SCALE.subresource && SCALE_SUBRESOURCES[kind] !== undefined;
   const gvk = request.kind;
-  if (!isRecord(gvk) || gvk.group !== GROUP || gvk.version !== VERSION || gvk.kind !== kind) {
-    return deny(`this webhook serves ${GROUP}/${VERSION} ${kind}, got request.kind ${describeGroupVersion(gvk, 'kind')}`);
+  const [group, version, expected] = scale ? [SCALE.group, SCALE.version, SCALE.kind] : [GROUP, VERSION, kind];
+  if (!isRecord(gvk) || gvk.group !== group || gvk.version !== version || gvk.kind !== expected) {
+    return deny(`this webhook serves ${group}/${version} ${expected}, got request.kind ${describeGroupVersion(gvk, 'kind')}`);
   }
   const gvr = request.resource;
   if (!isRecord(gvr) || gvr.group !== GROUP || gvr.version !== VERSION || gvr.resource !== names.plural) {
@@ -165,10 +168,11 @@ export function decodeReview(body: unknown, kind: KaosKind): DecodeResult {
       `this webhook serves ${GROUP}/${VERSION} ${names.plural}, got request.resource ${describeGroupVersion(gvr, 'resource')}`,
     );
   }
-  if (request.subResource !== undefined && request.subResource !== '') {
+  if (request.subResource !== undefined && request.subResource !== '' && !scale) {
     return deny(`this webhook does not serve subresources, got ${names.plural}/${quote(request.subResource)}`);
   }
   const operation = request.operation;
+  if (scale && operation !== 'UPDATE') return deny(`${names.plural}/${SCALE.subresource} is served for UPDATE only, got request.operation ${quote(operation)}`);
   if (!(OPERATIONS as readonly unknown[]).includes(operation)) {
     return deny(`request.operation ${quote(operation)} is not one of ${OPERATIONS.join(', ')}`);
   }

@@ -8,7 +8,7 @@ import type { FieldError } from '../api/field-error.ts';
 import { invalidStatus } from '../api/validation/invalid-status.ts';
 import { asRecord, getIn, isSet, jsonEqual } from '../api/json.ts';
 import { MEMORY_MODEL_ROLES } from '../api/enums.ts';
-import type { KaosKind, WorkloadKind } from '../api/kinds.ts';
+import { GROUP, SCALE, VERSION, type KaosKind, type WorkloadKind } from '../api/kinds.ts';
 import { isKubeObject, requireKubeObject } from '../api/kube-object.ts';
 import type { KubeObject, ObjectLookup, Referrer } from '../api/lookup.ts';
 import { LookupBudget, LookupNotMade } from '../api/lookup-budget.ts';
@@ -22,7 +22,7 @@ import { grantGateFacts, projectionNamespaces } from '../config/grant-gates.ts';
 import { deletionWarnings, validateObject, type ModelBinding, type ValidationContext } from '../api/validation/validate-object.ts';
 import { fieldUnchanged, ratchet } from '../api/validation/ratchet.ts';
 import type { AgentReferences } from '../api/validation/validation-types.ts';
-import type { AdmissionDecision, AdmissionHandler } from './types.ts';
+import type { AdmissionDecision, AdmissionHandler, AdmissionRequest } from './types.ts';
 
 /**
  * Checks that an object's spec.podSpec, merged onto the pod the operator generates, is a valid
@@ -42,7 +42,10 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
   specValidator(kind);
   // What the rules read of the security settings, derived once.
   const posture = { userIdentity: userIdentityEnforced(deps.config.security), serviceAccountIdentity: serviceAccountIdentity(deps.config.security) };
-  return async (req) => {
+  // What the operator's defaults request for the agent container (an HPA measures against it).
+  const agentDefaultRequests = Object.keys(deps.config.workload.resources.agent?.requests ?? {});
+  const handle: AdmissionHandler = async (req) => {
+    if (req.subResource === SCALE.subresource) return validateScale(kind, req, deps, handle);
     if (req.kind.kind !== kind) throw new Error(`${kind} validating handler received a ${req.kind.kind} request`);
 
     if (req.operation === 'DELETE') {
@@ -68,7 +71,9 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
     // The check costs a call to the API server: only when the spec (everything the pod is rendered
     // from) is new or changed, so labelling or annotating an object never waits on it.
     const specChanged = oldObject === undefined || !jsonEqual(object.spec, oldObject.spec);
-    const checkPodSpec = podSpecCheck !== undefined && specChanged && shapesThePod(object.spec) && conformsToSchema(kind, object);
+    // How many pods run is not what they are: `kubectl scale` never waits on a dry run.
+    const podSourceChanged = oldObject === undefined || !jsonEqual(withoutScale(object.spec), withoutScale(oldObject.spec));
+    const checkPodSpec = podSpecCheck !== undefined && podSourceChanged && shapesThePod(object.spec) && conformsToSchema(kind, object);
 
     // This request's live reads on cache misses: a few, within a deadline, shared by its lookups only.
     const budget = new LookupBudget();
@@ -98,6 +103,7 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
       ...(kind === 'MCPServer' && deps.lookup.mcpRuntimes !== undefined ? { mcpRuntimes: deps.lookup.mcpRuntimes() } : {}),
       posture,
       ...(isAgent && deps.lookup.harnessRuntimes !== undefined ? { harnessRuntimes: deps.lookup.harnessRuntimes() } : {}),
+      ...(isAgent ? { agentDefaultRequests } : {}),
     };
     const result = validateObject(kind, object, { ...ctx, ...(oldObject === undefined ? {} : { oldObject }) });
     let errors = [...result.errors, ...podSpecErrors];
@@ -112,6 +118,34 @@ export function createValidatingHandler(kind: KaosKind, deps: ValidatingHandlerD
       errors.length > 0 ? { allowed: false, status: invalidStatus(kind, name, errors) } : { allowed: true };
     return withWarnings(decision, result.warnings);
   };
+  return handle;
+}
+
+/**
+ * An UPDATE of `<plural>/scale` (`kubectl scale`, an HPA or a KEDA ScaledObject aimed at the
+ * object: docs/api.md, "Agent replicas, kubectl scale and autoscaling"). The request carries an
+ * autoscaling/v1 Scale, not the object, so the object is read as the API server holds it and
+ * judged as the UPDATE that sets its `spec.replicas` to the Scale's: the same rules and messages
+ * as `kubectl apply` (replicas beside autoscaling, more than one replica with in-process memory).
+ */
+async function validateScale(kind: KaosKind, req: AdmissionRequest, deps: ValidatingHandlerDeps, handle: AdmissionHandler): Promise<AdmissionDecision> {
+  const replicas = getIn(req.object, 'spec', 'replicas');
+  const namespace = req.namespace ?? '';
+  const name = req.name ?? '';
+  if (req.operation !== 'UPDATE' || typeof replicas !== 'number' || deps.lookup.current === undefined) return { allowed: true };
+  let stored: KubeObject | undefined;
+  try {
+    stored = await deps.lookup.current(kind, namespace, name, new LookupBudget({ maxLiveLookups: 1 }));
+  } catch (err) {
+    if (!(err instanceof LookupNotMade)) throw err;
+    // Unknown: refused, as a dependency that could not be checked is under the default policy, so
+    // that an outage never lets two writers own the count.
+    return { allowed: false, status: { status: 'Failure', message: `${kind} ${namespace}/${name} could not be read to judge its scale: ${err.message}`, reason: 'ServiceUnavailable', code: 503 } };
+  }
+  // Gone meanwhile: the API server answers the scale itself (NotFound).
+  if (stored === undefined || !isKubeObject(stored)) return { allowed: true };
+  const object = { ...stored, spec: { ...asRecord(stored.spec), replicas } };
+  return handle({ ...req, kind: { group: GROUP, version: VERSION, kind }, subResource: '', object, oldObject: stored });
 }
 
 /**
@@ -292,6 +326,14 @@ async function namespaceLabelsWithin(lookup: ObjectLookup, namespace: string, bu
 
 function withWarnings(decision: AdmissionDecision, warnings: readonly string[]): AdmissionDecision {
   return warnings.length > 0 ? { ...decision, warnings: boundedWarnings(warnings) } : decision;
+}
+
+/** The spec without how many pods run (`replicas`, `autoscaling`): what the pod is rendered from. */
+function withoutScale(spec: unknown): unknown {
+  const record = asRecord(spec);
+  if (record === undefined) return spec;
+  const { replicas: _replicas, autoscaling: _autoscaling, ...rest } = record;
+  return rest;
 }
 
 /**

@@ -6,8 +6,9 @@
 // Choices:
 // * One entry per kind per type (`magent.kaos.tools`, `vagent.kaos.tools`, ...), so a failing
 //   kind is named in the API server's error and each can be tuned on its own.
-// * CREATE and UPDATE of the main resource only: the /status subresource is the controller's
+// * CREATE and UPDATE of the main resource: the /status subresource is the controller's
 //   and is neither defaulted nor validated (docs/api.md, "Defaulting": the webhook never touches status).
+//   An Agent's /scale is validated too (UPDATE): it changes spec.replicas.
 // * DELETE of every kind goes to the validating path through separate entries with
 //   failurePolicy Ignore: they only warn (`ModelAPI "m" is still referenced by Agents: ...`, and by
 //   MemoryStores), so deleting must never depend on the operator being up.
@@ -20,7 +21,7 @@
 // * matchConditions on the CREATE/UPDATE entries (./match-conditions.ts): an UPDATE that leaves
 //   spec and the annotations the handler reads alone is not sent, since its answer could not
 //   change. The DELETE entries have none.
-import { GROUP, KIND_NAMES, KINDS, VERSION, type KaosKind } from '../api/kinds.ts';
+import { GROUP, KIND_NAMES, KINDS, SCALE, SCALE_SUBRESOURCES, VERSION, type KaosKind } from '../api/kinds.ts';
 import type { WebhookType } from './types.ts';
 import { webhookPath } from './webhook-paths.ts';
 import { matchConditions, type MatchCondition } from './match-conditions.ts';
@@ -111,6 +112,11 @@ export function renderWebhookConfigurations(
     ...(type === 'mutate' ? { reinvocationPolicy: 'Never' as const } : {}),
     rules: [
       { apiGroups: [GROUP], apiVersions: [VERSION], operations, resources: [KIND_NAMES[kind].plural], scope: 'Namespaced' },
+      // `kubectl scale` (and an HPA aimed at the object) changes spec.replicas through the scale
+      // subresource, which the main resource's rule does not match (docs/api.md, "Agent replicas").
+      ...(type === 'validate' && operations.includes('UPDATE') && SCALE_SUBRESOURCES[kind] !== undefined
+        ? [{ apiGroups: [GROUP], apiVersions: [VERSION], operations: ['UPDATE' as const], resources: [`${KIND_NAMES[kind].plural}/${SCALE.subresource}`], scope: 'Namespaced' as const }]
+        : []),
     ],
     sideEffects: 'None',
     timeoutSeconds: TIMEOUT_SECONDS,

@@ -34,6 +34,12 @@ export const AGENT_DEFAULTS = {
     /** MEMORY_MAX_READ_SCOPE of an Agent with no MemoryStore to read from. */
     unboundReadScope: 'session',
   },
+  /**
+   * `spec.autoscaling` (docs/api.md, "Agent replicas"): `minReplicas` is a CRD default; the CPU
+   * target applies only when no memory target is set, so it is never written into objects: render
+   * and admission read it through api/agent-scaling.ts.
+   */
+  autoscaling: { minReplicas: 1, targetCPUUtilizationPercentage: 80 },
 } as const;
 
 /** MemoryStore (docs/api.md, "MemoryStore"). */

@@ -36,6 +36,24 @@ export const KIND_NAMES: Readonly<Record<KaosKind, KindNames>> = {
   AccessGrant: { kind: 'AccessGrant', plural: 'accessgrants', singular: 'accessgrant', shortNames: ['grant', 'grants'] },
 };
 
+/** The scale subresource (`kubectl scale`, an HPA or a KEDA ScaledObject aimed at the object). */
+export interface ScaleSubresource {
+  readonly specReplicasPath: string;
+  readonly statusReplicasPath: string;
+  readonly labelSelectorPath: string;
+}
+
+/**
+ * The kinds that scale like a Deployment (docs/api.md, "Agent replicas, kubectl scale and
+ * autoscaling"): their CRD serves `<plural>/scale`, whose updates the validating webhook judges.
+ */
+export const SCALE_SUBRESOURCES: Readonly<Partial<Record<KaosKind, ScaleSubresource>>> = {
+  Agent: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
+};
+
+/** The name of the scale subresource, and the group, version and kind of what the API server sends for it. */
+export const SCALE = { subresource: 'scale', group: 'autoscaling', version: 'v1', kind: 'Scale' } as const;
+
 export function isKaosKind(value: unknown): value is KaosKind {
   return typeof value === 'string' && (KINDS as readonly string[]).includes(value);
 }

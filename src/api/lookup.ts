@@ -39,6 +39,13 @@ export interface ObjectLookup {
    * a cache miss reads live only if the budget allows, and rejects with LookupNotMade otherwise.
    */
   get(kind: ReadKind, namespace: string, name: string, budget?: LookupBudget): Promise<KubeObject | undefined>;
+  /**
+   * The object as the API server holds it now: one live read (within `budget`), never the cache.
+   * For a request through a subresource, which carries none of the object (an Agent's `/scale`
+   * carries only the replicas), so that what is judged is the object that request changes.
+   * Absent: such a request is not judged.
+   */
+  current?(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<KubeObject | undefined>;
   /** Whether the object exists: answered like `get`, for every kind. */
   exists(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<boolean>;
   /**

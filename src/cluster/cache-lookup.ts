@@ -88,6 +88,10 @@ export class CacheLookup implements ObjectLookup {
     return this.#readMiss(kind, namespace, name, budget);
   }
 
+  current(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<KubeObject | undefined> {
+    return this.#readMiss(kind, namespace, name, budget);
+  }
+
   async exists(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<boolean> {
     const store = this.#stores.names(kind);
     if (store.isSynced() && store.has(namespace, name)) return true;

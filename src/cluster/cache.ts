@@ -199,6 +199,10 @@ export class KaosCache implements ObjectLookup {
     return this.#lookup.get(kind, namespace, name, budget);
   }
 
+  current(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<KubeObject | undefined> {
+    return this.#lookup.current(kind, namespace, name, budget);
+  }
+
   exists(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<boolean> {
     return this.#lookup.exists(kind, namespace, name, budget);
   }

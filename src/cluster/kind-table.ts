@@ -22,6 +22,7 @@ import type { MCPServerSpec, MemoryStoreSpec, ModelAPISpec } from '../api/schema
 import {
   CONFIG_MAP,
   DEPLOYMENT,
+  HORIZONTAL_POD_AUTOSCALER,
   HTTP_ROUTE,
   NETWORK_POLICY,
   PERSISTENT_VOLUME_CLAIM,
@@ -129,9 +130,11 @@ export interface KindEntry<C extends string = string, D extends string = string>
   /**
    * Who owns the Deployment's `spec.replicas` once it exists: `creation` (absent) — applied once,
    * then `kubectl scale` and HPAs own it (docs/api.md, "Common behaviour"); `spec` — the parent's
-   * own `spec.replicas`, applied on every change (a MemoryStore).
+   * own `spec.replicas`, applied on every change (a MemoryStore); `declared` — the parent's
+   * `spec.replicas` when it sets one, applied on every change, else as `creation` (an Agent:
+   * docs/api.md, "Agent replicas").
    */
-  readonly replicas?: 'creation' | 'spec';
+  readonly replicas?: 'creation' | 'spec' | 'declared';
 }
 
 export interface KindTable<C extends string = string, D extends string = string> {
@@ -170,6 +173,7 @@ const OWNED = {
   HTTPRoute: { type: HTTP_ROUTE, requires: 'gatewayAPI' },
   PersistentVolumeClaim: { type: PERSISTENT_VOLUME_CLAIM },
   PodDisruptionBudget: { type: POD_DISRUPTION_BUDGET },
+  HorizontalPodAutoscaler: { type: HORIZONTAL_POD_AUTOSCALER },
   ServiceAccount: { type: SERVICE_ACCOUNT },
   NetworkPolicy: { type: NETWORK_POLICY },
   SecurityPolicy: { type: SECURITY_POLICY, requires: 'envoyGateway' },
@@ -276,6 +280,9 @@ export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {
         // identity waits on nothing it names (KAOS creates it before its harness step).
         { kind: 'ServiceAccount', name: agentServiceAccountName, when: 'ServiceAccount identity (SECURITY_AGENT_AUTH_IDENTITY_PROVIDER=serviceaccount)', beforeDependencies: true },
         ...workload('Agent', 'agentNetwork.expose is not false'),
+        // How the Agent scales (docs/api.md, "Agent replicas"): after the Deployment they aim at.
+        { kind: 'HorizontalPodAutoscaler', name: (parent) => workloadName('Agent', parent), when: 'autoscaling set' },
+        { kind: 'PodDisruptionBudget', name: (parent) => workloadName('Agent', parent), when: 'replicas (or autoscaling.minReplicas) 2 or more' },
       ],
       dependsOn: {
         modelAPI: { kind: 'ModelAPI', names: (o) => referencedNames(o.spec).modelAPIs, asks: (o) => text(getIn(o.spec, 'model')) },
@@ -287,6 +294,7 @@ export const KIND_TABLE: KindTable<ChildKind, DependencyTypeKind> = {
           asks: (o) => text(getIn(o.spec, 'config', 'memory', 'maxReadScope')),
         },
       },
+      replicas: 'declared',
     },
     ModelAPI: {
       children: [{ kind: 'ConfigMap', name: configMapName, when: 'mode Proxy without configYaml.fromSecretKeyRef' }, ...workload('ModelAPI')],
@@ -326,6 +334,15 @@ export function childTypes<C extends string>(table: KindTable<C, string>): Reado
   const out = {} as Record<C, ResourceType>;
   for (const kind of Object.keys(table.owned) as C[]) out[kind] = table.owned[kind].type;
   return out;
+}
+
+/**
+ * Pure: whether a parent of `kind` with this spec owns its Deployment's `spec.replicas`, applied on
+ * every change (KindEntry.replicas), rather than only at creation.
+ */
+export function appliesReplicas(kind: KaosKind, spec: unknown, table: KindTable<string, string> = KIND_TABLE): boolean {
+  const mode = table.kinds[kind].replicas ?? 'creation';
+  return mode === 'spec' || (mode === 'declared' && typeof getIn(spec, 'replicas') === 'number');
 }
 
 /** Every (kind, name) a parent of `kind` named `name` can own: the only places prune looks. */

@@ -5,7 +5,9 @@
 // says whether the write is needed at all, so an idle controller writes nothing.
 import { ENFORCED_CONDITION, type EnforcedState } from '../api/access-grants.ts';
 import type { Phase } from '../api/enums.ts';
-import { KIND_NAMES, type KaosKind } from '../api/kinds.ts';
+import { KIND_NAMES, SCALE_SUBRESOURCES, isWorkloadKind, type KaosKind } from '../api/kinds.ts';
+import { declaredReplicas, isAutoscaled } from '../api/agent-scaling.ts';
+import { selectorLabels } from '../render/labels.ts';
 import type { Condition, DeploymentStatus } from '../api/schema/status.ts';
 import { asRecord, jsonEqual } from '../api/json.ts';
 import { formatTime } from '../leaves/meta-time.ts';
@@ -22,6 +24,10 @@ export interface KaosStatus {
   conditions?: Condition[];
   /** Agents only: `{ modelapi: <name> }`, plus `memorystore: <name>` when bound. */
   linkedResources?: Record<string, string>;
+  /** A kind with a scale subresource that declares its count: the Deployment's `status.replicas`. */
+  replicas?: number;
+  /** With `replicas`: the Deployment's selector as a string, which the scale subresource reports. */
+  selector?: string;
 }
 
 /** A condition besides the kstatus three that a reconcile states (an Agent's MemoryDegraded). */
@@ -40,6 +46,8 @@ export interface Verdict {
   message: string;
   /** Phase Failed only: retrying cannot fix it (kstatus `Stalled`); the user must act. */
   terminal?: boolean;
+  /** Phase Pending only: where the user asked it to be, not on its way anywhere (kstatus `Reconciling` False). */
+  settled?: boolean;
 }
 
 /** A verdict plus what the status reports besides. Absent fields are absent from the status. */
@@ -49,6 +57,9 @@ export interface Outcome extends Verdict {
   deployment?: DeploymentStatus;
   /** Conditions of EXTRA_CONDITION_TYPES to report; one of those types left out is removed. */
   extraConditions?: readonly ExtraCondition[];
+  /** status.replicas and status.selector (scaleStatus); absent: not reported. */
+  replicas?: number;
+  selector?: string;
 }
 
 // ---- the API's messages ----------------------------------------------------------------------
@@ -248,6 +259,31 @@ function deploymentCondition(value: unknown): Condition[] {
   return [{ type: c.type, status, lastTransitionTime: time, reason, message }];
 }
 
+// ---- the scale subresource (docs/api.md, "Agent replicas, kubectl scale and autoscaling") ------
+
+/**
+ * `status.replicas` (the Deployment's `status.replicas`) and `status.selector` (its selector as a
+ * string, as `kubectl` and an HPA read it) of a kind with a scale subresource whose spec declares
+ * its count (`replicas` or `autoscaling`). Nothing for any other object, whose status stays as it
+ * was before scaling existed: an Agent that never declared a count is not written to on upgrade.
+ */
+export function scaleStatus(kind: KaosKind, name: string, spec: unknown, deployment: DeploymentLike | undefined): Pick<Outcome, 'replicas' | 'selector'> {
+  if (SCALE_SUBRESOURCES[kind] === undefined || !isWorkloadKind(kind)) return {};
+  if (declaredReplicas(spec) === undefined && !isAutoscaled(spec)) return {};
+  const labels = selectorLabels(kind, name);
+  const selector = Object.keys(labels).sort().map((key) => `${key}=${labels[key] ?? ''}`).join(',');
+  return { replicas: int(asRecord(deployment?.status)?.replicas) ?? 0, selector };
+}
+
+/**
+ * `spec.replicas: 0` on a kind with a scale subresource: not Ready, Pending by choice (kstatus
+ * `Reconciling` False), and what is pointed at it is kept, to serve again once scaled up.
+ */
+export function scaledToZero(kind: KaosKind, spec: unknown): Verdict | undefined {
+  if (SCALE_SUBRESOURCES[kind] === undefined || declaredReplicas(spec) !== 0) return undefined;
+  return { phase: 'Pending', reason: 'ScaledToZero', message: `${kind} is scaled to zero replicas`, settled: true };
+}
+
 // ---- the next status -----------------------------------------------------------------------
 
 export const CONDITION_TYPES = ['Ready', 'Reconciling', 'Stalled'] as const;
@@ -273,7 +309,8 @@ export function nextStatus(prev: unknown, generation: number | undefined, outcom
   if (!REASON.test(outcome.reason)) throw new Error(`status: reason ${JSON.stringify(outcome.reason)} is not CamelCase (metav1.Condition reason)`);
   const previous = conditionsOf(prev);
   const time = formatTime(now);
-  const inProgress = outcome.phase === 'Pending' || outcome.phase === 'Waiting' || (outcome.phase === 'Failed' && outcome.terminal !== true);
+  const inProgress =
+    (outcome.phase === 'Pending' && outcome.settled !== true) || outcome.phase === 'Waiting' || (outcome.phase === 'Failed' && outcome.terminal !== true);
   const truth: Record<(typeof CONDITION_TYPES)[number], boolean> = {
     Ready: outcome.phase === 'Ready',
     Reconciling: inProgress,
@@ -310,6 +347,8 @@ export function nextStatus(prev: unknown, generation: number | undefined, outcom
   status.message = outcome.message;
   if (outcome.linkedResources !== undefined) status.linkedResources = { ...outcome.linkedResources };
   if (outcome.deployment !== undefined) status.deployment = outcome.deployment;
+  if (outcome.replicas !== undefined) status.replicas = outcome.replicas;
+  if (outcome.selector !== undefined) status.selector = outcome.selector;
   if (generation !== undefined) status.observedGeneration = generation;
   status.conditions = conditions;
   return status;

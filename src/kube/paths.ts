@@ -24,6 +24,9 @@ export const PERSISTENT_VOLUME_CLAIM: ResourceType = {
 export const POD_DISRUPTION_BUDGET: ResourceType = {
   group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', namespaced: true,
 };
+export const HORIZONTAL_POD_AUTOSCALER: ResourceType = {
+  group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers', namespaced: true,
+};
 export const HTTP_ROUTE: ResourceType = {
   group: 'gateway.networking.k8s.io', version: 'v1', kind: 'HTTPRoute', plural: 'httproutes', namespaced: true,
 };

@@ -1,4 +1,6 @@
-// Agent → Deployment `agent-<name>`, Service and HTTPRoute when exposed (docs/api.md, "Agent").
+// Agent → Deployment `agent-<name>`, Service and HTTPRoute when exposed (docs/api.md, "Agent"),
+// the HorizontalPodAutoscaler with autoscaling and the PodDisruptionBudget from two replicas up
+// (docs/api.md, "Agent replicas, kubectl scale and autoscaling").
 import { AGENT_DEFAULTS } from '../api/defaults.ts';
 import { effectiveReadScope } from '../api/memory-rules.ts';
 import { isSet, getIn } from '../api/json.ts';
@@ -16,7 +18,9 @@ import { parentIdentity } from './labels.ts';
 import { AGENT_PORT, CONTAINER_NAME, serviceURL, workloadName } from './names.ts';
 import type { Rendered } from './rendered.ts';
 import { withDefaultResources } from './pod-defaults.ts';
-import { buildDeployment, buildService } from './workload.ts';
+import { buildDeployment, buildDisruptionBudget, buildService } from './workload.ts';
+import { renderAutoscaler } from './autoscaler.ts';
+import { baseReplicas } from '../api/agent-scaling.ts';
 
 /** Schema defaults of spec.config.memory (docs/api.md, "Agent spec"), for input the webhook has not seen. */
 export const MEMORY_DEFAULTS = AGENT_DEFAULTS.memory;
@@ -270,13 +274,19 @@ export function renderAgent(agent: AgentInput, deps: AgentDeps, config: RenderCo
   };
   // The identity's token volume goes before the harness's (docs/api.md, "Agent identity by ServiceAccount").
   const podSpec = withAgentIdentity(generated, parent, CONTAINER_NAME.Agent, config.security);
-  const deployment = buildDeployment({ parent, podSpec, podSpecPatch: agent.spec.podSpec, defaults: config.workload, hashPodSpec: config.podSpecHash !== false });
+  const replicas = baseReplicas(agent.spec);
+  const deployment = buildDeployment({ parent, podSpec, podSpecPatch: agent.spec.podSpec, defaults: config.workload, hashPodSpec: config.podSpecHash !== false, replicas });
   const serviceAccount = renderAgentServiceAccount(parent, config.security);
-  const identity = serviceAccount === undefined ? {} : { serviceAccount };
-  if (!agentExposed(agent)) return { ...identity, deployment };
+  const autoscaler = renderAutoscaler(parent, agent.spec);
+  const owned = {
+    ...(serviceAccount === undefined ? {} : { serviceAccount }),
+    ...(autoscaler === undefined ? {} : { horizontalPodAutoscaler: autoscaler }),
+    ...(replicas >= 2 ? { podDisruptionBudget: buildDisruptionBudget(parent) } : {}),
+  };
+  if (!agentExposed(agent)) return { ...owned, deployment };
   // The HTTPRoute's backend is the Service, so an unexposed Agent has neither.
   const service = buildService(parent, AGENT_PORT);
   const httpRoute = renderHTTPRoute(parent, { name: service.metadata.name, port: AGENT_PORT }, agent.spec.gatewayRoute, config);
   const endpoint = serviceURL(workloadName('Agent', parent.name), parent.namespace, AGENT_PORT);
-  return httpRoute === undefined ? { ...identity, deployment, service, endpoint } : { ...identity, deployment, service, httpRoute, endpoint };
+  return httpRoute === undefined ? { ...owned, deployment, service, endpoint } : { ...owned, deployment, service, httpRoute, endpoint };
 }

@@ -148,6 +148,24 @@ export interface PodDisruptionBudget {
   spec: { minAvailable: number; selector: { matchLabels: Record<string, string> } };
 }
 
+/** One `Resource` metric of an HPA: average utilization of a resource, in percent of its request. */
+export interface ResourceUtilizationMetric {
+  type: 'Resource';
+  resource: { name: string; target: { type: 'Utilization'; averageUtilization: number } };
+}
+
+export interface HorizontalPodAutoscaler {
+  apiVersion: 'autoscaling/v2';
+  kind: 'HorizontalPodAutoscaler';
+  metadata: ObjectMeta;
+  spec: {
+    scaleTargetRef: { apiVersion: 'apps/v1'; kind: 'Deployment'; name: string };
+    minReplicas: number;
+    maxReplicas: number;
+    metrics: ResourceUtilizationMetric[];
+  };
+}
+
 /** A NetworkPolicy peer selecting whole namespaces, or an address range. */
 export type NetworkPolicyPeer = { namespaceSelector: { matchLabels: Record<string, string> } } | { ipBlock: { cidr: string } };
 
@@ -198,4 +216,14 @@ export interface ServiceAccount {
 }
 
 /** Every child kind render can emit. */
-export type Child = Deployment | Service | ConfigMap | HTTPRoute | PersistentVolumeClaim | PodDisruptionBudget | ServiceAccount | NetworkPolicy | SecurityPolicy;
+export type Child =
+  | Deployment
+  | Service
+  | ConfigMap
+  | HTTPRoute
+  | PersistentVolumeClaim
+  | PodDisruptionBudget
+  | HorizontalPodAutoscaler
+  | ServiceAccount
+  | NetworkPolicy
+  | SecurityPolicy;

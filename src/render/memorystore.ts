@@ -9,15 +9,15 @@ import { renderHTTPRoute } from './gateway.ts';
 import { configSourceOfSecret } from './hash.ts';
 import { imageOf } from './images.ts';
 import type { MemoryStoreDeps, MemoryStoreInput, RenderConfig } from './inputs.ts';
-import type { Container, EnvVar, PersistentVolumeClaim, PodDisruptionBudget, PodSpec } from './k8s.ts';
-import { childMeta, parentIdentity, selectorLabels, type ParentIdentity } from './labels.ts';
+import type { Container, EnvVar, PersistentVolumeClaim, PodSpec } from './k8s.ts';
+import { childMeta, parentIdentity, type ParentIdentity } from './labels.ts';
 import { CONTAINER_NAME, MEMORY_STORE_PORT, persistentVolumeClaimName, serviceURL, workloadName } from './names.ts';
 import { agentTelemetryEnv, telemetrySettings } from './observability.ts';
 import { memoryPostureEnv } from './posture.ts';
 import type { SecurityConfig } from '../config/security.ts';
 import { withDefaultResources } from './pod-defaults.ts';
 import type { Rendered } from './rendered.ts';
-import { buildDeployment, buildService } from './workload.ts';
+import { buildDeployment, buildDisruptionBudget, buildService } from './workload.ts';
 
 export const MEMORY_DATA_VOLUME = 'data';
 export const MEMORY_DATA_DIR = '/data/memory';
@@ -127,15 +127,6 @@ function renderClaim(parent: ParentIdentity, size: string): PersistentVolumeClai
   };
 }
 
-function renderDisruptionBudget(parent: ParentIdentity): PodDisruptionBudget {
-  return {
-    apiVersion: 'policy/v1',
-    kind: 'PodDisruptionBudget',
-    metadata: childMeta(parent, workloadName('MemoryStore', parent.name)),
-    spec: { minAvailable: 1, selector: { matchLabels: selectorLabels('MemoryStore', parent.name) } },
-  };
-}
-
 export function renderMemoryStore(store: MemoryStoreInput, deps: MemoryStoreDeps, config: RenderConfig): Rendered {
   const parent = parentIdentity('MemoryStore', store.metadata);
   const local = storageMode(store.spec) === 'local';
@@ -167,7 +158,7 @@ export function renderMemoryStore(store: MemoryStoreInput, deps: MemoryStoreDeps
     deployment,
     service,
     ...(local ? { persistentVolumeClaim: renderClaim(parent, persistentVolumeSize(store.spec)) } : {}),
-    ...(replicas >= 2 ? { podDisruptionBudget: renderDisruptionBudget(parent) } : {}),
+    ...(replicas >= 2 ? { podDisruptionBudget: buildDisruptionBudget(parent) } : {}),
     ...(httpRoute === undefined ? {} : { httpRoute }),
     endpoint: serviceURL(service.metadata.name, parent.namespace, MEMORY_STORE_PORT),
   };

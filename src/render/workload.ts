@@ -3,7 +3,7 @@
 // last, then the hashes that roll the pods whenever the pod spec or the config file changes.
 import type { WorkloadDefaults } from '../config/config.ts';
 import { childMeta, selectorLabels, type ParentIdentity } from './labels.ts';
-import type { Deployment, PodSpec, Service } from './k8s.ts';
+import type { Deployment, PodDisruptionBudget, PodSpec, Service } from './k8s.ts';
 import { CONFIG_HASH_ANNOTATION, POD_SPEC_HASH_ANNOTATION, configHash, podSpecHash } from './hash.ts';
 import { CONTAINER_NAME, workloadName } from './names.ts';
 import { mergePodSpec } from './pod-merge.ts';
@@ -27,7 +27,7 @@ export interface WorkloadInput {
    * Undefined: no such file, or nothing is known of it (annotation omitted).
    */
   readonly configSource?: string | undefined;
-  /** Default 1 (every kind but a MemoryStore starts at one and leaves it to `kubectl scale`). */
+  /** Default 1 (an Agent without replicas or autoscaling, a ModelAPI and an MCPServer start at one and leave it to `kubectl scale`). */
   readonly replicas?: number;
   /** Recreate: a pod holding a ReadWriteOnce volume must be gone before its successor mounts it. */
   readonly recreate?: boolean;
@@ -42,7 +42,8 @@ export const POD_SPEC_HASH_PLACEHOLDER = 'not-hashed';
  * replicas is 1 unless given; docs/api.md ("Common behaviour") says it is never reconciled afterwards, so the reconciler
  * leaves spec.replicas out of what it applies to an existing Deployment (with server-side apply
  * and force, applying it would fight `kubectl scale` and HPAs) — except a MemoryStore's, whose
- * `spec.replicas` owns it (the kind table's `replicas: 'spec'`).
+ * `spec.replicas` owns it (the kind table's `replicas: 'spec'`), and an Agent's that declares
+ * `spec.replicas` (`replicas: 'declared'`).
  */
 export function buildDeployment(input: WorkloadInput): Deployment {
   const { parent } = input;
@@ -83,5 +84,19 @@ export function buildService(parent: ParentIdentity, port: number): Service {
       selector: selectorLabels(parent.kind, parent.name),
       ports: [{ name: 'http', port, targetPort: port, protocol: 'TCP' }],
     },
+  };
+}
+
+/**
+ * The PodDisruptionBudget `<kind>-<name>` of a workload run with two or more replicas
+ * (docs/api.md, "MemoryStore" and "Agent replicas"): one pod always stays through a voluntary
+ * disruption such as a node drain.
+ */
+export function buildDisruptionBudget(parent: ParentIdentity): PodDisruptionBudget {
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: childMeta(parent, workloadName(parent.kind, parent.name)),
+    spec: { minAvailable: 1, selector: { matchLabels: selectorLabels(parent.kind, parent.name) } },
   };
 }

@@ -1,8 +1,8 @@
 // A real Kubernetes control plane on loopback that runs workloads, for e2e tests and local runs:
 // etcd, kube-apiserver, kube-controller-manager (the controllers a Deployment needs: deployment,
 // replicaset, endpointslice, serviceaccount and its token, root CA publisher, garbage collector,
-// namespace, pod GC, node lifecycle; and those of persistent volumes: binder, expander, claim and
-// volume protection), kube-scheduler, and kwok playing the kubelet on a few fake nodes that this
+// namespace, pod GC, node lifecycle; those of persistent volumes: binder, expander, claim and
+// volume protection; and the HorizontalPodAutoscaler's), kube-scheduler, and kwok playing the kubelet on a few fake nodes that this
 // launcher creates with a real node's capacity: pods are scheduled, go Running and Ready by kwok's
 // Stage rules (kwok/stages/), with no container runtime. A claim binds to a volume that
 // kube-controller-manager's host-path provisioner makes (a directory) for the default
@@ -113,6 +113,12 @@ export const CONTROLLERS = [
   // to it): without them a deleted claim, and its namespace, would stay Terminating for ever.
   'persistentvolumeclaim-protection-controller',
   'persistentvolume-protection-controller',
+  // Reads an HPA's target through its scale subresource and scales it (an Agent's HPA aims at its
+  // Deployment: docs/api.md, "Agent replicas"). No metrics server runs here, so an HPA reports
+  // AbleToScale True and ScalingActive False (no metrics) and never changes a count. Idle without
+  // HPAs: one informer; with one, a read of the scale and the metrics every 15 s, and an Event
+  // when the metrics fail.
+  'horizontal-pod-autoscaler-controller',
   // Not run: persistentvolume-attach-detach-controller (a host-path volume is not attachable, and
   // kwok mounts nothing), ephemeral-volume-controller (no generic ephemeral volumes here).
 ] as const;

@@ -8,8 +8,13 @@
 // the contract answers `kubectl apply` and `--dry-run=server` alike; a claim grows; two replicas in
 // external mode bring a PodDisruptionBudget and one takes it away; a ModelAPI that drops a store's
 // model, and then its deletion, warn naming the store beside the Agents, and the store reports it;
-// deleting a bound store warns; and a converged cluster with MemoryStores gets no write from the
-// operator.
+// deleting a bound store warns; Agents that scale (docs/api.md, "Agent replicas, kubectl scale and
+// autoscaling"): one bound to a store with replicas 3 runs three pods and its PodDisruptionBudget,
+// `kubectl scale` reaches the Deployment and status.replicas, a GitOps re-apply keeps the declared
+// count, an autoscaled one gets its HPA, which kube-controller-manager's HPA controller accepts
+// (AbleToScale), in-process memory above one replica is refused at `kubectl apply` and `kubectl
+// scale`, replicas 0 is ScaledToZero; and a converged cluster with all of them gets no write from
+// the operator. Here, because bound Agents need this file's MemoryStores and running pods already.
 //
 // Run `npm run build` first: the operator process is dist/main.js.
 import { fileURLToPath } from 'node:url';
@@ -424,10 +429,122 @@ t.test('deleting a store that Agents still bind warns, naming them', async (t) =
   await waitForGone(s(), 'deployment', ns, 'memorystore-shared');
 });
 
+// docs/api.md, "Agent replicas, kubectl scale and autoscaling": written out from the contract.
+const IN_PROCESS = 'an Agent with in-process memory must run one replica (each replica would keep its own sessions): bind a MemoryStore (config.memory.memoryStore) or disable memory';
+const scaledAgent = (name: string, extra: Json): Json => kaos('Agent', name, { modelAPI: 'chat', model: 'gpt-4o-mini', config: { memory: { memoryStore: 'mem' } }, ...extra });
+/** The names of the running pods of an Agent (not being deleted). */
+const agentPods = async (ns: string, name: string): Promise<string[]> => {
+  const list = JSON.parse(await kubectlOk(s(), ['get', 'pods', '-n', ns, '-l', `agent=${name}`, '-o', 'json'])) as { items: Json[] };
+  return list.items.filter((p) => at(p, 'metadata', 'deletionTimestamp') === undefined && at(p, 'status', 'phase') === 'Running').map((p) => String(at(p, 'metadata', 'name')));
+};
+
+t.test('an Agent with a MemoryStore and replicas 3 runs three pods and its PDB; kubectl scale reaches the Deployment and status; a re-apply keeps the declared count', async (t) => {
+  const ns = 'memory-scale';
+  await createNamespace(s(), ns);
+  await applyObjects(s(), ns, [anyModel('chat'), localStore('mem', 'chat'), scaledAgent('helper', { replicas: 3 })]);
+  const agent = await waitForPhase(s(), 'agent', ns, 'helper', 'Ready');
+  await eventually('three running pods', async () => ((await agentPods(ns, 'helper')).length === 3 ? true : undefined), { timeoutMs: 60_000, intervalMs: 500 });
+  const pdb = await waitForObject(s(), 'poddisruptionbudget', ns, 'agent-helper');
+  t.strictSame(childIdentity(pdb), expectedIdentity('Agent', agent, 'agent-helper'));
+  t.strictSame(at(pdb, 'spec'), { minAvailable: 1, selector: { matchLabels: { app: 'agent', agent: 'helper' } } });
+  const ready = await waitForObject(s(), 'agent', ns, 'helper', (a) => at(a, 'status', 'replicas') === 3 && at(a, 'status', 'message') === 'Deployment ready replicas: 3/3');
+  t.equal(at(ready, 'status', 'selector'), 'agent=helper,app=agent');
+  t.match(await kubectlOk(s(), ['get', 'agent', 'helper', '-n', ns, '-o', 'wide']), /^NAME\s+MODELAPI\s+MODEL\s+REPLICAS\s+READY\s+PHASE\s+AGE\nhelper\s+chat\s+gpt-4o-mini\s+3\s+true\s+Ready\s/, 'the Replicas column with -o wide');
+  t.notMatch(await kubectlOk(s(), ['get', 'agent', 'helper', '-n', ns]), /REPLICAS/, 'not without it');
+
+  t.equal(await kubectlOk(s(), ['scale', 'agent/helper', '-n', ns, '--replicas=1']), 'agent.kaos.tools/helper scaled\n');
+  await waitForObject(s(), 'deployment', ns, 'agent-helper', (d) => at(d, 'spec', 'replicas') === 1);
+  await waitForGone(s(), 'poddisruptionbudget', ns, 'agent-helper');
+  await waitForObject(s(), 'agent', ns, 'helper', (a) => at(a, 'status', 'replicas') === 1 && at(a, 'status', 'phase') === 'Ready');
+  t.match(JSON.parse(await kubectlOk(s(), ['get', '--raw', `/apis/kaos.tools/v1alpha1/namespaces/${ns}/agents/helper/scale`])), {
+    kind: 'Scale',
+    spec: { replicas: 1 },
+    status: { replicas: 1, selector: 'agent=helper,app=agent' },
+  }, 'the scale subresource, as an HPA or KEDA reads it');
+
+  // GitOps: the repository says 3; re-applying it takes the Agent back to 3, and the count then stays.
+  await applyObjects(s(), ns, [scaledAgent('helper', { replicas: 3 })]);
+  await waitForObject(s(), 'deployment', ns, 'agent-helper', (d) => at(d, 'spec', 'replicas') === 3);
+  await waitForObject(s(), 'poddisruptionbudget', ns, 'agent-helper');
+  const settled = await waitForObject(s(), 'agent', ns, 'helper', (a) => at(a, 'status', 'replicas') === 3 && at(a, 'status', 'message') === 'Deployment ready replicas: 3/3');
+  const deployment = await getObject(s(), 'deployment', ns, 'agent-helper');
+  await sleep(3000);
+  const later = await getObject(s(), 'deployment', ns, 'agent-helper');
+  t.equal(at(later, 'metadata', 'generation'), at(deployment, 'metadata', 'generation'), 'no fight: the Deployment is not written again');
+  t.equal(at(later, 'spec', 'replicas'), 3);
+  t.equal(await applyJson(ns, [scaledAgent('helper', { replicas: 3 })]).then((r) => r.stdout), 'agent.kaos.tools/helper unchanged\n', 'the same manifest again: unchanged');
+  t.equal(at(await getObject(s(), 'agent', ns, 'helper'), 'metadata', 'resourceVersion'), at(settled, 'metadata', 'resourceVersion'), 'nor the Agent');
+});
+
+t.test('in-process memory and more than one replica: refused at kubectl apply and at kubectl scale, in the contract\'s words', async (t) => {
+  const ns = 'memory-scale';
+  const solo = kaos('Agent', 'solo', { modelAPI: 'chat', model: 'gpt-4o-mini', replicas: 2 });
+  for (const args of [['--dry-run=server'], []]) {
+    t.strictSame(await applyJson(ns, [solo], ...args), { code: 1, stdout: '', stderr: `The Agent "solo" is invalid: spec.replicas: Invalid value: 2: ${IN_PROCESS}\n` }, `kubectl apply ${args.join(' ')}`);
+  }
+  await applyObjects(s(), ns, [kaos('Agent', 'solo', { modelAPI: 'chat', model: 'gpt-4o-mini', replicas: 1 })]);
+  await waitForPhase(s(), 'agent', ns, 'solo', 'Ready');
+  const scaled = await s().plane.kubectl(['scale', 'agent/solo', '-n', ns, '--replicas=2']);
+  t.equal(scaled.code, 1, 'kubectl scale refused');
+  t.equal(scaled.stderr, `The Agent "solo" is invalid: spec.replicas: Invalid value: 2: ${IN_PROCESS}\n`, 'as kubectl prints it');
+  t.equal(at(await getObject(s(), 'agent', ns, 'solo'), 'spec', 'replicas'), 1, 'nothing changed');
+});
+
+t.test('autoscaling: an HPA created and owned, accepted by kube-controller-manager\'s HPA controller, refused beside replicas, deleted with autoscaling', async (t) => {
+  const ns = 'memory-scale';
+  const requests = { container: { resources: { requests: { cpu: '100m', memory: '128Mi' } } } };
+  const autoscaled = scaledAgent('elastic', { ...requests, autoscaling: { minReplicas: 2, maxReplicas: 5, targetMemoryUtilizationPercentage: 70 } });
+  const res = await applyJson(ns, [autoscaled]);
+  t.equal(res.code, 0, res.stderr);
+  t.equal(res.stderr, '', 'no warning: both targets have requests');
+  const agent = await waitForPhase(s(), 'agent', ns, 'elastic', 'Ready');
+  const hpa = await waitForObject(s(), 'horizontalpodautoscaler', ns, 'agent-elastic');
+  t.strictSame(childIdentity(hpa), expectedIdentity('Agent', agent, 'agent-elastic'));
+  t.strictSame(at(hpa, 'spec'), {
+    scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'agent-elastic' },
+    minReplicas: 2,
+    maxReplicas: 5,
+    metrics: [{ type: 'Resource', resource: { name: 'memory', target: { type: 'Utilization', averageUtilization: 70 } } }],
+  });
+  t.equal(at(await waitForObject(s(), 'deployment', ns, 'agent-elastic'), 'spec', 'replicas'), 2, 'created at minReplicas');
+  await waitForObject(s(), 'poddisruptionbudget', ns, 'agent-elastic');
+  // The real HPA controller reads its target through the Deployment's scale subresource.
+  const accepted = await eventually('the HPA controller accepts its target', async () => {
+    const live = await getObject(s(), 'horizontalpodautoscaler', ns, 'agent-elastic');
+    const able = ((at(live ?? {}, 'status', 'conditions') as Json[] | undefined) ?? []).find((c) => c.type === 'AbleToScale');
+    return able?.status === 'True' ? able : undefined;
+  }, { timeoutMs: 90_000, intervalMs: 1000 });
+  t.equal(accepted.reason, 'SucceededGetScale');
+
+  const scaled = await s().plane.kubectl(['scale', 'agent/elastic', '-n', ns, '--replicas=3']);
+  t.equal(scaled.code, 1, 'kubectl scale on an autoscaled Agent: refused');
+  t.equal(scaled.stderr, 'The Agent "elastic" is invalid: spec.autoscaling: Forbidden: may not be set together with spec.replicas\n', 'as kubectl prints it');
+  const both = await applyJson(ns, [scaledAgent('elastic', { ...requests, replicas: 2, autoscaling: { maxReplicas: 5 } })]);
+  t.strictSame(both, { code: 1, stdout: '', stderr: 'The Agent "elastic" is invalid: spec.autoscaling: Forbidden: may not be set together with spec.replicas\n' });
+
+  await applyObjects(s(), ns, [scaledAgent('elastic', requests)]);
+  await waitForGone(s(), 'horizontalpodautoscaler', ns, 'agent-elastic');
+  await waitForGone(s(), 'poddisruptionbudget', ns, 'agent-elastic');
+  t.equal(at(await getObject(s(), 'deployment', ns, 'agent-elastic'), 'spec', 'replicas'), 2, 'the Deployment keeps its current count');
+  await waitForPhase(s(), 'agent', ns, 'elastic', 'Ready');
+});
+
+t.test('replicas 0: ScaledToZero, Service kept; scaled up it serves again', async (t) => {
+  const ns = 'memory-scale';
+  await kubectlOk(s(), ['scale', 'agent/solo', '-n', ns, '--replicas=0']);
+  const zero = await waitForObject(s(), 'agent', ns, 'solo', (a) => at(a, 'status', 'phase') === 'Pending' && at(a, 'status', 'replicas') === 0);
+  t.match(zero.status, { ready: false, message: 'Agent is scaled to zero replicas', endpoint: svc('agent', 'solo', ns, 8000) });
+  t.match(conditionOf(zero, 'Ready'), { status: 'False', reason: 'ScaledToZero' });
+  t.match(conditionOf(zero, 'Reconciling'), { status: 'False' }, 'settled, not in progress');
+  t.ok(await getObject(s(), 'service', ns, 'agent-solo'), 'the Service is kept');
+  await kubectlOk(s(), ['scale', 'agent/solo', '-n', ns, '--replicas=1']);
+  await waitForPhase(s(), 'agent', ns, 'solo', 'Ready');
+});
+
 t.test('idle means idle with MemoryStores: no write from the operator for a whole window', async (t) => {
   const auditLog = s().plane.logs.audit;
   if (auditLog === undefined) throw new Error('the control plane was started without its audit log');
-  const namespaces = ['kaos-memory', 'memory-waits', 'memory-degrade', 'memory-grow', 'memory-external'];
+  const namespaces = ['kaos-memory', 'memory-waits', 'memory-degrade', 'memory-grow', 'memory-external', 'memory-scale'];
   // Settled first: every object of the tests above Ready, nothing left in flight.
   await eventually('every MemoryStore and Agent Ready', async () => {
     for (const ns of namespaces) {

@@ -80,6 +80,11 @@ export class MemoryLookup implements ObjectLookup {
     return this.#answer(`get ${kind} ${namespace}/${name}`, () => this.#objects.get(keyOf(kind, namespace, name)));
   }
 
+  /** The stored object, as a live read would answer (KaosCache.current). */
+  async current(kind: KaosKind, namespace: string, name: string): Promise<KubeObject | undefined> {
+    return this.#answer(`current ${kind} ${namespace}/${name}`, () => this.#objects.get(keyOf(kind, namespace, name)));
+  }
+
   async exists(kind: KaosKind, namespace: string, name: string, budget?: LookupBudget): Promise<boolean> {
     this.#missCosts(kind, namespace, name, budget);
     return this.#answer(`exists ${kind} ${namespace}/${name}`, () => this.#objects.has(keyOf(kind, namespace, name)));

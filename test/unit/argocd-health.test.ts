@@ -80,6 +80,8 @@ for (const kind of WORKLOAD_KINDS) {
         ['Waiting on its ModelAPI', written(kind, 1, modelAPINotReady()), { status: 'Progressing', message: 'Waiting: ModelAPI is not ready' }],
         ['Waiting on an MCPServer', written(kind, 1, mcpServerNotReady('tools')), { status: 'Progressing', message: 'Waiting: MCPServer tools is not ready' }],
         ['its ModelAPI not created yet (a sync wave later): retried, so Progressing', written(kind, 1, modelAPIUnresolved(notFoundReason('ModelAPI', 'gpt'))), { status: 'Progressing', message: 'Failed: Failed to resolve ModelAPI: modelapis.kaos.tools "gpt" not found' }],
+        // docs/api.md, "Agent replicas": replicas 0 is where the user asked it to be (kstatus Current).
+        ['scaled to zero (ScaledToZero, settled)', written(kind, 1, { phase: 'Pending', reason: 'ScaledToZero', message: 'Agent is scaled to zero replicas', settled: true }), { status: 'Healthy', message: 'Pending: Agent is scaled to zero replicas' }],
       );
     }
     const results = await health(cases.map(([, obj]) => obj));

@@ -78,7 +78,11 @@ t.test('service-based configurations', async (t) => {
     t.equal(w.matchPolicy, 'Equivalent');
     t.equal(w.timeoutSeconds, 5);
     t.notOk('namespaceSelector' in w, 'all namespaces');
-    t.equal(w.rules.length, 1);
+    // docs/api.md, "Agent replicas": vagent also judges `kubectl scale` (agents/scale, UPDATE).
+    if (w.name === 'vagent.kaos.tools') {
+      t.same(w.rules[1], { apiGroups: ['kaos.tools'], apiVersions: ['v1alpha1'], operations: ['UPDATE'], resources: ['agents/scale'], scope: 'Namespaced' }, 'vagent: the scale subresource');
+    }
+    t.equal(w.rules.length, w.name === 'vagent.kaos.tools' ? 2 : 1);
     const rule = w.rules[0];
     t.same(rule?.apiGroups, ['kaos.tools']);
     t.same(rule?.apiVersions, ['v1alpha1']);

@@ -1,5 +1,5 @@
 // Agent (docs/api.md, "Agent").
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TInteger } from '@sinclair/typebox';
 import { AGENT_DEFAULTS } from '../defaults.ts';
 import { AGENT_PHASES, MEMORY_FAILURE_MODES, MEMORY_READ_SCOPES, MEMORY_TOOLS, MEMORY_TYPES, TOOL_CALL_MODES } from '../enums.ts';
 import { MAX_DESCRIPTION_LENGTH, MAX_GIT_REF_LENGTH, MAX_INLINE_TEXT_LENGTH, MAX_MODEL_LENGTH, MAX_NAME_LENGTH, MAX_REFERENCES, MAX_URL_LENGTH } from './limits.ts';
@@ -172,6 +172,25 @@ export const AgentHarness = Type.Object(
   { description: "A coding-agent harness: the runtime's image and driver, and a workspace." },
 );
 
+/** The HPA's bounds (docs/api.md, "Agent replicas"): at most this many replicas. */
+export const MAX_AUTOSCALING_REPLICAS = 100;
+
+const utilization = (resource: string, more: string): TInteger =>
+  Int32({ minimum: 1, maximum: 100, description: `Average ${resource} utilization the HPA aims for, in percent of the agent container's ${resource} request${more}.` });
+
+export const AgentAutoscaling = Type.Object(
+  {
+    minReplicas: Type.Optional(
+      Int32({ minimum: 1, default: AGENT_DEFAULTS.autoscaling.minReplicas, description: 'The fewest replicas the HPA scales to (and the count at creation).' }),
+    ),
+    maxReplicas: Int32({ minimum: 1, maximum: MAX_AUTOSCALING_REPLICAS, description: 'The most replicas the HPA scales to; at least minReplicas.' }),
+    targetCPUUtilizationPercentage: Type.Optional(utilization('CPU', `; ${AGENT_DEFAULTS.autoscaling.targetCPUUtilizationPercentage} when no memory target is set`)),
+    targetMemoryUtilizationPercentage: Type.Optional(utilization('memory', '')),
+  },
+  { description: 'A HorizontalPodAutoscaler for the agent (never together with replicas).' },
+);
+export type AgentAutoscaling = Static<typeof AgentAutoscaling>;
+
 export const AgentSpec = Type.Object({
   modelAPI: Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Name of a ModelAPI in the same namespace.' }),
   model: Type.Optional(
@@ -199,10 +218,19 @@ export const AgentSpec = Type.Object({
   container: Type.Optional(ContainerOverride),
   podSpec: Type.Optional(PodSpecFragment),
   harness: Type.Optional(AgentHarness),
+  replicas: Type.Optional(
+    Int32({
+      minimum: 0,
+      description: "Pods of the agent, applied on every change (kubectl scale sets it); unset: one at creation, then left to whoever scales the Deployment.",
+    }),
+  ),
+  autoscaling: Type.Optional(AgentAutoscaling),
 });
 export type AgentSpec = Static<typeof AgentSpec>;
 
 export const AgentStatus = StatusSchema(AGENT_PHASES, {
   linkedResources: Type.Optional(StringMap({ description: 'Objects this Agent uses: {modelapi: <name>}, and memorystore: <name> when bound.' })),
+  replicas: Type.Optional(Int32({ description: "The Deployment's status.replicas (the scale subresource's)." })),
+  selector: Type.Optional(Type.String({ description: "The Deployment's selector as a string, for the scale subresource (HPA, KEDA)." })),
 });
 export type AgentStatus = Static<typeof AgentStatus>;

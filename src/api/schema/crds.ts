@@ -1,7 +1,7 @@
 // Builds the five CustomResourceDefinitions from the schemas (pure; crds/generate.ts writes them).
 import type { TSchema } from '@sinclair/typebox';
 import { Document, Scalar, visit } from 'yaml';
-import { GROUP, KIND_NAMES, KINDS, VERSION, WORKLOAD_KINDS, type KaosKind, type WorkloadKind } from '../kinds.ts';
+import { GROUP, KIND_NAMES, KINDS, SCALE_SUBRESOURCES, VERSION, WORKLOAD_KINDS, type KaosKind, type ScaleSubresource, type WorkloadKind } from '../kinds.ts';
 import { OBJECT_SCHEMAS } from './index.ts';
 
 export type JsonSchemaProps = { [key: string]: unknown };
@@ -11,7 +11,11 @@ export interface PrinterColumn {
   type: 'string' | 'boolean' | 'integer' | 'number' | 'date';
   jsonPath: string;
   description?: string;
+  /** 1: shown by `kubectl get -o wide` only. */
+  priority?: number;
 }
+
+
 
 export interface CustomResourceDefinition {
   apiVersion: 'apiextensions.k8s.io/v1';
@@ -25,7 +29,7 @@ export interface CustomResourceDefinition {
       name: string;
       served: boolean;
       storage: boolean;
-      subresources: { status: Record<string, never> };
+      subresources: { status: Record<string, never>; scale?: ScaleSubresource };
       additionalPrinterColumns: PrinterColumn[];
       schema: { openAPIV3Schema: JsonSchemaProps };
     }>;
@@ -51,6 +55,9 @@ const SPEC_COLUMNS: Readonly<Record<KaosKind, readonly PrinterColumn[]>> = {
 const SHAPE_COLUMNS: Readonly<Partial<Record<KaosKind, readonly PrinterColumn[]>>> = {
   MCPServer: [{ name: 'Runtime', type: 'string', jsonPath: '.spec.runtime' }],
 };
+
+/** The Replicas column of a kind with a scale subresource: `kubectl get -o wide` only. */
+const replicasColumn = (scale: ScaleSubresource): PrinterColumn => ({ name: 'Replicas', type: 'integer', jsonPath: scale.statusReplicasPath, priority: 1 });
 
 const AGE: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 
@@ -106,6 +113,7 @@ function isObject(v: unknown): v is JsonSchemaProps {
 
 export function crdFor(kind: KaosKind): CustomResourceDefinition {
   const names = KIND_NAMES[kind];
+  const scale = SCALE_SUBRESOURCES[kind];
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -125,8 +133,13 @@ export function crdFor(kind: KaosKind): CustomResourceDefinition {
           name: VERSION,
           served: true,
           storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: [...SPEC_COLUMNS[kind], ...(SHAPE_COLUMNS[kind] ?? []), ...STATUS_COLUMNS[kind]],
+          subresources: scale === undefined ? { status: {} } : { status: {}, scale },
+          additionalPrinterColumns: [
+            ...SPEC_COLUMNS[kind],
+            ...(SHAPE_COLUMNS[kind] ?? []),
+            ...(scale === undefined ? [] : [replicasColumn(scale)]),
+            ...STATUS_COLUMNS[kind],
+          ],
           schema: { openAPIV3Schema: toSchemaProps(OBJECT_SCHEMAS[kind]) },
         },
       ],

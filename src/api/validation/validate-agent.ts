@@ -1,7 +1,8 @@
 // The Agent's rules beyond its schema (docs/api.md, "Validation"): reference names, duplicates, self-reference,
 // existence of the ModelAPI and MCPServers (under the reference policy), peers and readiness, and
 // (docs/api.md, "Newer KAOS shapes") the model in spec.model served by that ModelAPI, under the same policy,
-// and a non-blank autonomous goal; its harness (docs/api.md, "Agent harness").
+// and a non-blank autonomous goal; its harness (docs/api.md, "Agent harness"); its replicas and
+// autoscaling (docs/api.md, "Agent replicas").
 import { agentServiceAccountName, notListedIn } from '../agent-references.ts';
 import { child, duplicate, index, invalid, invalidOmitValue, notFound, required, type FieldError } from '../field-error.ts';
 import { goQuote } from '../go-format.ts';
@@ -11,6 +12,7 @@ import { validateDNS1123Subdomain } from '../name-validation.ts';
 import { modelServedError } from './new-shapes.ts';
 import { validateAgentHarness } from './agent-harness.ts';
 import { validateAgentMemory } from './agent-memory.ts';
+import { validateAgentScaling } from './agent-scaling.ts';
 import { judgeReference } from './reference-policy.ts';
 import type { AgentValidationContext, ValidationResult } from './validation-types.ts';
 import { clampWarning } from '../warnings.ts';
@@ -102,7 +104,11 @@ export function validateAgent(object: KubeObject, ctx: AgentValidationContext): 
     ...(ctx.oldObject === undefined ? {} : { oldObject: ctx.oldObject }),
     ...(ctx.harnessRuntimes === undefined ? {} : { runtimes: ctx.harnessRuntimes }),
   });
-  return { errors: [...errors, ...memory.errors, ...harness.errors], warnings: [...warnings, ...memory.warnings, ...harness.warnings] };
+  const scaling = validateAgentScaling(spec, ctx.agentDefaultRequests);
+  return {
+    errors: [...errors, ...memory.errors, ...harness.errors, ...scaling.errors],
+    warnings: [...warnings, ...memory.warnings, ...harness.warnings, ...scaling.warnings],
+  };
 }
 
 /**

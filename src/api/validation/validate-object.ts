@@ -65,6 +65,8 @@ export interface ValidationContext {
   posture?: ValidationPosture;
   /** Agents: the harness runtime registry as the cache holds it (docs/api.md, "Agent harness"); absent: not known here. */
   harnessRuntimes?: HarnessRegistryState;
+  /** Agents: the resources the operator's defaults request for the agent container (DEFAULT_AGENT_RESOURCES); absent: none. */
+  agentDefaultRequests?: readonly string[];
 }
 
 export function validateObject(kind: KaosKind, object: KubeObject, ctx: ValidationContext): ValidationResult {
@@ -97,6 +99,7 @@ export function validateObject(kind: KaosKind, object: KubeObject, ctx: Validati
         policy: policy.policy,
         ...(ctx.posture === undefined ? {} : { posture: ctx.posture }),
         ...(ctx.harnessRuntimes === undefined ? {} : { harnessRuntimes: ctx.harnessRuntimes }),
+        ...(ctx.agentDefaultRequests === undefined ? {} : { agentDefaultRequests: ctx.agentDefaultRequests }),
       });
       return {
         errors: [...policy.errors, ...schemaErrors, ...ownErrors([...shapeErrors, ...own.errors])],

@@ -38,6 +38,8 @@ export interface AgentValidationContext {
   posture?: ValidationPosture;
   /** The harness runtime registry as the cache holds it (docs/api.md, "Agent harness"); absent: not known here. */
   harnessRuntimes?: HarnessRegistryState;
+  /** The resources the operator's defaults request for the agent container (DEFAULT_AGENT_RESOURCES); absent: none. */
+  agentDefaultRequests?: readonly string[];
 }
 
 /** What the validating rules read of the operator's security settings (the caller derives it). */

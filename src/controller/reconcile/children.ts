@@ -1,7 +1,7 @@
 // The children half of a reconcile: apply what render desires (each apply skipped when the
 // cached child already holds it), then delete the owned children that are no longer desired.
 // Each write becomes a Normal Event on the parent and an entry of the reconcile's log line.
-import { childEntry, inApplyOrder, KIND_TABLE, possibleChildren, type ChildKind, type OptionalAPI } from '../../cluster/kind-table.ts';
+import { appliesReplicas, childEntry, inApplyOrder, KIND_TABLE, possibleChildren, type ChildKind, type OptionalAPI } from '../../cluster/kind-table.ts';
 import type { KaosKind } from '../../api/kinds.ts';
 import { controllerUid, type ObjectLike } from '../../kube/apply.ts';
 import { childrenOf, workloadName, type Child, type Rendered } from '../../render/index.ts';
@@ -14,6 +14,8 @@ import { securityInputs } from '../security-inputs.ts';
 import {
   deploymentProgress,
   mirrorDeployment,
+  scaledToZero,
+  scaleStatus,
   securityPolicyApplied,
   securityPolicyApplyFailed,
   securityPolicyCrdMissing,
@@ -52,6 +54,8 @@ export async function converge(
     : [securityPolicyApplyFailed(policy.metadata.name, refusal)];
   await settleStatus(run, {
     ...deploymentProgress(applied.objects.get(rendered.deployment) ?? {}),
+    ...scaledToZero(run.kind, run.parent.spec),
+    ...scaleStatus(run.kind, run.key.name, run.parent.spec, applied.objects.get(rendered.deployment)),
     ...(rendered.endpoint === undefined ? {} : { endpoint: rendered.endpoint }),
     ...extra,
     extraConditions: [...(extra.extraConditions ?? []), ...gateway],
@@ -100,7 +104,7 @@ export async function applyChildren(
   { served = () => true, held = [] }: { served?: (api: OptionalAPI) => boolean; held?: readonly Child[] } = {},
 ): Promise<Applied> {
   const { ctx, key, signal } = run;
-  const applyReplicas = KIND_TABLE.kinds[run.kind].replicas === 'spec';
+  const applyReplicas = appliesReplicas(run.kind, run.parent.spec);
   const gateOf = (child: Child): Child | undefined => {
     const gate = childEntry(run.kind, child.kind, KIND_TABLE)?.gatedOn;
     return gate === undefined ? undefined : desired.find((c) => c.kind === gate);
@@ -199,14 +203,16 @@ export function ownedChildren(run: Pick<Run, 'ctx' | 'kind' | 'key' | 'uid'>): O
 
 /**
  * What the status says of children an earlier reconcile made, while dependencies hold the parent
- * back: the owned Deployment's mirror, and `endpoint` while the owned Service exists.
+ * back: the owned Deployment's mirror (and the scale subresource's replicas and selector), and
+ * `endpoint` while the owned Service exists.
  */
-export function existingChildren(run: Pick<Run, 'ctx' | 'kind' | 'key' | 'uid'>, endpoint: string): Pick<Outcome, 'deployment' | 'endpoint'> {
+export function existingChildren(run: Pick<Run, 'ctx' | 'kind' | 'key' | 'uid' | 'parent'>, endpoint: string): Pick<Outcome, 'deployment' | 'endpoint' | 'replicas' | 'selector'> {
   const name = workloadName(run.kind, run.key.name);
   const deployment = ownedChild(run, 'Deployment', name);
   const service = ownedChild(run, 'Service', name);
   return {
     ...(deployment === undefined ? {} : { deployment: mirrorDeployment(deployment) }),
+    ...scaleStatus(run.kind, run.key.name, run.parent.spec, deployment),
     ...(service === undefined ? {} : { endpoint }),
   };
 }

@@ -87,7 +87,7 @@ export const NO_GRANT_PROJECTION: GrantProjectionReads = {
 export interface ReconcileWrites {
   /**
    * Server-side apply of `desired` unless `live` already holds every applied field (kube/apply.ts);
-   * `applyReplicas`: a Deployment's replicas is the parent's to apply (the kind table's `replicas: 'spec'`).
+   * `applyReplicas`: a Deployment's replicas is the parent's to apply (the kind table's `appliesReplicas`).
    */
   ensureChild(desired: Child, live: ObjectLike | undefined, signal: AbortSignal, options?: { applyReplicas?: boolean }): Promise<EnsureResult<ObjectLike>>;
   /** Deletes the children of `existing` controlled by `ownerUid` that `desired` lacks (uid precondition). */

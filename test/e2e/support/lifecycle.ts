@@ -8,7 +8,7 @@ import type { KubeObject } from '../../../src/api/lookup.ts';
 import { KINDS, type KaosKind } from '../../../src/api/kinds.ts';
 import type { KubeClient } from '../../../src/kube/client.ts';
 import { isNotFound } from '../../../src/kube/errors.ts';
-import { CONFIG_MAP, DEPLOYMENT, PERSISTENT_VOLUME_CLAIM, POD_DISRUPTION_BUDGET, SERVICE, SERVICE_ACCOUNT, resourcePath, type ResourceType } from '../../../src/kube/paths.ts';
+import { CONFIG_MAP, DEPLOYMENT, PERSISTENT_VOLUME_CLAIM, POD_DISRUPTION_BUDGET, HORIZONTAL_POD_AUTOSCALER, SERVICE, SERVICE_ACCOUNT, resourcePath, type ResourceType } from '../../../src/kube/paths.ts';
 import { kaosPath } from '../../../src/cluster/kaos-resources.ts';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../src/render/index.ts';
 import { startOperator, type LocalStack, type OperatorProcess } from '../../../scripts/local-stack.ts';
@@ -16,7 +16,7 @@ import type { ControlPlane } from '../../cluster/control-plane.ts';
 import { eventually } from '../../support/poll.ts';
 
 export const MANAGED_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
-export const CHILD_TYPES: readonly ResourceType[] = [DEPLOYMENT, SERVICE, CONFIG_MAP, PERSISTENT_VOLUME_CLAIM, POD_DISRUPTION_BUDGET, SERVICE_ACCOUNT];
+export const CHILD_TYPES: readonly ResourceType[] = [DEPLOYMENT, SERVICE, CONFIG_MAP, PERSISTENT_VOLUME_CLAIM, POD_DISRUPTION_BUDGET, HORIZONTAL_POD_AUTOSCALER, SERVICE_ACCOUNT];
 
 export interface Condition {
   type: string;

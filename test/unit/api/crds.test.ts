@@ -38,7 +38,14 @@ t.test('names, scope, version, subresource and printer columns', async (t) => {
     ['Phase', 'string', '.status.phase'],
     ['Age', 'date', '.metadata.creationTimestamp'],
   ];
-  t.same(columns(0), [['ModelAPI', 'string', '.spec.modelAPI'], ['Model', 'string', '.spec.model'], ...common]);
+  t.same(columns(0), [['ModelAPI', 'string', '.spec.modelAPI'], ['Model', 'string', '.spec.model'], ['Replicas', 'integer', '.status.replicas'], ...common]);
+  // docs/api.md, "Agent replicas": the Replicas column only with -o wide; the scale subresource.
+  t.equal(agent?.spec.versions[0]?.additionalPrinterColumns.find((c) => c.name === 'Replicas')?.priority, 1);
+  t.same(agent?.spec.versions[0]?.subresources, {
+    status: {},
+    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
+  });
+  for (const other of [modelAPI, mcp, store]) t.same(other?.spec.versions[0]?.subresources, { status: {} }, `${other?.spec.names.kind}: no scale subresource`);
   t.same(columns(1), [['Mode', 'string', '.spec.mode'], ...common]);
   t.same(columns(2), [['Type', 'string', '.spec.type'], ['Runtime', 'string', '.spec.runtime'], ...common]);
   t.same(columns(3), [['Engine', 'string', '.spec.engine'], ['Storage', 'string', '.spec.storage.type'], ...common]);

@@ -6,6 +6,7 @@ import type { KubeObject } from '../../../src/api/meta.ts';
 import { DependencyIndex } from '../../../src/cluster/dependency-index.ts';
 import {
   KIND_TABLE,
+  appliesReplicas,
   bindingsTo,
   childTypes,
   dependenciesOf,
@@ -24,15 +25,15 @@ import { Reflector } from '../../../src/kube/reflector.ts';
 import { ReflectorGroup } from '../../../src/kube/reflector-group.ts';
 import type { RegisterOptions } from '../../../src/cluster/cache.ts';
 
-const HPA: ResourceType = { group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers', namespaced: true };
+const VPA: ResourceType = { group: 'autoscaling.k8s.io', version: 'v1', kind: 'VerticalPodAutoscaler', plural: 'verticalpodautoscalers', namespaced: true };
 
-/** KIND_TABLE plus one child kind (Agents own a HorizontalPodAutoscaler) and one dependency (a ConfigMap an MCPServer names). */
-const extended: KindTable<ChildKind | 'HorizontalPodAutoscaler', DependencyTypeKind | 'ConfigMap'> = {
-  owned: { ...KIND_TABLE.owned, HorizontalPodAutoscaler: { type: HPA } },
+/** KIND_TABLE plus one child kind (Agents own a VerticalPodAutoscaler) and one dependency (a ConfigMap an MCPServer names). */
+const extended: KindTable<ChildKind | 'VerticalPodAutoscaler', DependencyTypeKind | 'ConfigMap'> = {
+  owned: { ...KIND_TABLE.owned, VerticalPodAutoscaler: { type: VPA } },
   dependencyTypes: { ...KIND_TABLE.dependencyTypes, ConfigMap: { type: CONFIG_MAP } },
   kinds: {
     ...KIND_TABLE.kinds,
-    Agent: { ...KIND_TABLE.kinds.Agent, children: [...KIND_TABLE.kinds.Agent.children, { kind: 'HorizontalPodAutoscaler', name: (agent) => `agent-${agent}` }] },
+    Agent: { ...KIND_TABLE.kinds.Agent, children: [...KIND_TABLE.kinds.Agent.children, { kind: 'VerticalPodAutoscaler', name: (agent) => `agent-${agent}` }] },
     MCPServer: {
       ...KIND_TABLE.kinds.MCPServer,
       dependsOn: {
@@ -93,8 +94,15 @@ t.test('the table as shipped: the children and dependencies the reconcilers had'
     { kind: 'Service', name: 'agent-a' },
     { kind: 'SecurityPolicy', name: 'agent-a' },
     { kind: 'HTTPRoute', name: 'agent-a' },
+    // docs/api.md, "Agent replicas": the HPA and the PDB `agent-<name>`, after the Deployment.
+    { kind: 'HorizontalPodAutoscaler', name: 'agent-a' },
+    { kind: 'PodDisruptionBudget', name: 'agent-a' },
   ], 'an Agent\'s ServiceAccount first: its pods name it');
-  t.same(Object.keys(childTypes(KIND_TABLE)), ['Deployment', 'Service', 'ConfigMap', 'HTTPRoute', 'PersistentVolumeClaim', 'PodDisruptionBudget', 'ServiceAccount', 'NetworkPolicy', 'SecurityPolicy']);
+  t.same(Object.keys(childTypes(KIND_TABLE)), ['Deployment', 'Service', 'ConfigMap', 'HTTPRoute', 'PersistentVolumeClaim', 'PodDisruptionBudget', 'HorizontalPodAutoscaler', 'ServiceAccount', 'NetworkPolicy', 'SecurityPolicy']);
+  for (const verb of ['get', 'create', 'patch', 'delete', 'list', 'watch']) {
+    t.ok(grants(operatorRules(KIND_TABLE), 'autoscaling', 'horizontalpodautoscalers', verb), `the ClusterRole follows: HorizontalPodAutoscalers ${verb}`);
+    t.ok(grants(operatorRules(KIND_TABLE), 'policy', 'poddisruptionbudgets', verb), `the ClusterRole follows: PodDisruptionBudgets ${verb}`);
+  }
   t.ok(['create', 'patch', 'delete', 'list', 'watch'].every((verb) => grants(operatorRules(KIND_TABLE), '', 'serviceaccounts', verb)), 'the ClusterRole follows: ServiceAccounts applied, pruned, watched');
   const agent: KubeObject = {
     metadata: { name: 'a', namespace: 'ns' },
@@ -117,7 +125,15 @@ t.test('the table as shipped: the children and dependencies the reconcilers had'
   ]);
   t.same(dependencyNames('MemoryStore', 'connectionSecret', store({ type: 'local', external: { connectionSecretRef: { name: 'dsn', key: 'url' } } })), [], 'only in external mode');
   t.equal(KIND_TABLE.kinds.MemoryStore.replicas, 'spec', "a MemoryStore's replicas is its spec's");
-  t.equal(KIND_TABLE.kinds.Agent.replicas, undefined, 'the others: set at creation only');
+  t.equal(KIND_TABLE.kinds.Agent.replicas, 'declared', "an Agent's replicas is its spec's when it declares one");
+  t.equal(KIND_TABLE.kinds.ModelAPI.replicas, undefined, 'the others: set at creation only');
+  t.equal(KIND_TABLE.kinds.MCPServer.replicas, undefined, 'the others: set at creation only');
+  t.ok(appliesReplicas('MemoryStore', {}), 'a MemoryStore: always');
+  t.ok(appliesReplicas('Agent', { modelAPI: 'm', replicas: 3 }), 'an Agent with spec.replicas: on every change');
+  t.ok(appliesReplicas('Agent', { modelAPI: 'm', replicas: 0 }), 'zero is declared too');
+  t.notOk(appliesReplicas('Agent', { modelAPI: 'm' }), 'an Agent without it: at creation only, as before');
+  t.notOk(appliesReplicas('Agent', { modelAPI: 'm', autoscaling: { maxReplicas: 4 } }), 'an autoscaled Agent: the HPA owns the count');
+  t.notOk(appliesReplicas('ModelAPI', { replicas: 3 }), 'a ModelAPI: never (its schema has no replicas)');
   const proxy = (configYaml: unknown): KubeObject => ({ metadata: { name: 'm', namespace: 'ns' }, spec: { mode: 'Proxy', proxyConfig: { configYaml } } });
   t.same(dependencyNames('ModelAPI', 'configSecret', proxy({ fromSecretKeyRef: { name: 's', key: 'k' } })), ['s']);
   t.same(dependencyNames('ModelAPI', 'configSecret', proxy({ fromString: 'x', fromSecretKeyRef: { name: 's', key: 'k' } })), [], 'only the source render uses');
@@ -154,22 +170,22 @@ t.test('the shipped table watches every ConfigMap twice: owned ones by label, an
 t.test('a child kind added to the table: reflector, apply type, prune list and RBAC follow', async (t) => {
   const cache = recordingCache();
   const watches = registerControllerWatches(cache, { httpRoutes: false }, extended);
-  const hpa = cache.registered.find((r) => r.type === HPA);
-  t.ok(hpa, 'a reflector of HorizontalPodAutoscalers');
-  t.equal(hpa?.options.labelSelector, 'app.kubernetes.io/managed-by=kaos-operator', 'selected by the managed-by label, as every owned type');
-  t.type(hpa?.options.transform, 'function', 'stored slim (kube/slim.ts), as every owned type');
+  const vpa = cache.registered.find((r) => r.type === VPA);
+  t.ok(vpa, 'a reflector of VerticalPodAutoscalers');
+  t.equal(vpa?.options.labelSelector, 'app.kubernetes.io/managed-by=kaos-operator', 'selected by the managed-by label, as every owned type');
+  t.type(vpa?.options.transform, 'function', 'stored slim (kube/slim.ts), as every owned type');
   t.notOk(cache.registered.some((r) => r.type.kind === 'SecurityPolicy'), "no reflector of a type whose CRD is watched until the CRD is there");
-  t.ok(watches.children.HorizontalPodAutoscaler, 'among the controller\'s children');
+  t.ok(watches.children.VerticalPodAutoscaler, 'among the controller\'s children');
   t.notOk(watches.children.HTTPRoute, 'a type that needs the Gateway API stays unwatched without it');
 
-  t.equal(childTypes(extended).HorizontalPodAutoscaler, HPA, 'server-side apply addresses it');
-  t.same(possibleChildren('Agent', 'a', extended).at(-1), { kind: 'HorizontalPodAutoscaler', name: 'agent-a' }, 'prune looks at its name');
-  t.notOk(possibleChildren('ModelAPI', 'm', extended).some((c) => c.kind === 'HorizontalPodAutoscaler'), 'only under the kind that owns it');
+  t.equal(childTypes(extended).VerticalPodAutoscaler, VPA, 'server-side apply addresses it');
+  t.same(possibleChildren('Agent', 'a', extended).at(-1), { kind: 'VerticalPodAutoscaler', name: 'agent-a' }, 'prune looks at its name');
+  t.notOk(possibleChildren('ModelAPI', 'm', extended).some((c) => c.kind === 'VerticalPodAutoscaler'), 'only under the kind that owns it');
 
   const rules = operatorRules(extended);
-  for (const verb of ['get', 'create', 'list', 'watch', 'patch', 'delete']) t.ok(grants(rules, 'autoscaling', 'horizontalpodautoscalers', verb), `RBAC: ${verb}`);
-  t.notOk(grants(rules, 'autoscaling', 'horizontalpodautoscalers', 'update'), 'RBAC: never update (apply is a patch)');
-  t.notOk(grants(operatorRules(), 'autoscaling', 'horizontalpodautoscalers', 'list'), 'not in the shipped table');
+  for (const verb of ['get', 'create', 'list', 'watch', 'patch', 'delete']) t.ok(grants(rules, 'autoscaling.k8s.io', 'verticalpodautoscalers', verb), `RBAC: ${verb}`);
+  t.notOk(grants(rules, 'autoscaling.k8s.io', 'verticalpodautoscalers', 'update'), 'RBAC: never update (apply is a patch)');
+  t.notOk(grants(operatorRules(), 'autoscaling.k8s.io', 'verticalpodautoscalers', 'list'), 'not in the shipped table');
 });
 
 t.test('a dependency added to the table: a metadata-only reflector, list+watch, and its changes wake the dependents', async (t) => {
