@@ -15,12 +15,20 @@
 //   webhooks: each object is admitted exactly as exported, every child comes back as the
 //   operator applied it before (pod-spec hash included), and everything is Ready.
 // - The one CRD upgrade command of docs/upgrade.md, run over CRDs an earlier install created.
+// - Uninstall (docs/uninstall.md): the chart installed for real with `helm install` (values that
+//   give the operator the snapshot's settings; the operator run from dist/ with the installed
+//   Deployment's env, under the chart's ServiceAccount and RBAC). `helm uninstall` leaves the CRDs,
+//   the objects and their children with their pods running, and no webhook configuration: an
+//   invalid object is admitted. A new `helm install` adopts it all: no write to a child.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { parse } from 'yaml';
 import { renderWebhookConfigurations } from '../../src/admission/webhook-configs.ts';
 import { CHILD_TYPES } from '../../src/cluster/child-apply.ts';
-import { OPERATOR_IDENTITY, OPERATOR_USER } from '../../src/cluster/rbac.ts';
+import { OPERATOR_IDENTITY, OPERATOR_USER, renderRbac } from '../../src/cluster/rbac.ts';
+import { CONFIG_ENV, SECURITY_ENV } from '../../chart/generate.ts';
+import { runCommand } from '../cluster/control-plane.ts';
 import { isNotFound } from '../../src/kube/errors.ts';
 import { DEPLOYMENT, resourcePath } from '../../src/kube/paths.ts';
 import { installLocalStack, registerWebhooks, ROOT, startOperator, tail, type OperatorProcess } from '../../scripts/local-stack.ts';
@@ -222,4 +230,145 @@ t.test('a restore (Velero, or a GitOps replay): every object admitted unchanged,
   for (const id of SECRET_FED) {
     t.not(changedPaths(children.get(id), restored.get(id)).length, 0, `${id}: its config hash follows its Secret's new resourceVersion (one rollout, as docs/backup-restore.md says)`);
   }
+});
+
+// ---- the CRD upgrade command -----------------------------------------------------------------
+
+type Schema = { schema: { openAPIV3Schema: { properties: { apiVersion: { description?: string } } } } };
+
+t.test('the one CRD upgrade command of docs/upgrade.md takes the CRDs over from the install that created them', async (t) => {
+  const doc = await readFile(join(ROOT, 'docs', 'upgrade.md'), 'utf8');
+  const command = /^\s*(kubectl apply --server-side --force-conflicts -f chart\/crds\/)\s*$/m.exec(doc)?.[1];
+  t.ok(command, 'docs/upgrade.md gives it on a line of its own');
+  const args = (command ?? '').split(' ').slice(1).map((a) => (a === 'chart/crds/' ? join(ROOT, 'chart', 'crds') : a));
+  // As an earlier chart's `helm install` left them: created by helm, whose fields another manager
+  // may change only by taking them over (here a description in every CRD's schema, changed since).
+  const crds = (await readdir(join(ROOT, 'chart', 'crds'))).filter((f) => f.endsWith('.yaml'));
+  const earlier = 'The schema of an earlier release.';
+  for (const file of crds) {
+    const crd = parse(await readFile(join(ROOT, 'chart', 'crds', file), 'utf8')) as Json & { metadata: { name: string }; spec: { versions: Schema[] } };
+    for (const v of crd.spec.versions) v.schema.openAPIV3Schema.properties.apiVersion.description = earlier;
+    await client.apply(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`, crd, { fieldManager: 'helm', force: true });
+  }
+  const plain = await plane.kubectl(args.filter((a) => a !== '--force-conflicts'));
+  t.not(plain.code, 0, 'without --force-conflicts the apply stops at the fields the install owns');
+  t.match(plain.stderr, /conflict/i, 'with a conflict');
+  const r = await plane.kubectl(args);
+  t.equal(r.code, 0, `${command ?? ''}: ${r.stderr}`);
+  for (const file of crds) {
+    const name = file.replace(/\.yaml$/, '');
+    const live = await client.get<{ spec: { versions: Schema[] }; status: { conditions?: { type: string; status: string }[] } }>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+    t.ok(live.spec.versions.every((v) => v.schema.openAPIV3Schema.properties.apiVersion.description?.startsWith('APIVersion defines')), `${name}: the chart's schema`);
+    t.ok(live.status.conditions?.some((c) => c.type === 'Established' && c.status === 'True'), `${name}: Established`);
+  }
+  // The API server reinitializes a CRD's storage after its update (429 meanwhile): read when it answers.
+  const after = await eventually('the objects readable', () => notConverged(client, RESTORE_NAMESPACES), { timeoutMs: 60_000, ...WAIT });
+  t.same(after, [], 'the objects stored under them are untouched, still Ready');
+});
+
+// ---- uninstall, and a new install -----------------------------------------------------------
+
+const CHART = join(ROOT, 'chart');
+const RELEASE = 'kaos-operator';
+const helmEnv = { ...process.env, HELM_CACHE_HOME: join(plane.dir, 'helm-cache'), HELM_CONFIG_HOME: join(plane.dir, 'helm-config'), HELM_DATA_HOME: join(plane.dir, 'helm-data') };
+const helm = (args: readonly string[]) => runCommand(join(plane.binDir, 'helm'), [...args, '--kubeconfig', plane.kubeconfigPath], { env: helmEnv, timeoutMs: 120_000 });
+
+/** The chart's values that give the operator `env` (chart/generate.ts's CONFIG_ENV and SECURITY_ENV). */
+function chartValues(env: Readonly<Record<string, string>>): string[] {
+  return Object.entries(env).flatMap(([name, value]) => {
+    const config = CONFIG_ENV.find((c) => c.env === name);
+    const security = SECURITY_ENV.find((s) => s.env === name);
+    const key = config !== undefined ? `config.${config.value}` : security !== undefined ? `security.${security.path}` : undefined;
+    if (key === undefined) throw new Error(`no chart value sets ${name}`);
+    return (config ?? security)?.type === 'json' ? ['--set-json', `${key}=${value}`] : ['--set-string', `${key}=${value}`];
+  });
+}
+
+/**
+ * This tree's operator as the installed chart's Deployment runs it: its container's env (the
+ * downward API's fields filled in as the kubelet would), under the chart's ServiceAccount and
+ * RBAC (the stack's token is that ServiceAccount's user), on local ports.
+ */
+async function startChartOperator(name: string): Promise<OperatorProcess> {
+  type EnvVar = { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } };
+  const deployment = await client.get<{ spec: { template: { spec: { containers: { env?: EnvVar[] }[] } } } }>(resourcePath(DEPLOYMENT, { namespace: OPERATOR_IDENTITY.namespace, name: RELEASE }));
+  const podName = `${RELEASE}-${name}`;
+  const fields: Readonly<Record<string, string>> = { 'metadata.namespace': OPERATOR_IDENTITY.namespace, 'metadata.name': podName };
+  const local = new Set(['WEBHOOK_HOST', 'WEBHOOK_PORT', 'WEBHOOK_CERT_DIR', 'METRICS_HOST', 'METRICS_PORT']);
+  const env: Record<string, string> = { SHUTDOWN_DELAY_SECONDS: '0' };
+  for (const e of deployment.spec.template.spec.containers[0]?.env ?? []) {
+    if (local.has(e.name)) continue;
+    const value = e.value ?? fields[e.valueFrom?.fieldRef?.fieldPath ?? ''];
+    if (value !== undefined) env[e.name] = value;
+  }
+  await operator?.stop();
+  operator = await startOperator({ kubeconfig: installed.operatorKubeconfig, certDir: installed.certDir, logFile: join(plane.dir, `operator-${name}.log`), env });
+  return operator;
+}
+
+/** `namespace/name ready/replicas` of every Deployment of the restore's namespaces. */
+async function deploymentsReady(): Promise<string[]> {
+  const out: string[] = [];
+  for (const namespace of RESTORE_NAMESPACES) {
+    for (const d of (await client.list<Json>(resourcePath(DEPLOYMENT, { namespace }))).items) {
+      const status = (d['status'] ?? {}) as { readyReplicas?: number };
+      out.push(`${namespace}/${String((d['metadata'] as Json)['name'])} ${status.readyReplicas ?? 0}/${String((d['spec'] as Json)['replicas'])}`);
+    }
+  }
+  return out.sort();
+}
+
+/** The operator's writes to the children of the restore's namespaces since `mark`. */
+const childWritesSince = (mark: number): string[] => writesBy(auditSince(auditLog, mark), OPERATOR_USER)
+  .filter((e) => CHILD_RESOURCES.has(e.objectRef?.resource ?? '') && RESTORE_NAMESPACES.includes(e.objectRef?.namespace ?? ''))
+  .map(describeRequest);
+
+t.test('helm uninstall leaves the CRDs, the objects and their running children, unmanaged and unvalidated; a new install adopts them without a rollout', async (t) => {
+  const env = snapshots.at(-1)?.operatorEnv ?? {};
+  // The stack's url-based install makes way for the chart, which owns the same names.
+  await operator?.stop();
+  await unregisterWebhooks();
+  for (const { kind, metadata } of renderRbac() as { kind: string; metadata: { name: string; namespace?: string } }[]) {
+    if (kind === 'Namespace') continue;
+    const r = await plane.kubectl(['delete', kind, metadata.name, ...(metadata.namespace === undefined ? [] : ['-n', metadata.namespace]), '--ignore-not-found']);
+    if (r.code !== 0) throw new Error(r.stderr);
+  }
+  await plane.kubectl(['delete', 'configmap', '-n', OPERATOR_IDENTITY.namespace, 'kaos-mcp-runtimes', 'kaos-harness-runtimes', '--ignore-not-found']);
+  const install = ['install', RELEASE, CHART, '--namespace', OPERATOR_IDENTITY.namespace, '--set', 'certManager.enabled=false', ...chartValues(env)];
+  const first = await helm(install);
+  t.equal(first.code, 0, `helm install: ${first.stderr}`);
+  await startChartOperator('first');
+  await converged(RESTORE_NAMESPACES, kaosCount(await exportNamespaces(client, RESTORE_NAMESPACES)));
+
+  const objects = (await exportNamespaces(client, RESTORE_NAMESPACES)).map(objectId);
+  const children = await exportChildren(client, RESTORE_NAMESPACES);
+  const ready = await deploymentsReady();
+  t.ok(ready.every((r) => /\s1\/1$/.test(r)), `${ready.length} Deployments, each with its pod ready`);
+
+  const uninstall = await helm(['uninstall', RELEASE, '--namespace', OPERATOR_IDENTITY.namespace]);
+  t.equal(uninstall.code, 0, `helm uninstall: ${uninstall.stderr}`);
+  await operator?.stop(); // its pods go with the release's Deployment
+  operator = undefined;
+  for (const kind of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations']) {
+    t.equal((await plane.kubectl(['get', kind, '-o', 'name'])).stdout.trim(), '', `no ${kind}: nothing validates or defaults KAOS objects`);
+  }
+  const crds = (await plane.kubectl(['get', 'crd', '-o', 'name'])).stdout;
+  for (const crd of ['agents', 'modelapis', 'mcpservers', 'memorystores', 'accessgrants']) t.match(crds, `customresourcedefinition.apiextensions.k8s.io/${crd}.kaos.tools`, `the ${crd}.kaos.tools CRD stays`);
+  t.same((await exportNamespaces(client, RESTORE_NAMESPACES)).map(objectId), objects, 'every KAOS object stays');
+  t.same(await exportChildren(client, RESTORE_NAMESPACES), children, 'every child stays, as the operator applied it');
+  t.same(await deploymentsReady(), ready, 'their pods keep running');
+  const invalid = await plane.kubectl(['apply', '--dry-run=server', '-o', 'json', '-f', '-'], { input: JSON.stringify({ apiVersion: 'kaos.tools/v1alpha1', kind: 'ModelAPI', metadata: { name: 'no-model', namespace: RESTORE_NAMESPACES[0] }, spec: { mode: 'Hosted' } }) });
+  t.equal(invalid.code, 0, `a Hosted ModelAPI without a model, which the webhook refuses, is admitted: ${invalid.stderr}`);
+  t.notMatch(invalid.stdout, 'kaos.tools/defaulted', 'and not defaulted');
+
+  const mark = auditMark(auditLog);
+  const second = await helm(install);
+  t.equal(second.code, 0, `helm install again: ${second.stderr}`);
+  await startChartOperator('second');
+  await converged(RESTORE_NAMESPACES, objects.length);
+  await sleep(3000); // room for a late write
+  await converged(RESTORE_NAMESPACES, objects.length);
+  t.same(childWritesSince(mark), [], 'the new install writes no child');
+  t.same(await exportChildren(client, RESTORE_NAMESPACES), children, 'every child as it was');
+  t.same(await deploymentsReady(), ready, 'no pod rolled');
 });
