@@ -18,7 +18,7 @@ import {
 import { eventually } from '../test/support/poll.ts';
 
 /** The namespace a manifest of the snapshot is applied in. */
-export const snapshotNamespace = (key: string): string => `upgrade-${key}`;
+const snapshotNamespace = (key: string): string => `upgrade-${key}`;
 
 const say = (line: string): void => { process.stderr.write(`[snapshot] ${line}\n`); };
 

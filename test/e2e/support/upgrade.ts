@@ -75,6 +75,13 @@ export interface UpgradeSnapshot {
   readonly children: readonly Json[];
 }
 
+/**
+ * The one CRD upgrade command the docs give (docs/upgrade.md, docs/helm.md), run from the
+ * repository's root by test/e2e/upgrade-restore.test.ts; test/unit/docs/crd-upgrade-command.test.ts
+ * finds no other in the docs.
+ */
+export const CRD_UPGRADE_COMMAND = 'kubectl apply --server-side --force-conflicts -f chart/crds/';
+
 export const SNAPSHOT_DIR = join(FIXTURES, 'upgrade', 'snapshots');
 export const snapshotFile = (version: string): string => join(SNAPSHOT_DIR, `${version}.json`);
 
