@@ -43,6 +43,7 @@ const LONGEST_FIRST = [
   'test/e2e/admission-defaulting.test.ts',
   'test/e2e/admission-validation.test.ts',
   'test/e2e/soak.test.ts',
+  'test/e2e/upgrade-restore.test.ts',
   'test/e2e/security-plane.test.ts',
   'test/e2e/controller-idle-restart.test.ts',
   'test/e2e/image.test.ts',

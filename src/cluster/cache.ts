@@ -185,9 +185,18 @@ export class KaosCache implements ObjectLookup {
     return this.#reflectors.every((r) => r.isSynced());
   }
 
-  /** Resolves when every reflector has synced; rejects if `signal` aborts first or the cache stops. */
+  /**
+   * Resolves when every reflector has synced, those registered while it waits included (an
+   * optional API's, registered once its CRD is seen: controller/watches.ts); rejects if `signal`
+   * aborts first or the cache stops. Without them a controller started on this would take their
+   * type for not served, and withhold what depends on it (a route behind its SecurityPolicy).
+   */
   async waitForSync(signal?: AbortSignal): Promise<void> {
-    await Promise.all(this.#reflectors.map((r) => r.waitForSync(signal)));
+    for (let waited = 0; waited < this.#reflectors.length;) {
+      const batch = this.#reflectors.slice(waited);
+      waited = this.#reflectors.length;
+      await Promise.all(batch.map((r) => r.waitForSync(signal)));
+    }
   }
 
   /** Live reads made on cache misses so far (for tests and metrics). */

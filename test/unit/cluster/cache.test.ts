@@ -191,3 +191,16 @@ t.test('waitForSync rejects when the signal aborts first', async (t) => {
   await t.rejects(cache.waitForSync(AbortSignal.timeout(100)));
   t.notOk(cache.isSynced());
 });
+
+t.test('waitForSync waits for a reflector registered while it waits, as an optional API\'s is once its CRD is seen', async (t) => {
+  const { fake, cache } = await setup(t, (fake) => { fake.put(AGENT, obj('Agent', 'a', 'ns')); });
+  // The late reflector's first list fails: it syncs only after its backoff.
+  fake.failNext((req) => req.path.startsWith('/apis/apps/v1/deployments'), 500, status(500, 'InternalError', 'not yet'));
+  let late: { isSynced(): boolean } | undefined;
+  cache.agents.on(() => { late ??= cache.register(DEPLOYMENT); });
+  cache.start();
+  await cache.waitForSync();
+  t.ok(late, 'registered while the cache synced');
+  t.equal(late?.isSynced(), true, 'synced by the time waitForSync resolves');
+  t.ok(cache.isSynced());
+});
