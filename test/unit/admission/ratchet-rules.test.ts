@@ -7,7 +7,7 @@
 // below is a rule, and each must be named by a case here (RULE_FILES). A new rule without a case
 // fails "every rule has a case"; a case whose rule is gone fails too.
 import t from 'tap';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createValidatingHandler, type PodSpecCheck } from '../../../src/admission/validate.ts';
 import type { AdmissionDecision } from '../../../src/admission/types.ts';
 import { invalid } from '../../../src/api/field-error.ts';
@@ -25,22 +25,24 @@ import { chatAPI, CONFIG, echoMCP, hosted, NS, object, store } from '../api/obje
 
 type Json = Record<string, unknown>;
 
-/** The modules whose field errors are rules of their own (the schema's and the pod check's are classes, below). */
-const RULE_FILES = [
-  'src/api/validation/agent-harness.ts',
-  'src/api/validation/agent-memory.ts',
-  'src/api/validation/new-shapes.ts',
-  'src/api/validation/reference-policy.ts',
-  'src/api/validation/validate-accessgrant.ts',
-  'src/api/validation/validate-agent.ts',
-  'src/api/validation/validate-mcpserver.ts',
-  'src/api/validation/validate-memorystore.ts',
-  'src/api/validation/validate-modelapi.ts',
-  'src/api/shapes.ts',
-  'src/api/unsupported-features.ts',
-  'src/api/label-selector.ts',
-  'src/api/name-validation.ts',
-];
+/**
+ * The modules whose field errors are rules of their own: every module of src/api that builds a
+ * field error, so that a new rule module is in this test without anyone adding it here — but
+ * these, whose errors are classes with a case each below (the schema's) or no rule at all.
+ */
+const NOT_RULE_FILES = new Set([
+  'src/api/field-error.ts', // the factories themselves
+  'src/api/validation/ajv-field-errors.ts', // the schema's errors, in the API server's words
+  'src/api/validation/schema-validation.ts', // the schema
+  'src/api/validation/schema-limits.ts', // the schema's maxLength and maxItems
+  'src/api/validation/list-maps.ts', // the schema's list-type maps
+  'src/api/validation/answer-limits.ts', // how many errors an answer holds, not a rule
+]);
+const RULE_FILES = readdirSync(new URL('src/api/', new URL('../../../', import.meta.url)), { recursive: true, encoding: 'utf8' })
+  .filter((file) => file.endsWith('.ts'))
+  .map((file) => `src/api/${file}`)
+  .filter((file) => !NOT_RULE_FILES.has(file))
+  .sort();
 const FACTORY = /\b(required|invalid|invalidOmitValue|forbidden|notFound|notSupported|duplicate|tooLong|tooMany|typeInvalid)\(|new FieldError\(/;
 const ROOT = new URL('../../../', import.meta.url);
 
@@ -102,6 +104,16 @@ const CASES: RuleCase[] = [
     spec: harness({ runtime: 'gone' }), edited: harness({ runtime: 'gone-too' }) },
   { rule: "agent-harness.ts: required('spec.container.image'", kind: 'Agent', field: 'spec.container.image',
     spec: harness({ runtime: 'claude' }), edited: harness({ runtime: 'claude' }, { container: { image: '' } }) },
+  // How many pods an Agent runs (docs/api.md, "Agent replicas and autoscaling").
+  { rule: "agent-scaling.ts: forbidden(AUTOSCALING, 'may not be set together", kind: 'Agent', field: 'spec.autoscaling',
+    spec: agent({ replicas: 1, autoscaling: { maxReplicas: 1 } }), edited: agent({ replicas: 1, autoscaling: { maxReplicas: 1, targetCPUUtilizationPercentage: 50 } }) },
+  { rule: "agent-scaling.ts: invalid('spec.replicas', replicas, IN_PROCESS", kind: 'Agent', field: 'spec.replicas',
+    spec: agent({ replicas: 3 }), edited: agent({ replicas: 2 }) },
+  { rule: 'agent-scaling.ts: invalid(`${AUTOSCALING}.maxReplicas`, maxReplicas, IN_PROCESS', kind: 'Agent', field: 'spec.autoscaling.maxReplicas',
+    spec: agent({ autoscaling: { maxReplicas: 3 } }), edited: agent({ autoscaling: { maxReplicas: 4 } }) },
+  { rule: 'agent-scaling.ts: must be greater than or equal to minReplicas', kind: 'Agent', field: 'spec.autoscaling.maxReplicas',
+    spec: agent({ config: { memory: { enabled: false } }, autoscaling: { minReplicas: 3, maxReplicas: 2 } }),
+    edited: agent({ config: { memory: { enabled: false } }, autoscaling: { minReplicas: 3, maxReplicas: 1 } }) },
   // The Agent's memory.
   { rule: 'agent-memory.ts: an earlier KAOS form', kind: 'Agent', field: 'spec.config.memory.scope',
     spec: memory({ scope: 'agent' }), edited: memory({ scope: 'session' }) },
