@@ -194,7 +194,7 @@ t.test('SIGKILL while 50 Agents are being created, then a restart: converges wit
     }
   }
   t.same(problems, [], 'every child has exactly one controller owner, and it exists');
-  t.same(counts, { Deployment: 52, Service: 52, ConfigMap: 1, PersistentVolumeClaim: 0, PodDisruptionBudget: 0, ServiceAccount: 0 }, 'one Deployment and one Service per object, one ConfigMap for the Proxy ModelAPI, no MemoryStore child, no ServiceAccount without agent identity');
+  t.same(counts, { Deployment: 52, Service: 52, ConfigMap: 1, PersistentVolumeClaim: 0, PodDisruptionBudget: 0, ServiceAccount: 0, HorizontalPodAutoscaler: 0 }, 'one Deployment and one Service per object, one ConfigMap for the Proxy ModelAPI, no MemoryStore child, no ServiceAccount without agent identity, no HorizontalPodAutoscaler without autoscaling');
   for (const a of agents) {
     const name = a.metadata?.name ?? '';
     const d = await getDeployment(client, NS, `agent-${name}`);
