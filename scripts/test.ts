@@ -1,7 +1,8 @@
 // `npm test`: every check and every test, arranged to keep both cores busy.
-//   - test/cluster/build.sh starts first, in the background: from an empty Go build cache it
-//     takes minutes, cached a second; test/prometheus/build.sh (promtool, a module of its own)
-//     beside it;
+//   - the control plane's build (test/cluster/build-version.sh: the Kubernetes version
+//     KAOS_KUBE_VERSION names, else the default) starts first, in the background: from an empty
+//     Go build cache it takes minutes, cached a second; test/prometheus/build.sh (promtool, a
+//     module of its own) beside it;
 //   - meanwhile the type check, the import-direction lint and the build of dist/ run side by side,
 //     then the unit tests, at a lower CPU priority (nice): they fill the cores the build and the
 //     end-to-end files leave idle, and never hold up either;
@@ -14,6 +15,9 @@
 // At the end, a table of how long each phase took, when it ran (so overlaps show) and the CPU its
 // processes used, then the sum of every file's tap totals as one summary line in tap's own format, which
 // .ci/run reads.
+//
+// `node scripts/test.ts --e2e`: the same without the unit tests (what `npm run test:kube` runs on
+// each Kubernetes minor; the unit tests do not depend on it).
 //
 // A failed check stops the run (as `tsc && depcruise && build && tap` did); a failed test does
 // not: every test file runs, and the exit code is non-zero if anything failed. A control
@@ -227,7 +231,7 @@ async function finish(code: number, totals?: { total: number; pass: number; fail
 
 // 1. The control plane's binaries and promtool, in the background. promtool's build (about 190 s
 // of CPU from an empty Go build cache, docs/development.md) ends long before the control plane's.
-const cluster = run('control plane build (test/cluster/build.sh)', join(ROOT, 'test', 'cluster', 'build.sh'), [], { quiet: true });
+const cluster = run('control plane build (test/cluster/build-version.sh)', join(ROOT, 'test', 'cluster', 'build-version.sh'), [], { quiet: true });
 const prometheus = run('promtool build (test/prometheus/build.sh)', join(ROOT, 'test', 'prometheus', 'build.sh'), [], { quiet: true });
 
 // 2. The checks, side by side (each is one process on one core); the first that fails ends the run.
@@ -297,8 +301,9 @@ async function testPhase(name: string, runs: Promise<Run[]>): Promise<Run[]> {
 // soon as it is built. The end-to-end files spend much of their time waiting (on rollouts, quiet
 // windows, a webhook's timeout), which the unit files' CPU fills.
 const files = (pattern: string): string[] => globSync(pattern, { cwd: ROOT }).sort();
+const E2E_ONLY = process.argv.includes('--e2e');
 const unitFiles = files('test/unit/**/*.test.ts').filter((f) => !NEED_BUILT_BINARIES.includes(f));
-const unitRuns = testPhase(
+const unitRuns = E2E_ONLY ? Promise.resolve([]) : testPhase(
   `unit tests (${unitFiles.length} files, ${jobs('unit')} at a time, nice ${UNIT_NICE})`,
   testFiles(unitFiles, jobs('unit'), { nice: UNIT_NICE, inTable: false }),
 );

@@ -40,7 +40,7 @@ export interface ExtraToken {
 }
 
 export interface ControlPlaneOptions {
-  /** Where the binaries (BINARIES) are; built by build.sh when omitted. */
+  /** Where the binaries (BINARIES) are; built by build-version.sh (KAOS_KUBE_VERSION's) when omitted. */
   binDir?: string;
   /** Progress lines (build output, startup steps). Default: stderr. */
   log?: (line: string) => void;
@@ -231,9 +231,12 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const UID = process.getuid?.() ?? -1;
 const STOP_GRACE_MS = 5000;
 
-/** Finds (building if needed) the binaries with build.sh, streaming its progress. */
+/**
+ * Finds (building if needed) the binaries of the Kubernetes version KAOS_KUBE_VERSION names (the
+ * default minor's when unset) with build-version.sh, streaming its progress.
+ */
 export async function buildBinaries(log: (line: string) => void = defaultLog): Promise<string> {
-  const script = join(HERE, 'build.sh');
+  const script = join(HERE, 'build-version.sh');
   return new Promise<string>((resolvePromise, reject) => {
     const child = spawn('bash', [script], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -252,7 +255,7 @@ export async function buildBinaries(log: (line: string) => void = defaultLog): P
       if (partial !== '') log(partial);
       const binDir = stdout.trim().split('\n').pop() ?? '';
       if (code !== 0 || binDir === '') {
-        reject(new Error(`test/cluster/build.sh failed (exit ${code}); it is what builds the control plane:\n${stderrTail}`));
+        reject(new Error(`test/cluster/build-version.sh failed (exit ${code}); it is what builds the control plane:\n${stderrTail}`));
       } else {
         resolvePromise(binDir);
       }
@@ -264,7 +267,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   const log = options.log ?? defaultLog;
   const binDir = options.binDir ?? process.env.KAOS_K8S_BIN_DIR ?? (await buildBinaries(log));
   for (const bin of BINARIES) {
-    if (!existsSync(join(binDir, bin))) throw new Error(`control plane: ${join(binDir, bin)} is missing (run test/cluster/build.sh)`);
+    if (!existsSync(join(binDir, bin))) throw new Error(`control plane: ${join(binDir, bin)} is missing (run test/cluster/build-version.sh)`);
   }
   const started = Date.now();
   // The real path: whether it is under /tmp decides how kube-controller-manager's private /tmp keeps it in view.

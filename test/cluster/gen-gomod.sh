@@ -10,25 +10,36 @@
 # own dependency graph holds is pinned (a replace) to the version that graph selects, even where
 # cert-manager, kwok or helm ask for a newer one; they compile against it. The script checks that
 # the Kubernetes commands' and etcd's packages resolve to exactly those versions, and fails
-# otherwise. Run it after changing a version below; commit go.mod and go.sum.
+# otherwise.
+#
+# One module per Kubernetes minor: `gen-gomod.sh <minor>` takes that minor's versions from
+# versions/table and writes the default minor's go.mod and go.sum here, any other's in
+# versions/<minor>/ (with -modfile, so that this folder's packages — etcd/, cert-manager/,
+# lua-health/ — are the module's either way). Run it after changing a row; commit what it wrote.
 set -euo pipefail
 
-K8S=v1.36.3                 # k8s.io/kubernetes; its staging modules are v0.<minor>.<patch>
-ETCD=v3.6.8                 # the etcd server Kubernetes v1.36 pins
-CERT_MANAGER=v1.21.2
-KWOK=v0.8.0
-HELM=v3.22.0
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cd "$here"
+minor=${1:?usage: gen-gomod.sh <minor> (a row of versions/table, e.g. 1.37)}
+row=$(awk -v m="$minor" '$1 == m' versions/table)
+[ -n "$row" ] || { echo "gen-gomod: no row for $minor in versions/table" >&2; exit 1; }
+read -r _ K8S ETCD KWOK HELM CERT_MANAGER <<<"$row"   # K8S's staging modules are v0.<minor>.<patch>
 GOPHER_LUA=v1.1.1           # the version Argo CD v3 pins (docs/argocd/health.lua's runtime)
 # Modules of the release's graph that its binaries do not compile, left to float where another
 # binary needs a newer one: helm needs errors.Is of pkg/errors ≥ 0.9.
 EXEMPT='github.com/pkg/errors'
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-cd "$here"
-export GOFLAGS=-mod=mod GOWORK=off
+# The default minor's module is this folder's go.mod; another's, versions/<minor>/go.mod.
+if [ "$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' go.mod)" = "$K8S" ]; then
+  modfile=$here/go.mod
+else
+  modfile=$here/versions/$minor/go.mod
+  mkdir -p "$(dirname "$modfile")"
+fi
+export GOFLAGS="-mod=mod -modfile=$modfile" GOWORK=off
 KUBE_COMMANDS="k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl"
 
-kube_mod=$(go mod download -json "k8s.io/kubernetes@$K8S" | awk -F'"' '$2 == "GoMod" { print $4 }')
+kube_mod=$(GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$K8S" | awk -F'"' '$2 == "GoMod" { print $4 }')
 staging=v0.${K8S#v1.}
 # header FILE: the module line and the release's own go/godebug lines (the main module decides
 # GODEBUG defaults), then the release's staging modules replaced by their published versions.
@@ -56,6 +67,7 @@ header "$scratch/go.mod"
 mkdir -p "$scratch/etcd" && cp etcd/main.go "$scratch/etcd/"
 (
   cd "$scratch"
+  export GOFLAGS=-mod=mod
   for c in $KUBE_COMMANDS; do go mod edit -tool="$c"; done
   go get "go.etcd.io/etcd/server/v3@$ETCD" >/dev/null 2>&1
   go mod tidy -e >/dev/null 2>&1
@@ -64,8 +76,8 @@ mkdir -p "$scratch/etcd" && cp etcd/main.go "$scratch/etcd/"
 )
 
 # Everything together.
-header go.mod
-for c in $KUBE_COMMANDS sigs.k8s.io/kwok/cmd/kwok helm.sh/helm/v3/cmd/helm; do go mod edit -tool="$c"; done
+header "$modfile"
+for c in $KUBE_COMMANDS sigs.k8s.io/kwok/cmd/kwok helm.sh/helm/v3/cmd/helm; do go mod edit -tool="$c" "$modfile"; done
 go get "go.etcd.io/etcd/server/v3@$ETCD" "github.com/cert-manager/cert-manager@$CERT_MANAGER" \
   "sigs.k8s.io/kwok@$KWOK" "helm.sh/helm/v3@$HELM" "github.com/yuin/gopher-lua@$GOPHER_LUA" >/dev/null 2>&1
 go mod tidy -e >/dev/null 2>&1
@@ -75,7 +87,7 @@ for _ in 1 2 3 4 5; do
   while read -r path version; do
     want=$(awk -v p="$path" '$1 == p { print $2 }' "$scratch/kube.versions")
     if [ -n "$want" ] && [ "$want" != "$version" ] && ! grep -qxF "$path" <<<"${EXEMPT// /$'\n'}"; then
-      go mod edit -replace="$path=$path@$want"
+      go mod edit -replace="$path=$path@$want" "$modfile"
       moved=1
     fi
   done < <(go list -m all | awk 'NF >= 2 && $1 !~ /^kaos\.tools\// { print $1, $NF }')
@@ -89,4 +101,4 @@ if ! diff <(grep -v '^kaos\.tools/' "$scratch/kube.build") <(grep -v '^kaos\.too
   echo "gen-gomod: the Kubernetes commands would not build with the release's own versions (above)" >&2
   exit 1
 fi
-echo "go.mod: $(grep -c '=>' go.mod) replaces; the Kubernetes $K8S commands and etcd $ETCD build with the release's versions" >&2
+echo "${modfile#"$here"/}: $(grep -c '=>' "$modfile") replaces; the Kubernetes $K8S commands and etcd $ETCD build with the release's versions" >&2

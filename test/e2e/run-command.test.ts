@@ -24,6 +24,7 @@ import { ROOT, waitForAdmission } from '../../scripts/local-stack.ts';
 import { renderWebhookConfigurations } from '../../src/admission/webhook-configs.ts';
 import { KubeClient } from '../../src/kube/client.ts';
 import { buildBinaries, freePorts, runCommand, startControlPlane, type ControlPlane } from '../cluster/control-plane.ts';
+import { expectedKubeVersion } from '../cluster/kube-version.ts';
 import { describe, descendants, environOf, processesMentioning, stillRunning, type ProcInfo } from './support/proc.ts';
 import { cleanEnv, httpStatus, newestMtime, runPrinted, startRunCommand, type RunCommand } from './support/run-command.ts';
 
@@ -223,8 +224,10 @@ ensureDist();
 
 t.test('no cluster: a local control plane; prints how to use it; kubectl goes through the webhooks; Ctrl-C leaves nothing', async (t) => {
   const home = await mkdtemp(join(tmpdir(), 'kaos-home-'));
-  // HOME empty, so no ~/.kube/config; KUBECONFIG unset (cleanEnv); the real cache, so no build.
-  const run = startRunCommand(cleanEnv({ HOME: home, KAOS_CACHE_DIR: cacheRoot }));
+  // HOME empty, so no ~/.kube/config; KUBECONFIG unset (cleanEnv); the real cache and the
+  // Kubernetes minor this run tests (npm run test:kube), so no build.
+  const minor = process.env.KAOS_KUBE_VERSION;
+  const run = startRunCommand(cleanEnv({ HOME: home, KAOS_CACHE_DIR: cacheRoot, ...(minor === undefined ? {} : { KAOS_KUBE_VERSION: minor }) }));
   const planeDir = (): string | undefined => /\(kubeconfig (\/\S+)\/kubeconfig\)/.exec(run.stderr())?.[1];
   t.teardown(async () => {
     const dir = planeDir();
@@ -265,7 +268,7 @@ t.test('no cluster: a local control plane; prints how to use it; kubectl goes th
   t.equal(stderrAtReady.slice(-banner.length), banner, 'it ends with the KUBECONFIG line, the kubectl to use (from the cache), the sample and what Ctrl-C does');
   const progress = stderrAtReady.slice(0, -banner.length).split('\n').slice(0, -1);
   t.equal(progress[0], '[kaos] no reachable cluster: starting a local control plane on 127.0.0.1 (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, and kwok running pods on fake nodes)', 'it says there is no cluster first');
-  t.equal(progress[1], `[kaos] [cluster-build] control plane v1.36.3 ready in ${binDir}`, 'it found the binaries in KAOS_CACHE_DIR');
+  t.equal(progress[1], `[kaos] [cluster-build] control plane ${expectedKubeVersion()} ready in ${binDir}`, 'it found the binaries in KAOS_CACHE_DIR');
   t.equal(progress.at(-1), '[kaos] [stack] admission is live', 'and says admission is live last');
   t.same(progress.filter((l) => !l.startsWith('[kaos] ')), [], 'every progress line carries the [kaos] prefix');
   t.notMatch(stderrAtReady, /building/, 'nothing was built');

@@ -13,7 +13,7 @@ const SECTION = '## Environment variables';
 const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
 const CONFIG_SOURCES = ['src/config/config.ts', 'src/config/workload.ts', 'src/config/security.ts'];
 /** Rows for the run command and the control-plane build, not the operator: who reads each. */
-const RUN_COMMAND_VARIABLES: Readonly<Record<string, string>> = { WEBHOOK_URL: 'scripts/start.ts', KAOS_CACHE_DIR: 'test/cluster/build.sh' };
+const RUN_COMMAND_VARIABLES: Readonly<Record<string, string>> = { WEBHOOK_URL: 'scripts/start.ts', KAOS_CACHE_DIR: 'test/cluster/build.sh', KAOS_KUBE_VERSION: 'test/cluster/build-version.sh' };
 
 interface Row { names: string[]; defaultCell: string; meaning: string; line: number }
 
