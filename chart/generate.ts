@@ -124,6 +124,7 @@ export const STRUCTURAL_ENV: Readonly<Record<string, string>> = {
   KUBECONFIG: 'not set: in a pod the operator uses its ServiceAccount',
   WEBHOOK_URL: 'npm start only',
   KAOS_CACHE_DIR: 'development only (where the control-plane binaries are built)',
+  KAOS_KUBE_VERSION: 'development only (the Kubernetes minor of the local control plane)',
   SECURITY_OPERATOR_NAMESPACE: 'the release namespace (through POD_NAMESPACE, from the downward API)',
   SECURITY_AGENT_AUTH_ISSUER: 'not set: an Agentic Identity Broker setting, which the operator ignores',
   SECURITY_AGENT_AUTH_CREDENTIAL_SECRET_PREFIX: 'not set: an Agentic Identity Broker setting, which the operator ignores',
