@@ -17,50 +17,40 @@ export interface Watcher {
   stop(): Promise<void>;
 }
 
-export function watchObject(plane: ControlPlane, resource: string, namespace: string, name: string): Watcher {
-  // Space-separated: kubectl's watch output expands tabs.
-  const template = '{.metadata.resourceVersion} {.metadata.generation} {.status}{"\\n"}';
+/** Runs `kubectl get <resource> <name> -w -o jsonpath=<template>` and hands each line it prints to `onLine`. */
+function watchLines(plane: ControlPlane, resource: string, namespace: string, name: string, template: string, onLine: (line: string) => void): () => Promise<void> {
   const child = spawn(join(plane.binDir, 'kubectl'), ['--kubeconfig', plane.kubeconfigPath, 'get', resource, name, '-n', namespace, '-w', '-o', `jsonpath=${template}`], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const seen: Seen[] = [];
   let partial = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     partial += chunk;
     const lines = partial.split('\n');
     partial = lines.pop() ?? '';
-    for (const line of lines) {
-      const m = /^(\S+) +(\S+) *(.*)$/.exec(line);
-      if (m === null) continue;
-      const status = m[3] ?? '';
-      seen.push({ resourceVersion: m[1] ?? '', generation: Number(m[2]), status: status === '' ? {} : (JSON.parse(status) as Record<string, unknown>) });
-    }
+    for (const line of lines) onLine(line);
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return {
-    seen,
-    async stop(): Promise<void> {
-      child.kill('SIGTERM');
-      await exited;
-    },
+  return async () => {
+    child.kill('SIGTERM');
+    await exited;
   };
+}
+
+export function watchObject(plane: ControlPlane, resource: string, namespace: string, name: string): Watcher {
+  const seen: Seen[] = [];
+  // Space-separated: kubectl's watch output expands tabs.
+  const stop = watchLines(plane, resource, namespace, name, '{.metadata.resourceVersion} {.metadata.generation} {.status}{"\\n"}', (line) => {
+    const m = /^(\S+) +(\S+) *(.*)$/.exec(line);
+    if (m === null) return;
+    const status = m[3] ?? '';
+    seen.push({ resourceVersion: m[1] ?? '', generation: Number(m[2]), status: status === '' ? {} : (JSON.parse(status) as Record<string, unknown>) });
+  });
+  return { seen, stop };
 }
 
 /** Every holder a Lease names, in order, as a watch delivers each version ('' for none). */
 export function watchLeaseHolders(plane: ControlPlane, namespace: string, name: string): { readonly seen: readonly string[]; stop(): Promise<void> } {
-  const child = spawn(join(plane.binDir, 'kubectl'), ['--kubeconfig', plane.kubeconfigPath, 'get', 'lease', name, '-n', namespace, '-w', '-o', 'jsonpath=holder={.spec.holderIdentity}{"\\n"}'], { stdio: ['ignore', 'pipe', 'pipe'] });
   const seen: string[] = [];
-  let partial = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    partial += chunk;
-    const lines = partial.split('\n');
-    partial = lines.pop() ?? '';
-    for (const line of lines) if (line.startsWith('holder=')) seen.push(line.slice('holder='.length));
+  const stop = watchLines(plane, 'lease', namespace, name, 'holder={.spec.holderIdentity}{"\\n"}', (line) => {
+    if (line.startsWith('holder=')) seen.push(line.slice('holder='.length));
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return {
-    seen,
-    async stop(): Promise<void> {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  return { seen, stop };
 }
