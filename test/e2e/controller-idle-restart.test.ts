@@ -131,7 +131,7 @@ const RECORD_INTERVAL_MS = 2_000;
 const TARGET = { job: 'kaos-operator-metrics', pod: OPERATOR_ENV.POD_NAME, instance: 'operator:8080' };
 /** The API server's refusals of webhook calls (KaosWebhookUnreachable's), as kube-prometheus-stack scrapes them. */
 const API_SERVER_TARGET = { job: 'apiserver', instance: 'apiserver:6443' };
-let recording: { stop(): Promise<Recording> } | undefined;
+let recording: ReturnType<typeof record> | undefined;
 let apiServerRecording: { stop(): Promise<Recording> } | undefined;
 // promtool builds (or is found in the cache) while the tests before the fault run.
 const promtoolBuilt = promtoolPath();
@@ -139,7 +139,8 @@ promtoolBuilt.catch(() => {});
 
 t.test('SIGKILL while 50 Agents are being created, then a restart: converges with no duplicate or orphaned child', async (t) => {
   const NS = 'e2e-crash';
-  recording = record(httpScrape(() => `http://127.0.0.1:${metricsPort}/metrics`), RECORD_INTERVAL_MS);
+  const live = record(httpScrape(() => `http://127.0.0.1:${metricsPort}/metrics`), RECORD_INTERVAL_MS);
+  recording = live;
   apiServerRecording = record(apiServerScrape(plane.server, plane.caFile, plane.token, [API_SERVER_WEBHOOK_REJECTIONS]), RECORD_INTERVAL_MS);
   await kubectlApply(plane, [
     namespace(NS),
@@ -157,12 +158,16 @@ t.test('SIGKILL while 50 Agents are being created, then a restart: converges wit
   const applying = plane.kubectl(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: agents }) });
   await eventually('the first Agent Deployments', async () => (await agentDeployments()) >= 5, { timeoutMs: 60_000, intervalMs: 20, retryErrors: true });
   await killHard(operator);
+  const scrapedAtKill = live.scrapes.length;
   const firstApply = await applying;
   const atKill = await agentDeployments();
   const agentsAtKill = (await client.list<KubeObject>(kaosPath('Agent', { namespace: NS }))).items.length;
   t.comment(`at the kill: ${agentsAtKill} Agents created, ${atKill} with a Deployment; first kubectl apply exited ${firstApply.code}`);
   t.ok(atKill < 50, 'the operator was killed mid-way (fewer than 50 Agent Deployments)');
 
+  // The recording holds a failed scrape of the killed operator before another starts: how long
+  // the restart takes is the machine's, so the test waits for one rather than hoping to catch it.
+  await eventually('a scrape of the killed operator to fail', () => live.scrapes.slice(scrapedAtKill).some((s) => s.text === undefined), { timeoutMs: 30_000, intervalMs: 100 });
   await restartOperator('dead', 'after-kill');
   await waitForAdmission(client);
   await kubectlApply(plane, agents);

@@ -23,11 +23,11 @@ export interface Recording {
  * Scrapes with `scrape` every `intervalMs` until stop(). A scrape that fails (nothing listens, an
  * error, SCRAPE_TIMEOUT_MS, Prometheus' default) is recorded as failed; the slots a slow one
  * overran have no scrape at all, so that a loaded machine delays samples instead of marking the
- * target down.
+ * target down. `scrapes` is the recording so far, for a test to wait on.
  */
 const SCRAPE_TIMEOUT_MS = 10_000;
 
-export function record(scrape: () => Promise<string | undefined>, intervalMs: number): { stop(): Promise<Recording> } {
+export function record(scrape: () => Promise<string | undefined>, intervalMs: number): { readonly scrapes: readonly Scrape[]; stop(): Promise<Recording> } {
   const scrapes: Scrape[] = [];
   const start = performance.now();
   let stopped = false;
@@ -44,6 +44,7 @@ export function record(scrape: () => Promise<string | undefined>, intervalMs: nu
     }
   })();
   return {
+    scrapes,
     async stop() {
       stopped = true;
       await loop;
