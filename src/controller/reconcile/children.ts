@@ -103,7 +103,7 @@ export async function applyChildren(
   desired: readonly Child[],
   { served = () => true, held = [] }: { served?: (api: OptionalAPI) => boolean; held?: readonly Child[] } = {},
 ): Promise<Applied> {
-  const { ctx, key, signal } = run;
+  const { signal } = run;
   const applyReplicas = appliesReplicas(run.kind, run.parent.spec);
   const gateOf = (child: Child): Child | undefined => {
     const gate = childEntry(run.kind, child.kind, KIND_TABLE)?.gatedOn;
@@ -112,38 +112,23 @@ export async function applyChildren(
   const gates = new Set(desired.map(gateOf).filter((c): c is Child => c !== undefined));
   const objects = new Map<Child, ObjectLike>();
   const refused = new Map<Child, string>();
-  const written: Record<'Created' | 'Updated', string[]> = { Created: [], Updated: [] };
+  const written: Written = { Created: [], Updated: [] };
   try {
     for (const child of desired) {
       const requires = KIND_TABLE.owned[child.kind as ChildKind]?.requires;
       if ((requires !== undefined && !served(requires)) || held.includes(child)) continue;
       const gate = gateOf(child);
       if (gate !== undefined && !objects.has(gate)) continue;
-      const name = child.metadata.name;
-      // One just deleted as an earlier object's leftover (frame.ts) is created afresh.
-      const live = run.cleared.has(`${child.kind}/${name}`) ? undefined : ctx.reads.child(child.kind, key.namespace, name);
-      let result;
       try {
-        result = await ctx.writes.ensureChild(child, live, signal, { applyReplicas });
+        objects.set(child, await applyOne(run, child, written, applyReplicas));
       } catch (err) {
         // A refused gate is the parent's status (GatewayAuthorization), not a failed reconcile.
         if (!gates.has(child) || signal.aborted || isConflict(err)) throw err;
         refused.set(child, errorMessage(err));
-        continue;
       }
-      objects.set(child, result.object);
-      if (result.action === 'unchanged') continue;
-      run.changes.push(`${result.action} ${child.kind}/${name}`);
-      written[result.action === 'created' ? 'Created' : 'Updated'].push(`${child.kind} ${name}`);
     }
   } finally {
-    // One Event per kind of change, naming every child (a new Agent: one Event, not one per
-    // child), told even when a later apply failed.
-    for (const reason of ['Created', 'Updated'] as const) {
-      if (written[reason].length > 0) {
-        ctx.events.record({ regarding: regarding(run), type: 'Normal', reason, action: 'Apply', note: `${reason} ${written[reason].join(', ')}` });
-      }
-    }
+    tellWritten(run, written);
   }
 
   run.applied = true;
@@ -171,20 +156,41 @@ async function pruneExcept(run: Run, keep: readonly Child[]): Promise<void> {
  * they never wait on what the parent names. Told like any apply; a conflict or refusal throws.
  */
 export async function applyBeforeDependencies(run: Run, candidates: readonly Child[]): Promise<void> {
-  const { ctx, key, signal } = run;
   const early = inApplyOrder(run.kind, candidates.filter((c) => childEntry(run.kind, c.kind, KIND_TABLE)?.beforeDependencies === true));
-  const created: string[] = [];
-  const updated: string[] = [];
-  for (const child of early) {
-    const name = child.metadata.name;
-    const live = run.cleared.has(`${child.kind}/${name}`) ? undefined : ctx.reads.child(child.kind, key.namespace, name);
-    const result = await ctx.writes.ensureChild(child, live, signal);
-    if (result.action === 'unchanged') continue;
-    run.changes.push(`${result.action} ${child.kind}/${name}`);
-    (result.action === 'created' ? created : updated).push(`${child.kind} ${name}`);
+  const written: Written = { Created: [], Updated: [] };
+  try {
+    for (const child of early) await applyOne(run, child, written, appliesReplicas(run.kind, run.parent.spec));
+  } finally {
+    tellWritten(run, written);
   }
-  for (const [reason, list] of [['Created', created], ['Updated', updated]] as const) {
-    if (list.length > 0) ctx.events.record({ regarding: regarding(run), type: 'Normal', reason, action: 'Apply', note: `${reason} ${list.join(', ')}` });
+}
+
+/** The children a pass created and updated, for its Events. */
+type Written = Record<'Created' | 'Updated', string[]>;
+
+/** Applies one child (skipped when the cached one already holds it) and notes a write; the object as it now is. */
+async function applyOne(run: Run, child: Child, written: Written, applyReplicas: boolean): Promise<ObjectLike> {
+  const { ctx, key, signal } = run;
+  const name = child.metadata.name;
+  // One just deleted as an earlier object's leftover (frame.ts) is created afresh.
+  const live = run.cleared.has(`${child.kind}/${name}`) ? undefined : ctx.reads.child(child.kind, key.namespace, name);
+  const result = await ctx.writes.ensureChild(child, live, signal, { applyReplicas });
+  if (result.action !== 'unchanged') {
+    run.changes.push(`${result.action} ${child.kind}/${name}`);
+    written[result.action === 'created' ? 'Created' : 'Updated'].push(`${child.kind} ${name}`);
+  }
+  return result.object;
+}
+
+/**
+ * One Event per kind of change, naming every child (a new Agent: one Event, not one per child),
+ * told even when a later apply failed.
+ */
+function tellWritten(run: Run, written: Written): void {
+  for (const reason of ['Created', 'Updated'] as const) {
+    if (written[reason].length > 0) {
+      run.ctx.events.record({ regarding: regarding(run), type: 'Normal', reason, action: 'Apply', note: `${reason} ${written[reason].join(', ')}` });
+    }
   }
 }
 
