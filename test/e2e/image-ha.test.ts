@@ -246,7 +246,7 @@ t.test('helm upgrade rolls both replicas while clients write every kind: no requ
     for (const o of oldContainers) t.ok(o !== undefined && (await reviews(o)) > 0, `${o?.podName ?? '?'} answers reviews of the stream`);
 
     const okAtUpgrade = stream.ok;
-    const upgrade = await helm(['upgrade', RELEASE, join(ROOT, 'chart'), '--namespace', ROLL_NS, '--reuse-values', '--set', `podAnnotations.rollme=${randomBytes(4).toString('hex')}`]);
+    const upgrade = await helm(['upgrade', RELEASE, join(ROOT, 'chart'), '--namespace', ROLL_NS, '--reuse-values', '--set-string', `podAnnotations.rollme=${randomBytes(4).toString('hex')}`]);
     t.equal(upgrade.code, 0, `helm upgrade: ${upgrade.stderr}`);
     await rolledOut();
     // Both old pods deleted and their containers gone, drained: only then is the roll over.
