@@ -4,10 +4,11 @@
 # a minor (1.37, v1.37) or that minor's full version (v1.37.2) as versions/table states it.
 #
 # The default minor (the one test/cluster/go.mod requires) is build.sh as it is. Any other is
-# build.sh run on a copy of this folder's build inputs whose go.mod and go.sum are
-# versions/<minor>/'s, made in the cache beside the builds: build.sh stays the one build, and its
-# stamp (a hash of go.mod, go.sum, itself and our mains) keeps each minor's binaries in a cache
-# directory of their own.
+# build.sh run on a copy of its inputs for the release alone (itself, etcd/, and versions/<minor>/'s
+# go.mod and go.sum), made in the cache beside the builds, after the default minor's build, whose
+# clients it links in (KAOS_CLIENTS_BIN; versions/clients says why): build.sh stays the one build,
+# and its stamp (a hash of go.mod, go.sum, itself and our mains) keeps each minor's binaries in a
+# cache directory of their own.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,6 +30,10 @@ esac
 [ "$k8s" != "$default" ] || exec bash "$here/build.sh"
 [ -f "$here/versions/$minor/go.mod" ] || fail "Kubernetes $minor: no versions/$minor/go.mod; write it with test/cluster/gen-gomod.sh $minor"
 
+# The clients, from the default minor's build (built first when it is not in the cache).
+clients=$(bash "$here/build.sh" | tail -n 1)
+[ -d "$clients" ] || fail "the default minor's build printed no bin directory"
+
 cache_root=${KAOS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kaos-operator}
 src="$cache_root/src-$minor"
 mkdir -p "$cache_root"
@@ -36,7 +41,7 @@ mkdir -p "$cache_root"
 exec 8>"$cache_root/.src-$minor.lock"
 flock 8
 fresh=$(mktemp -d "$cache_root/.src-$minor.XXXXXX")
-cp -R "$here/build.sh" "$here/envoy-gateway.version" "$here/etcd" "$here/cert-manager" "$here/lua-health" "$fresh/"
+cp -R "$here/build.sh" "$here/etcd" "$fresh/"
 cp "$here/versions/$minor/go.mod" "$here/versions/$minor/go.sum" "$fresh/"
 if diff -rq "$fresh" "$src" >/dev/null 2>&1; then
   rm -rf "$fresh"
@@ -44,4 +49,4 @@ else
   rm -rf "$src" && mv "$fresh" "$src"
 fi
 flock -u 8
-exec bash "$src/build.sh"
+KAOS_CLIENTS_BIN=$clients exec bash "$src/build.sh"

@@ -9,6 +9,11 @@
 # Gateway's CRDs are copied beside bin/ too, out of its Go module (envoy-gateway.version), which is
 # only downloaded for them: nothing of it is built, so it is no part of go.mod.
 #
+# Another Kubernetes minor (build-version.sh) builds from a copy of this script beside that minor's
+# module, with KAOS_CLIENTS_BIN naming the default minor's bin directory: then only the release's
+# commands and etcd are built, and the clients (kwok, helm, cert-manager's, lua-health) and the
+# CRDs beside them are linked in from there (versions/clients says why).
+#
 # Skips the build when bin/.stamp names this exact build (a hash of go.mod, go.sum, our mains and
 # the flags) and every binary is there; otherwise the Go build cache makes a rebuild pay only for
 # what changed. Prints the cache's bin directory last.
@@ -27,19 +32,27 @@ flock 9
 log() { printf '[cluster-build] %s\n' "$*" >&2; }
 fail() { log "FAILED: $*"; exit 1; }
 
-# name → package, in the order the launcher needs them.
-BINARIES=(
+# name → package, in the order the launcher needs them: the release's, then the clients.
+RELEASE_BINARIES=(
   "kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver"
   "kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager"
   "kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler"
   "kubectl=k8s.io/kubernetes/cmd/kubectl"
   "etcd=./etcd"
+)
+CLIENT_BINARIES=(
   "kwok=sigs.k8s.io/kwok/cmd/kwok"
   "helm=helm.sh/helm/v3/cmd/helm"
   "cert-manager-controller=./cert-manager/cmd/cert-manager-controller"
   "cert-manager-cainjector=./cert-manager/cmd/cert-manager-cainjector"
   "lua-health=./lua-health"
 )
+clients=${KAOS_CLIENTS_BIN:-}
+if [ -n "$clients" ]; then
+  BINARIES=("${RELEASE_BINARIES[@]}")
+else
+  BINARIES=("${RELEASE_BINARIES[@]}" "${CLIENT_BINARIES[@]}")
+fi
 
 minor=$(echo "$k8s_version" | cut -d. -f2)
 # Every binary's version, stamped by the linker: the Kubernetes commands' as the release's own
@@ -48,7 +61,9 @@ minor=$(echo "$k8s_version" | cut -d. -f2)
 # stamp. One -X per variable for all binaries: a variable a binary does not link is ignored.
 stamp_inputs() {
   cat "$here/go.mod" "$here/go.sum" "${BASH_SOURCE[0]}"
-  find "$here/etcd" "$here/cert-manager" "$here/lua-health" -name '*.go' | sort | xargs cat
+  local dir
+  # A minor's copy (build-version.sh) has etcd/ alone.
+  for dir in etcd cert-manager lua-health; do [ ! -d "$here/$dir" ] || find "$here/$dir" -name '*.go'; done | sort | xargs cat
 }
 stamp="$k8s_version+$(stamp_inputs | sha256sum | cut -c1-12)"
 # A directory per build, so that checkouts of two versions of this folder (two branches, two
@@ -66,6 +81,21 @@ complete() {
   [ "$(cat "$bin/.stamp" 2>/dev/null)" = "$stamp" ] || return 1
   local entry
   for entry in "${BINARIES[@]}"; do [ -x "$bin/${entry%%=*}" ] || return 1; done
+}
+# A build of the clients elsewhere: its binaries hard-linked in (one copy on disk; a copy where the
+# cache spans file systems), its CRD folders copied, again whenever that build changes.
+link_clients() {
+  local entry name from=$1
+  [ "$(cat "$bin/.clients" 2>/dev/null)" = "$(cat "$from/.stamp")" ] && return 0
+  for entry in "${CLIENT_BINARIES[@]}"; do
+    name=${entry%%=*}
+    [ -x "$from/$name" ] || fail "the clients' build $from has no $name"
+    ln -f "$from/$name" "$bin/$name" 2>/dev/null || cp -f "$from/$name" "$bin/$name"
+  done
+  for crds in cert-manager-crds envoy-gateway-crds; do
+    rm -rf "$bin/../$crds" && cp -R "$from/../$crds" "$bin/../$crds"
+  done
+  cat "$from/.stamp" >"$bin/.clients"
 }
 
 if ! complete; then
@@ -116,6 +146,13 @@ fi
 touch "$(dirname "$bin")"
 find "$cache_root" -mindepth 1 -maxdepth 1 \( -name 'cluster-*' -o -name 'k8s-v*' \) ! -path "$(dirname "$bin")" \
   ! -newermt '7 days ago' -exec rm -rf {} + 2>/dev/null || true
+
+if [ -n "$clients" ]; then
+  link_clients "$clients"
+  log "control plane $k8s_version ready in $bin (its clients from $clients)"
+  echo "$bin"
+  exit 0
+fi
 
 # cert-manager's CRDs, from its module (the chart's e2e tests install them before its binaries run).
 cm_version=$(version_of github.com/cert-manager/cert-manager)

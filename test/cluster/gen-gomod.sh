@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Writes this folder's go.mod and go.sum: ONE Go module for every binary build.sh makes — the
-# Kubernetes release's commands and etcd, cert-manager's controller and cainjector (cert-manager/),
-# kwok, helm and lua-health — so that a package they share (client-go, apimachinery, grpc, otel, …)
-# is compiled once, and one `go build` links them all. Built as separate modules, each pinned its
-# own versions of those packages and compiled them again: cert-manager's two binaries and kwok
-# cost as much as kube-controller-manager, kube-scheduler and kubectl together.
+# Writes the Go module of one Kubernetes minor of the local control plane (a row of versions/table).
+#
+# The default minor's module is this folder's go.mod and go.sum: ONE module for every binary
+# build.sh makes — the release's commands and etcd, and the clients (versions/clients: kwok, helm,
+# cert-manager's controller and cainjector from cert-manager/, lua-health) — so that a package they
+# share (client-go, apimachinery, grpc, otel, …) is compiled once and one `go build` links them
+# all. Built as separate modules, each pinned its own versions of those packages and compiled them
+# again: cert-manager's two binaries and kwok cost as much as kube-controller-manager,
+# kube-scheduler and kubectl together.
 #
 # The control plane must stay the Kubernetes release it says it is, so every module the release's
 # own dependency graph holds is pinned (a replace) to the version that graph selects, even where
@@ -12,10 +15,10 @@
 # the Kubernetes commands' and etcd's packages resolve to exactly those versions, and fails
 # otherwise.
 #
-# One module per Kubernetes minor: `gen-gomod.sh <minor>` takes that minor's versions from
-# versions/table and writes the default minor's go.mod and go.sum here, any other's in
-# versions/<minor>/ (with -modfile, so that this folder's packages — etcd/, cert-manager/,
-# lua-health/ — are the module's either way). Run it after changing a row; commit what it wrote.
+# Any other minor's module, in versions/<minor>/, is that release's graph alone (its commands and
+# etcd): the clients come from the default minor's build (build-version.sh), since a client of the
+# API server need not be compiled against the server's libraries, and the clients' releases need
+# newer libraries than older minors pin. Run it after changing a row; commit what it wrote.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -23,20 +26,14 @@ cd "$here"
 minor=${1:?usage: gen-gomod.sh <minor> (a row of versions/table, e.g. 1.37)}
 row=$(awk -v m="$minor" '$1 == m' versions/table)
 [ -n "$row" ] || { echo "gen-gomod: no row for $minor in versions/table" >&2; exit 1; }
-read -r _ K8S ETCD KWOK HELM CERT_MANAGER <<<"$row"   # K8S's staging modules are v0.<minor>.<patch>
-GOPHER_LUA=v1.1.1           # the version Argo CD v3 pins (docs/argocd/health.lua's runtime)
+read -r _ K8S ETCD <<<"$row"   # K8S's staging modules are v0.<minor>.<patch>
+# The clients' module@version pairs (gopher-lua: the version Argo CD v3 pins, docs/argocd/health.lua's runtime).
+mapfile -t CLIENTS < <(awk '/^[a-z]/ { print $2 "@" $3 }' versions/clients)
 # Modules of the release's graph that its binaries do not compile, left to float where another
 # binary needs a newer one: helm needs errors.Is of pkg/errors ≥ 0.9.
 EXEMPT='github.com/pkg/errors'
 
-# The default minor's module is this folder's go.mod; another's, versions/<minor>/go.mod.
-if [ "$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' go.mod)" = "$K8S" ]; then
-  modfile=$here/go.mod
-else
-  modfile=$here/versions/$minor/go.mod
-  mkdir -p "$(dirname "$modfile")"
-fi
-export GOFLAGS="-mod=mod -modfile=$modfile" GOWORK=off
+export GOWORK=off
 KUBE_COMMANDS="k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl"
 
 kube_mod=$(GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$K8S" | awk -F'"' '$2 == "GoMod" { print $4 }')
@@ -75,11 +72,20 @@ mkdir -p "$scratch/etcd" && cp etcd/main.go "$scratch/etcd/"
   go list -deps -f '{{with .Module}}{{.Path}} {{with .Replace}}{{.Version}}{{else}}{{.Version}}{{end}}{{end}}' $KUBE_COMMANDS ./etcd | sort -u >"$scratch/kube.build"
 )
 
-# Everything together.
+# Not the default minor: the release's graph is the module.
+if [ "$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' go.mod)" != "$K8S" ]; then
+  mkdir -p "versions/$minor"
+  cp "$scratch/go.mod" "$scratch/go.sum" "versions/$minor/"
+  echo "versions/$minor/go.mod: the Kubernetes $K8S commands and etcd $ETCD, with the release's own versions" >&2
+  exit 0
+fi
+
+# The default minor: everything together.
+modfile=$here/go.mod
+export GOFLAGS=-mod=mod
 header "$modfile"
 for c in $KUBE_COMMANDS sigs.k8s.io/kwok/cmd/kwok helm.sh/helm/v3/cmd/helm; do go mod edit -tool="$c" "$modfile"; done
-go get "go.etcd.io/etcd/server/v3@$ETCD" "github.com/cert-manager/cert-manager@$CERT_MANAGER" \
-  "sigs.k8s.io/kwok@$KWOK" "helm.sh/helm/v3@$HELM" "github.com/yuin/gopher-lua@$GOPHER_LUA" >/dev/null 2>&1
+go get "go.etcd.io/etcd/server/v3@$ETCD" "${CLIENTS[@]}" >/dev/null 2>&1
 go mod tidy -e >/dev/null 2>&1
 # Pin until nothing moves: a pin can let another module's requirement select a newer version.
 for _ in 1 2 3 4 5; do
