@@ -57,6 +57,16 @@ const established = await plane.kubectl(['wait', '--for=condition=Established', 
 if (established.code !== 0) throw new Error(`CRDs not established: ${established.stderr}`);
 for (const ns of [NS, 'team-a', 'team-b']) await plane.kubectl(['create', 'namespace', ns]);
 
+t.test("the chart installs on its floor's minor and refuses the one before (Chart.yaml's kubeVersion)", async (t) => {
+  const floor = /^kubeVersion: ">=1\.(\d+)\.0-0"$/m.exec(await readFile(join(CHART, 'Chart.yaml'), 'utf8'))?.[1];
+  t.ok(floor, 'Chart.yaml states a floor');
+  const at = async (minor: number): Promise<{ code: number; stderr: string }> => helm(['template', 'x', CHART, '--kube-version', `v1.${minor}.0`]);
+  t.equal((await at(Number(floor))).code, 0, `v1.${floor}.0 renders`);
+  const before = await at(Number(floor) - 1);
+  t.not(before.code, 0, `v1.${Number(floor) - 1}.0 is refused`);
+  t.match(before.stderr, /incompatible with Kubernetes v1\.\d+\.0/);
+});
+
 t.test('helm lint passes with the defaults and with every certificate mode', async (t) => {
   for (const args of [[], ['--set', 'certManager.enabled=false'], ['--set', 'certManager.enabled=false', '--set', 'webhooks.certificate.existingSecret=mine', '--set', 'webhooks.certificate.caBundle=Q0E=']]) {
     const r = await helm(['lint', CHART, '--strict', '--kube-version', KUBE_VERSION, ...args]);
