@@ -85,7 +85,7 @@ complete() {
 # A build of the clients elsewhere: its binaries hard-linked in (one copy on disk; a copy where the
 # cache spans file systems), its CRD folders copied, again whenever that build changes.
 link_clients() {
-  local entry name from=$1
+  local entry name crds from=$1
   [ "$(cat "$bin/.clients" 2>/dev/null)" = "$(cat "$from/.stamp")" ] && return 0
   for entry in "${CLIENT_BINARIES[@]}"; do
     name=${entry%%=*}

@@ -7,6 +7,12 @@ import { fileURLToPath } from 'node:url';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
+/** The rows of a whitespace-separated table in versions/ (`table`, `clients`), comments left out. */
+export function versionRows(file: 'table' | 'clients'): string[][] {
+  return readFileSync(join(HERE, 'versions', file), 'utf8').split('\n')
+    .filter((l) => l.trim() !== '' && !l.startsWith('#')).map((l) => l.trim().split(/\s+/));
+}
+
 export function expectedKubeVersion(env: NodeJS.ProcessEnv = process.env): string {
   const asked = env['KAOS_KUBE_VERSION'];
   if (asked === undefined || asked === '') {
@@ -15,7 +21,7 @@ export function expectedKubeVersion(env: NodeJS.ProcessEnv = process.env): strin
     return required[1]!;
   }
   const minor = asked.replace(/^v/, '').split('.').slice(0, 2).join('.');
-  const row = readFileSync(join(HERE, 'versions', 'table'), 'utf8').split('\n').map((l) => l.trim().split(/\s+/)).find((cells) => cells[0] === minor);
+  const row = versionRows('table').find((cells) => cells[0] === minor);
   if (row?.[1] === undefined) throw new Error(`KAOS_KUBE_VERSION=${asked}: test/cluster/versions/table has no row for ${minor}`);
   return row[1];
 }

@@ -6,13 +6,14 @@
 // rendered HTTPRoute and SecurityPolicy fit the oldest and not the release before it. No Go
 // toolchain or proxy is a failure, never a skip.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../src/config/config.ts';
+import { versionRows } from '../cluster/kube-version.ts';
 import { renderHTTPRoute } from '../../src/render/gateway.ts';
 import { parentIdentity } from '../../src/render/labels.ts';
 import { renderSecurityPolicy, type SecurityInputs } from '../../src/render/security.ts';
@@ -72,8 +73,7 @@ const readmeRow = (part: string): string[] => {
 const firstVersion = (cell: string): string | undefined => /v\d+\.\d+(?:\.\d+)?/.exec(cell)?.[0];
 
 t.test("the versions the tests use are the build's", async (t) => {
-  const clients = Object.fromEntries(readFileSync(join(CLUSTER, 'versions', 'clients'), 'utf8').split('\n')
-    .filter((l) => /^[a-z]/.test(l)).map((l) => l.trim().split(/\s+/)).map(([name, , version]) => [name!, version!]));
+  const clients = Object.fromEntries(versionRows('clients').map(([name, , version]) => [name!, version!]));
   const envoyGateway = readFileSync(join(CLUSTER, 'envoy-gateway.version'), 'utf8').trim();
   const egCrds = join(moduleDir('github.com/envoyproxy/gateway', envoyGateway), 'charts', 'gateway-helm', 'charts', 'crds', 'crds', 'gatewayapi-crds.yaml');
   const gatewayApi = /gateway\.networking\.k8s\.io\/bundle-version: (v\S+)/.exec(readFileSync(egCrds, 'utf8'))?.[1];
@@ -119,7 +119,7 @@ t.test("the oldest Envoy Gateway the chart claims is the first whose SecurityPol
     const dir = moduleDir(module, version);
     // The chart moved its CRDs into a subchart after v1.2.
     const candidates = [join(dir, 'charts', 'gateway-helm', 'charts', 'crds', 'crds', 'generated'), join(dir, 'charts', 'gateway-helm', 'crds', 'generated')];
-    return crdSchema(candidates.map((d) => join(d, 'gateway.envoyproxy.io_securitypolicies.yaml')).filter((f) => { try { readFileSync(f); return true; } catch { return false; } }), 'SecurityPolicy', 'v1alpha1');
+    return crdSchema(candidates.map((d) => join(d, 'gateway.envoyproxy.io_securitypolicies.yaml')).filter((f) => existsSync(f)), 'SecurityPolicy', 'v1alpha1');
   };
   t.same(unknownFields(policy, schemaOf(oldest)), [], `${oldest} has every field`);
   t.not(unknownFields(policy, schemaOf(before)).length, 0, `${before} lacks some: ${unknownFields(policy, schemaOf(before)).join(', ')}`);

@@ -7,16 +7,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { expectedKubeVersion } from '../../cluster/kube-version.ts';
+import { expectedKubeVersion, versionRows } from '../../cluster/kube-version.ts';
 
 const CLUSTER = fileURLToPath(new URL('../../cluster/', import.meta.url));
-const rows = readFileSync(join(CLUSTER, 'versions', 'table'), 'utf8').split('\n')
-  .filter((l) => /^\d/.test(l)).map((l) => l.trim().split(/\s+/));
+const rows = versionRows('table');
 const required = (gomod: string, module: string): string | undefined =>
   new RegExp(`^\\s*(?:require )?${module.replaceAll('.', '\\.')} (v\\S+)`, 'm').exec(readFileSync(gomod, 'utf8'))?.[1];
 const defaultKube = required(join(CLUSTER, 'go.mod'), 'k8s.io/kubernetes');
-const clients = readFileSync(join(CLUSTER, 'versions', 'clients'), 'utf8').split('\n')
-  .filter((l) => /^[a-z]/.test(l)).map((l) => l.trim().split(/\s+/) as [string, string, string]);
+const clients = versionRows('clients') as [string, string, string][];
 
 t.test("each row's module requires the row's Kubernetes and etcd; the default's, the clients too", async (t) => {
   t.ok(rows.length >= 4, `rows: ${rows.map((r) => r[0]).join(', ')}`);
