@@ -259,6 +259,11 @@ export class MemoryReconcileContext implements ReconcileContext {
     this.#children.set(id(object.kind, object.metadata.namespace, object.metadata.name), deepFreeze(next));
   }
 
+  /** Removes a child as another writer would (the garbage collector). */
+  removeChild(kind: ChildKind, namespace: string, name: string): void {
+    this.#children.delete(id(kind, namespace, name));
+  }
+
   /** A Deployment's status as the deployment controller would write it. */
   setDeploymentStatus(namespace: string, name: string, status: Record<string, unknown>): void {
     const stored = this.#children.get(id('Deployment', namespace, name));

@@ -8,10 +8,18 @@
 // the API server is asked, once, and only when the cache holds a child controlled by a same-named
 // object with another uid: never on the normal path. Uids are never reused, so an owner uid that is
 // not the one the API server now has under that name is gone for good.
+//
+// When the later object is deleted too before it was reconciled, no object of that name is left
+// to delete them: the reconcile of the absent parent then does, once the garbage collector has had
+// ORPHAN_GRACE_MS to do it (frame.ts, deleteOrphanedChildren), so that the normal path, where the
+// collector deletes a deleted owner's children within seconds, writes nothing.
 import { GROUP, type WorkloadKind } from '../../api/kinds.ts';
 import { KIND_TABLE, possibleChildren } from '../../cluster/kind-table.ts';
 import type { ObjectLike } from '../../kube/apply.ts';
 import type { ReconcileReads } from './context.ts';
+
+/** How long the children of an owner that no longer exists are left to the garbage collector. */
+export const ORPHAN_GRACE_MS = 60_000;
 
 /** A child at one of the parent's names controlled by another object of its kind and name. */
 export interface EarlierChild {

@@ -15,7 +15,7 @@ import { securityEnabled } from '../../config/security.ts';
 import { asArray, asRecord, asString } from '../../api/json.ts';
 import type { ObjectRef } from '../../cluster/object-ref.ts';
 import { LEGACY_FINALIZERS, type KindReconciler, type ReconcileContext } from './context.ts';
-import { earlierChildren, orphanedBy } from './earlier-children.ts';
+import { earlierChildren, ORPHAN_GRACE_MS, orphanedBy } from './earlier-children.ts';
 
 /** One reconcile of one live parent: what the per-kind logic works with. */
 export interface Run<K extends WorkloadKind = WorkloadKind> {
@@ -46,7 +46,8 @@ export function regarding(run: Pick<Run, 'kind' | 'key' | 'uid'>): EventRegardin
 /**
  * A KindReconciler from the per-kind logic `body`, which runs only for a parent that exists and
  * is not being deleted.
- * - Absent from the cache: nothing to do (the garbage collector removes its children).
+ * - Absent from the cache: the garbage collector removes its children; should any be left at its
+ *   names after ORPHAN_GRACE_MS, they are deleted (deleteOrphanedChildren).
  * - Being deleted: only the kind's KAOS finalizers are removed, if present (other finalizers are
  *   someone else's); no apply, no status write.
  * - Children at its names left by an earlier object of its kind and name are deleted first
@@ -60,7 +61,7 @@ export function regarding(run: Pick<Run, 'kind' | 'key' | 'uid'>): EventRegardin
 export function reconciler<K extends WorkloadKind>(kind: K, body: (run: Run<K>) => Promise<ReconcileResult>): KindReconciler {
   return async (ctx, key, signal) => {
     const parent = ctx.reads.kaos(kind, key.namespace, key.name);
-    if (parent === undefined) return;
+    if (parent === undefined) return deleteOrphanedChildren(ctx, kind, key, signal);
     const started = performance.now();
     const run: Run<K> = { ctx, kind, key: { kind, namespace: key.namespace, name: key.name }, parent, uid: parent.metadata?.uid ?? '', signal, changes: [], applied: false, cleared: new Set() };
     let failure: Record<string, unknown> | undefined;
@@ -130,6 +131,48 @@ export async function deleteEarlierChildren(run: Run): Promise<boolean> {
     });
   }
   return liveUid === run.uid;
+}
+
+/** Per context (a controller's term, a test's): when each absent parent was first seen with children left. */
+const orphansSeenAt = new WeakMap<ReconcileContext, Map<string, number>>();
+
+/**
+ * For a parent absent from the cache: the children at its names still controlled by an object of
+ * its kind and name (earlier-children.ts). None, the normal case: nothing, no request. Some: they
+ * are left to the garbage collector for ORPHAN_GRACE_MS from the first reconcile that saw them
+ * (the key comes back then); still there after it, one GET of the parent decides, as for a live
+ * parent, and those of an owner the API server no longer has are deleted, each guarded by its uid.
+ */
+export async function deleteOrphanedChildren(ctx: ReconcileContext, kind: WorkloadKind, key: { namespace: string; name: string }, signal: AbortSignal): Promise<ReconcileResult> {
+  const earlier = earlierChildren(ctx.reads, kind, key.namespace, key.name, '');
+  let seen = orphansSeenAt.get(ctx);
+  const id = `${kind}/${key.namespace}/${key.name}`;
+  if (earlier.length === 0) {
+    seen?.delete(id);
+    return;
+  }
+  if (seen === undefined) orphansSeenAt.set(ctx, (seen = new Map()));
+  const now = ctx.now().getTime();
+  const since = seen.get(id);
+  if (since === undefined) seen.set(id, now);
+  const waited = since === undefined ? 0 : now - since;
+  if (waited < ORPHAN_GRACE_MS) return { requeueAfter: ORPHAN_GRACE_MS - waited };
+  seen.delete(id);
+  const liveUid = await ctx.writes.liveUid(kind, key.namespace, key.name, signal);
+  for (const [uid, children] of orphanedBy(earlier, liveUid)) {
+    const pruned = await ctx.writes.pruneChildren(children, uid, [], signal);
+    if (pruned.deleted.length === 0) continue;
+    const deleted = pruned.deleted.map((c) => `${c.kind ?? ''} ${c.metadata?.name ?? ''}`);
+    ctx.events.record({
+      regarding: { apiVersion: API_VERSION, kind, name: key.name, namespace: key.namespace, uid },
+      type: 'Normal',
+      reason: 'Deleted',
+      action: 'Prune',
+      note: `Deleted ${deleted.join(', ')}: left by ${kind} ${key.name} (uid ${uid}), which no longer exists and whose children the garbage collector did not delete`,
+    });
+    ctx.logger.info({ kind, namespace: key.namespace, name: key.name, ownerUid: uid, deleted }, 'deleted children of an owner that no longer exists');
+  }
+  return;
 }
 
 async function releaseLegacyFinalizer(run: Run): Promise<void> {

@@ -5,7 +5,7 @@
 // alone cannot tell such a leftover from a later object's child, so one GET of the parent
 // decides: only then, and never on the normal path. Children of anything else are never touched.
 import t from 'tap';
-import { earlierChildren, orphanedBy } from '../../../src/controller/reconcile/earlier-children.ts';
+import { earlierChildren, ORPHAN_GRACE_MS, orphanedBy } from '../../../src/controller/reconcile/earlier-children.ts';
 import type { ObjectLike } from '../../../src/kube/apply.ts';
 import { MemoryReconcileContext } from '../../support/memory-reconcile-context.ts';
 import { deploymentStatus, owner, reconcile } from './reconcile-helpers.ts';
@@ -152,5 +152,58 @@ t.test('the GET fails: one Warning, retried, nothing deleted', async (t) => {
   await t.rejects(reconcile(ctx, 'Agent', NS, 'a'), /connection reset/);
   t.same(requests(ctx), ['get Agent/ns/a']);
   t.match(ctx.recorded, [{ type: 'Warning', reason: 'ReconcileFailed', note: 'connection reset' }]);
+  t.same(ctx.childKeys(), ['Deployment/ns/agent-a']);
+});
+
+t.test('no object of that name left (deleted, re-created, deleted again before a reconcile): its children are left to the garbage collector for the grace period, then deleted', async (t) => {
+  let elapsed = 0;
+  const ctx = new MemoryReconcileContext({ now: () => new Date(Date.UTC(2026, 0, 2) + elapsed) });
+  t.same(await reconcile(ctx, 'Agent', NS, 'a'), undefined, 'nothing at its names: nothing to do');
+  earlierChild(ctx, 'Deployment', 'agent-a', 'Agent', 'a');
+  earlierChild(ctx, 'Service', 'agent-a', 'Agent', 'a');
+  earlierChild(ctx, 'Deployment', 'agent-b', 'Agent', 'b');
+  t.same(await reconcile(ctx, 'Agent', NS, 'a'), { requeueAfter: ORPHAN_GRACE_MS }, 'first seen: back after the grace period');
+  elapsed = ORPHAN_GRACE_MS / 2;
+  t.same(await reconcile(ctx, 'Agent', NS, 'a'), { requeueAfter: ORPHAN_GRACE_MS / 2 }, 'halfway: back when it ends');
+  t.same(ctx.requests, [], 'within the grace period: no request');
+  elapsed = ORPHAN_GRACE_MS;
+  t.same(await reconcile(ctx, 'Agent', NS, 'a'), undefined);
+  t.same(requests(ctx), ['get Agent/ns/a', 'delete Deployment/ns/agent-a', 'delete Service/ns/agent-a'], 'one GET decides, then the deletes');
+  t.same(ctx.childKeys(), ['Deployment/ns/agent-b'], 'another name\'s child is not touched');
+  t.match(ctx.recorded, [{
+    type: 'Normal',
+    reason: 'Deleted',
+    action: 'Prune',
+    regarding: { kind: 'Agent', name: 'a', namespace: NS, uid: EARLIER },
+    note: `Deleted Deployment agent-a, Service agent-a: left by Agent a (uid ${EARLIER}), which no longer exists and whose children the garbage collector did not delete`,
+  }]);
+  ctx.clearRecords();
+  t.same(await reconcile(ctx, 'Agent', NS, 'a'), undefined);
+  t.same(ctx.requests, [], 'nothing left: no request');
+});
+
+t.test('the garbage collector deletes them within the grace period (the normal path): no request at all', async (t) => {
+  let elapsed = 0;
+  const ctx = new MemoryReconcileContext({ now: () => new Date(Date.UTC(2026, 0, 2) + elapsed) });
+  earlierChild(ctx, 'Deployment', 'agent-a', 'Agent', 'a');
+  t.same(await reconcile(ctx, 'Agent', NS, 'a'), { requeueAfter: ORPHAN_GRACE_MS });
+  ctx.removeChild('Deployment', NS, 'agent-a');
+  elapsed = ORPHAN_GRACE_MS;
+  t.same(await reconcile(ctx, 'Agent', NS, 'a'), undefined);
+  t.same(ctx.requests, []);
+  earlierChild(ctx, 'Deployment', 'agent-a', 'Agent', 'a', LATER);
+  t.same(await reconcile(ctx, 'Agent', NS, 'a'), { requeueAfter: ORPHAN_GRACE_MS }, 'a later leftover starts its own grace period');
+});
+
+t.test('after the grace period, a cache behind a re-creation: the object the API server has keeps its child', async (t) => {
+  let elapsed = 0;
+  const ctx = new MemoryReconcileContext({ now: () => new Date(Date.UTC(2026, 0, 2) + elapsed) });
+  earlierChild(ctx, 'Deployment', 'agent-a', 'Agent', 'a', LATER);
+  earlierChild(ctx, 'Service', 'agent-a', 'Agent', 'a', EARLIER);
+  ctx.apiServerUids.set(`Agent/${NS}/a`, LATER);
+  await reconcile(ctx, 'Agent', NS, 'a');
+  elapsed = ORPHAN_GRACE_MS;
+  t.same(await reconcile(ctx, 'Agent', NS, 'a'), undefined);
+  t.same(requests(ctx), ['get Agent/ns/a', 'delete Service/ns/agent-a']);
   t.same(ctx.childKeys(), ['Deployment/ns/agent-a']);
 });
